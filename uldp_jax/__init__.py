@@ -1,0 +1,55 @@
+"""uldp_jax: utility-optimized and context-aware local differential privacy in JAX."""
+
+from uldp_jax import estimation, mechanisms, metrics, privacy
+from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
+from uldp_jax.mechanisms import (
+    GRR,
+    OUE,
+    RAPPOR,
+    SUE,
+    UE,
+    URAP,
+    URR,
+    BinaryCA,
+    Mangat,
+    PrivacySpec,
+    Warner,
+    replace,
+)
+from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
+from uldp_jax.simulate import SimResult, simulate, simulate_stats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuditReport",
+    "BinaryCA",
+    "Channel",
+    "GRR",
+    "Mangat",
+    "OUE",
+    "PrivacySpec",
+    "RAPPOR",
+    "SUE",
+    "SimResult",
+    "UE",
+    "URAP",
+    "URR",
+    "Warner",
+    "aggregate",
+    "audit",
+    "bsldp_matrix",
+    "channel",
+    "estimate",
+    "estimate_from_stats",
+    "estimation",
+    "hlldp_matrix",
+    "ldp_matrix",
+    "mechanisms",
+    "metrics",
+    "perturb",
+    "privacy",
+    "replace",
+    "simulate",
+    "simulate_stats",
+]

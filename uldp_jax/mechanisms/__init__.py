@@ -1,0 +1,8 @@
+"""Mechanisms: each a pytree with a per-user sampler, an aggregate, and an exact channel."""
+
+from uldp_jax.mechanisms._base import PrivacySpec, pytree_dataclass, replace
+from uldp_jax.mechanisms._binary import BinaryCA, Mangat, Warner
+from uldp_jax.mechanisms._grr import GRR
+from uldp_jax.mechanisms._ue import OUE, RAPPOR, SUE, UE
+from uldp_jax.mechanisms._urap import URAP
+from uldp_jax.mechanisms._urr import URR

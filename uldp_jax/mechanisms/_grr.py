@@ -1,0 +1,92 @@
+"""Generalized randomized response (k-ary RR, 001 eq 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
+
+
+@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d",))
+@dataclasses.dataclass(frozen=True)
+class GRR:
+    r"""eps-randomized response over ``d`` items (also called k-RR or direct encoding).
+
+    Keeps the true item w.p. :math:`e^\varepsilon/(e^\varepsilon+d-1)`, otherwise reports one of the other
+    :math:`d-1` items uniformly.
+
+    Privacy: ``eps``-LDP, tight (every output has likelihood ratio exactly :math:`e^\varepsilon`).
+
+    Attributes:
+      d: domain size (static, >= 2).
+      eps: privacy budget (leaf, > 0; may be a batch of values for a vmapped grid).
+
+    References:
+      Kairouz, Bonawitz, Ramage (2016); Murakami & Kawamoto (USENIX Security 2019), eq (2).
+    """
+
+    d: int
+    eps: Any
+
+    report_kind = "item"
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+
+    @property
+    def num_outputs(self) -> int:
+        return self.d
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def probs(self) -> tuple[jax.Array, jax.Array]:
+        """(keep, other): probability of the true item and of each other item; stable for large eps."""
+        t = jnp.exp(-jnp.asarray(self.eps))
+        denom = 1.0 + (self.d - 1) * t
+        return 1.0 / denom, t / denom
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns reports of the same shape."""
+        keep, _ = self.probs()
+        k_keep, k_other = jax.random.split(key)
+        u = jax.random.uniform(k_keep, xs.shape)
+        r = jax.random.randint(k_other, xs.shape, 0, self.d - 1, dtype=jnp.int32)
+        other = r + (r >= xs).astype(jnp.int32)
+        return jnp.where(u < keep, xs, other).astype(jnp.int32)
+
+    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bincount(ys, self.d, weights)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        keep, other = self.probs()
+        a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
+        return jnp.full((self.d,), a), jnp.full((self.d,), other)
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps = _base.eps_value(self.eps)
+        t = np.exp(-eps)
+        keep, other = 1.0 / (1.0 + (self.d - 1) * t), t / (1.0 + (self.d - 1) * t)
+        Q = np.full((self.d, self.d), other)
+        np.fill_diagonal(Q, keep)
+        return Q, np.ones(self.d, dtype=bool)
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+    def comm_bits(self) -> float:
+        return float(np.log2(self.d))

@@ -1,0 +1,170 @@
+"""Unary encoding: generalized RAPPOR (001 §2.4), UE (003), and the SUE/OUE presets."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
+
+
+def ue_probs(keep: Any, eps: Any) -> tuple[jax.Array, jax.Array]:
+    r"""(keep, q) of a unary encoding: ``q = keep / ((1 - keep) e^eps + keep)`` (computed with ``e^{-eps}``)."""
+    keep = jnp.asarray(keep)
+    t = jnp.exp(-jnp.asarray(eps))
+    return keep, keep * t / ((1.0 - keep) + keep * t)
+
+
+def ue_gap(keep: Any, eps: Any) -> jax.Array:
+    r"""``keep - q = keep (1 - keep)(1 - e^{-eps}) / ((1 - keep) + keep e^{-eps})`` without cancellation."""
+    keep = jnp.asarray(keep)
+    eps = jnp.asarray(eps)
+    return keep * (1.0 - keep) * (-jnp.expm1(-eps)) / ((1.0 - keep) + keep * jnp.exp(-eps))
+
+
+def _ue_q64(keep: float, eps: float) -> float:
+    t = np.exp(-eps)
+    return keep * t / ((1.0 - keep) + keep * t)
+
+
+def product_bernoulli_channel(probs: np.ndarray, protected_fn=None) -> tuple[np.ndarray, np.ndarray]:
+    """Channel of independent bits: ``probs[x, j] = P(bit j = 1 | x)``; columns are bit patterns (bit j of y)."""
+    d, m = probs.shape
+    _base.check_channel_size("channel", d, 2**m)
+    bits = _base.bits_table(m)  # [2^m, m]
+    # log Q(y|x) = sum_j log(bits ? p : 1-p); zero-probability factors give exact zeros.
+    with np.errstate(divide="ignore"):
+        lp1, lp0 = np.log(probs), np.log1p(-probs)
+    # Masked sums (not a matmul) so that zero-probability bits give exact zeros, never 0 * -inf.
+    logq = np.zeros((d, 2**m))
+    for j in range(m):
+        logq += np.where(bits[None, :, j], lp1[:, j : j + 1], lp0[:, j : j + 1])
+    Q = np.exp(logq)
+    protected = np.ones(2**m, dtype=bool) if protected_fn is None else protected_fn(bits)
+    return Q, protected
+
+
+class _UnaryMixin:
+    """Behaviour shared by UE and RAPPOR; subclasses define ``keep`` (P(own bit = 1))."""
+
+    report_kind = "bits"
+
+    @property
+    def num_outputs(self) -> int:
+        return 2**self.d
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def probs(self) -> tuple[jax.Array, jax.Array]:
+        return ue_probs(self.keep, self.eps)
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
+        keep, q = self.probs()
+        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
+        u = jax.random.uniform(key, xs.shape + (self.d,))
+        return u < jnp.where(own, keep, q)
+
+    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bit_sums(ys, weights)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        _, q = self.probs()
+        gap = ue_gap(self.keep, self.eps)
+        return jnp.full((self.d,), gap), jnp.full((self.d,), q)
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps, keep = _base.eps_value(self.eps), float(np.asarray(self.keep, np.float64))
+        q = _ue_q64(keep, eps)
+        probs = np.full((self.d, self.d), q)
+        np.fill_diagonal(probs, keep)
+        return product_bernoulli_channel(probs)
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+    def comm_bits(self) -> float:
+        return float(self.d)
+
+
+@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d",))
+@dataclasses.dataclass(frozen=True)
+class RAPPOR(_UnaryMixin):
+    r"""(theta, eps)-generalized RAPPOR (001 §2.4): one-hot encode, keep the own bit 1 w.p. ``theta``.
+
+    Every other bit is 1 w.p. :math:`q = \theta/((1-\theta)e^\varepsilon+\theta)`. ``theta=None`` gives basic
+    RAPPOR (SUE), :math:`\theta = e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`; ``theta=1/2`` is OUE.
+
+    Privacy: ``eps``-LDP for any ``theta`` in (0, 1), tight.
+
+    References:
+      Erlingsson et al. (CCS 2014); Wang et al. (USENIX Security 2017); Murakami & Kawamoto (2019) §2.4.
+    """
+
+    d: int
+    eps: Any
+    theta: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        theta = self.theta
+        if theta is None:
+            theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
+                1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
+        object.__setattr__(self, "theta", _validate.as_param("theta", theta, lower=0.0, upper=1.0))
+
+    @property
+    def keep(self) -> Any:
+        return self.theta
+
+
+@_base.pytree_dataclass(data_fields=("eps", "p"), meta_fields=("d",))
+@dataclasses.dataclass(frozen=True)
+class UE(_UnaryMixin):
+    r"""Unary encoding with keep-probability ``p`` (003 §4.2): own bit 1 w.p. ``p``, others w.p. ``q*``.
+
+    :math:`q^* = p/(e^\varepsilon(1-p)+p)`. ``p=None`` defaults to the MSE-optimal ``p = 1/2`` (OUE).
+
+    Privacy: ``eps``-LDP, tight.
+
+    References:
+      Wang et al. (USENIX Security 2017); He et al. (GLUTF) §4.2.
+    """
+
+    d: int
+    eps: Any
+    p: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        p = 0.5 if self.p is None else self.p
+        object.__setattr__(self, "p", _validate.as_param("p", p, lower=0.0, upper=1.0))
+
+    @property
+    def keep(self) -> Any:
+        return self.p
+
+
+def OUE(d: int, eps: Any) -> UE:
+    """Optimized unary encoding (Wang et al. 2017): ``UE`` with ``p = 1/2``."""
+    return UE(d, eps, p=0.5)
+
+
+def SUE(d: int, eps: Any) -> RAPPOR:
+    """Symmetric unary encoding = basic RAPPOR: ``RAPPOR`` with ``theta = e^{eps/2}/(e^{eps/2}+1)``."""
+    return RAPPOR(d, eps)

@@ -1,0 +1,118 @@
+"""Utility-optimized RAPPOR (001 Def 4), any theta."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _ue
+
+
+@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "sensitive"))
+@dataclasses.dataclass(frozen=True)
+class URAP:
+    r"""(X_S, theta, eps)-utility-optimized RAPPOR (001 Def 4).
+
+    Sensitive bits follow the (theta, eps)-generalized RAPPOR: the own bit is 1 w.p. :math:`\theta`, other
+    sensitive bits w.p. :math:`d_1 = \theta/((1-\theta)e^\varepsilon+\theta)`. A non-sensitive item sets its own
+    bit w.p. :math:`1-d_2 = \theta(1-e^{-\varepsilon})`; all other non-sensitive bits are 0.
+    ``theta=None`` is 001's default :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`.
+
+    Reports are ``bool[d]``. ``Y_P``: all non-sensitive bits 0; ``Y_I``: exactly one non-sensitive bit set
+    (reports with two or more have probability 0; see SPEC.md).
+
+    Privacy: (X_S, Y_P, eps)-ULDP (001 Prop 3) for any theta in (0, 1), tight. As a pure ULDP protocol its
+    support probabilities are ``p* = theta``, ``q* = d_1``.
+    """
+
+    d: int
+    sensitive: Any
+    eps: Any
+    theta: Any = None
+
+    report_kind = "bits"
+
+    def __post_init__(self):
+        d = _validate.check_int("d", self.d, minimum=2)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        theta = self.theta
+        if theta is None:
+            theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
+                1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
+        object.__setattr__(self, "theta", _validate.as_param("theta", theta, lower=0.0, upper=1.0))
+
+    @property
+    def s(self) -> int:
+        return len(self.sensitive)
+
+    @property
+    def num_outputs(self) -> int:
+        return 2**self.d
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """(theta, d1, 1 - d2): own sensitive bit, other sensitive bit, own non-sensitive bit."""
+        theta, d1 = _ue.ue_probs(self.theta, self.eps)
+        return theta, d1, -theta * jnp.expm1(-jnp.asarray(self.eps))
+
+    def _sensitive_part(self, key: jax.Array, xs: jax.Array):
+        theta, d1, keep_n = self.probs()
+        items = jnp.asarray(self.sensitive, dtype=xs.dtype)
+        k_s, k_n = jax.random.split(key)
+        own = xs[..., None] == items
+        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,)) < jnp.where(own, theta, d1)
+        nonsens = ~jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
+        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape) < keep_n)
+        return items, bits_s, bit_n
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` (s + 1 uniform draws per user)."""
+        items, bits_s, bit_n = self._sensitive_part(key, xs)
+        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
+        out = own & bit_n[..., None]
+        return out.at[..., items].set(bits_s)
+
+    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bit_sums(ys, weights)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+        items, bits_s, bit_n = self._sensitive_part(key, xs)
+        w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
+        counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)
+        counts = jnp.zeros(self.d, jnp.int32).at[xs].add((bit_n & w).astype(jnp.int32))
+        return counts.at[items].set(counts_s)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        _, d1, keep_n = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        return jnp.where(sens, _ue.ue_gap(self.theta, self.eps), keep_n), jnp.where(sens, d1, 0.0)
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps, theta, d = _base.eps_value(self.eps), float(np.asarray(self.theta, np.float64)), self.d
+        sens = _base.sensitive_mask(d, self.sensitive)
+        d1 = _ue._ue_q64(theta, eps)
+        probs = np.zeros((d, d))
+        probs[:, sens] = d1
+        probs[np.arange(d), np.arange(d)] = np.where(sens, theta, -theta * np.expm1(-eps))
+        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1))
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+
+    def comm_bits(self) -> float:
+        return float(self.d)

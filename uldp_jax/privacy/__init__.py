@@ -1,0 +1,5 @@
+"""Exact channels and privacy audits (float64 NumPy; never samples)."""
+
+from uldp_jax.privacy._audit import AuditReport, audit, pairwise_log_ratios
+from uldp_jax.privacy._channel import Channel, channel
+from uldp_jax.privacy._matrices import bsldp_matrix, hlldp_matrix, ldp_matrix, uldp_matrix
