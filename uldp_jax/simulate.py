@@ -63,19 +63,30 @@ def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int) -> int:
     return int(max(1, min(num_blocks, DEFAULT_CHUNK_BYTES // per_block)))
 
 
+def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, iid: bool, block_size: int):
+    """The randomness layout of one block of users: ``(key for the mechanism, xs int32[B], mask bool[B])``.
+
+    Block ``b`` of repetition key ``key_r`` covers users ``[b * B, (b + 1) * B)``; users ``>= n`` are masked.
+    In the iid model ``data`` is the float32 CDF of ``p``; in the fixed model it is the padded ``xs``.
+    Report-based estimators regenerate exactly the reports behind ``stats`` with
+    ``mech.perturb_batch(*block_inputs(...)[:2])`` (``sample_stats`` uses the same draws as ``perturb_batch``).
+    """
+    kx, ky = jax.random.split(jax.random.fold_in(key_r, b))
+    idx = b * block_size + jnp.arange(block_size)
+    w = idx < n
+    if iid:
+        u = jax.random.uniform(kx, (block_size,))
+        xs = jnp.clip(jnp.searchsorted(data, u, side="right"), 0, data.shape[0] - 1).astype(jnp.int32)
+    else:
+        xs = jax.lax.dynamic_slice_in_dim(data, b * block_size, block_size)
+    return ky, xs, w
+
+
 def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, num_chunks: int):
     """Aggregate statistics of one repetition (all users), chunked over blocks of users."""
 
     def block_stats(b):
-        kb = jax.random.fold_in(key_r, b)
-        kx, ky = jax.random.split(kb)
-        idx = b * block_size + jnp.arange(block_size)
-        w = idx < n
-        if iid:
-            u = jax.random.uniform(kx, (block_size,))
-            xs = jnp.clip(jnp.searchsorted(data, u, side="right"), 0, data.shape[0] - 1).astype(jnp.int32)
-        else:
-            xs = jax.lax.dynamic_slice_in_dim(data, b * block_size, block_size)
+        ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
         return mech.sample_stats(ky, xs, w)
 
     def chunk(total, c):
