@@ -16,6 +16,7 @@ from uldp_jax.mechanisms import (
     Warner,
     replace,
 )
+from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
 
@@ -24,8 +25,11 @@ __version__ = "0.1.0"
 __all__ = [
     "AuditReport",
     "BinaryCA",
+    "BlockHR",
     "Channel",
     "GRR",
+    "HR",
+    "HighLowHR",
     "Mangat",
     "OUE",
     "PrivacySpec",

@@ -26,6 +26,8 @@ def empirical(mech: Any, stats: jax.Array, n: Any) -> jax.Array:
     Returns:
       ``float[d]`` estimate of the input distribution.
     """
+    if hasattr(mech, "debias"):  # mechanisms whose estimator is not per-stat affine (Hadamard response, ...)
+        return mech.debias(stats, n)
     a, b = mech.support_affine()
     f = jnp.asarray(stats, dtype=a.dtype) / jnp.asarray(n, dtype=a.dtype)
     return (f[: a.shape[0]] - b) / a
@@ -33,6 +35,8 @@ def empirical(mech: Any, stats: jax.Array, n: Any) -> jax.Array:
 
 def empirical_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     r"""Per-item variance of ``empirical`` in the iid model: :math:`f_j(1-f_j)/(n a_j^2)`, :math:`f = a p + b`."""
+    if hasattr(mech, "debias_variance"):
+        return mech.debias_variance(p, n)
     a, b = mech.support_affine()
     f = a * p + b
     return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)

@@ -2,7 +2,10 @@
 
 from uldp_jax.mechanisms._base import PrivacySpec, pytree_dataclass, replace
 from uldp_jax.mechanisms._binary import BinaryCA, Mangat, Warner
+from uldp_jax.mechanisms._block_hr import BlockHR
 from uldp_jax.mechanisms._grr import GRR
+from uldp_jax.mechanisms._highlow_hr import HighLowHR
+from uldp_jax.mechanisms._hr import HR
 from uldp_jax.mechanisms._ue import OUE, RAPPOR, SUE, UE
 from uldp_jax.mechanisms._urap import URAP
 from uldp_jax.mechanisms._urr import URR
