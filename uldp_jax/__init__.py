@@ -17,6 +17,7 @@ from uldp_jax.mechanisms import (
     replace,
 )
 from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
+from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
 
@@ -36,6 +37,7 @@ __all__ = [
     "RAPPOR",
     "SUE",
     "SimResult",
+    "Tradeoff",
     "UE",
     "URAP",
     "URR",
@@ -53,7 +55,9 @@ __all__ = [
     "metrics",
     "perturb",
     "privacy",
+    "privacy_tradeoff",
     "replace",
     "simulate",
     "simulate_stats",
+    "tradeoff_curve",
 ]
