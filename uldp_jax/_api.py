@@ -79,7 +79,7 @@ def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Arr
       ``float[d]`` estimate.
     """
     _check_mech(mech)
-    m = _registry.get_method(method)
+    m = _registry.get_method(method, mech)
     if m.input == "reports":
         return m.fn(mech, ys, **options)
     check_reports(mech, ys)
@@ -90,7 +90,7 @@ def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Arr
 def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps)."""
     _check_mech(mech)
-    m = _registry.get_method(method)
+    m = _registry.get_method(method, mech)
     if m.input != "stats":
         raise ValueError(f"Method {method!r} needs the reports, not aggregate statistics.")
     stats = jnp.asarray(stats)

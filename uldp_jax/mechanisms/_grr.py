@@ -77,6 +77,15 @@ class GRR:
         a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
         return jnp.full((self.d,), a), jnp.full((self.d,), other)
 
+    def channel_matvec(self, p: jax.Array) -> jax.Array:
+        """``p @ Q`` in O(d): ``Q = (keep - other) I + other 11^T`` (a keep-or-uniform mixture)."""
+        gap, other = self.support_affine()
+        return gap[0] * p + other[0] * jnp.sum(p, axis=-1, keepdims=True)
+
+    def channel_rmatvec(self, v: jax.Array) -> jax.Array:
+        """``Q @ v`` in O(d) (``Q`` is symmetric for GRR)."""
+        return self.channel_matvec(v)
+
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         eps = _base.eps_value(self.eps)
         t = np.exp(-eps)

@@ -91,6 +91,23 @@ class URR:
         gap = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.s - 1) * jnp.exp(-jnp.asarray(self.eps)))
         return jnp.where(sens, gap, c3), jnp.where(sens, c2, 0.0)
 
+    def _channel_parts(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``Q = diag(dg) + c2 1 sens^T``: (dg float[d], c2, sens float[d])."""
+        a, _ = self.support_affine()  # c1 - c2 on X_S, c3 on X_N
+        _, c2, _ = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), a.dtype)
+        return a, c2, sens
+
+    def channel_matvec(self, p: jax.Array) -> jax.Array:
+        """``p @ Q`` in O(d): ``(p Q)_y = dg_y p_y + c2 [y in X_S] sum(p)``."""
+        dg, c2, sens = self._channel_parts()
+        return dg * p + c2 * sens * jnp.sum(p, axis=-1, keepdims=True)
+
+    def channel_rmatvec(self, v: jax.Array) -> jax.Array:
+        """``Q @ v`` in O(d): ``(Q v)_x = dg_x v_x + c2 sum_{y in X_S} v_y`` (Q is not symmetric)."""
+        dg, c2, sens = self._channel_parts()
+        return dg * v + c2 * jnp.sum(sens * v, axis=-1, keepdims=True)
+
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         eps, s, d = _base.eps_value(self.eps), self.s, self.d
         t = np.exp(-eps)

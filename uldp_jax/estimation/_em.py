@@ -1,0 +1,156 @@
+r"""EM reconstruction ("iterative Bayesian update", 001 §2.5): the exact MLE on the probability simplex.
+
+Two likelihood forms:
+
+* **Output histogram** (item reports: GRR, uRR, BinaryCA, and any mechanism with ``channel_matrix``): the
+  counts ``c`` of the ``m`` outputs are sufficient. One EM step is
+
+  .. math:: p'_x = \frac{p_x}{n} \sum_y Q(y|x) \frac{c_y}{(pQ)_y},
+
+  i.e. ``p * Q @ (c / (p @ Q)) / n`` — the *transpose* product, which is what asymmetric, non-square channels
+  (all ULDP channels) need. Mechanisms with ``channel_matvec``/``channel_rmatvec`` (GRR, uRR: keep-or-uniform
+  mixtures) cost O(d) per step; others fall back to the dense channel (O(d m), small domains, concrete
+  mechanisms only).
+* **Product likelihood** (bit-vector reports: RAPPOR/UE, uRAP): see ``_em_reports``; needs the reports.
+
+``em`` dispatches on the mechanism; the registered method "em" does the same for ``ul.estimate`` and
+``ul.simulate`` (stats for item reports, reports for bit vectors). All solvers start from "emp+thr" (as 001
+does) mixed with 0.1% of the uniform distribution (EM never revives an item whose probability is 0), run
+SQUAREM by default (``accelerate=False`` for plain EM: same fixed point) and follow the stopping rule of
+``_em_core``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.estimation import _em_core
+from uldp_jax.estimation import _em_reports
+from uldp_jax.estimation import _registry
+from uldp_jax.estimation import _threshold
+
+DEFAULT_MAX_ITERS = 10_000
+
+
+def _channel_ops(mech: Any, dtype: Any):
+    """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism."""
+    if hasattr(mech, "channel_matvec") and hasattr(mech, "channel_rmatvec"):
+        return mech.channel_matvec, mech.channel_rmatvec
+    if not hasattr(mech, "channel_matrix"):
+        raise ValueError(f"EM needs the channel of mech={type(mech).__name__} (channel_matrix or channel_matvec).")
+    if not all(_validate.is_concrete(leaf) for leaf in jax.tree_util.tree_leaves(mech)):
+        raise TypeError(f"EM for mech={type(mech).__name__} uses its dense channel, which needs concrete "
+                        "parameters (not a traced or batched mechanism).")
+    Q = jnp.asarray(np.asarray(mech.channel_matrix()[0], np.float64), dtype)
+    return (lambda p: p @ Q), (lambda v: Q @ v)
+
+
+def histogram_update(mech: Any, counts: jax.Array) -> _em_core.Update:
+    """The EM map on an output histogram ``counts: float[num_outputs]`` (exact E-step for any channel)."""
+    matvec, rmatvec = _channel_ops(mech, counts.dtype)
+    n = jnp.sum(counts)
+
+    def update(p):
+        m = matvec(p)
+        pos = counts > 0
+        safe_m = jnp.where(m > 0, m, 1.0)
+        loglik = jnp.sum(jnp.where(pos, counts * jnp.where(m > 0, jnp.log(safe_m), -jnp.inf), 0.0)) / n
+        ratio = jnp.where(pos, counts / safe_m, 0.0)
+        return p * rmatvec(ratio) / n, loglik
+
+    return update
+
+
+def _float_dtype() -> Any:
+    return jnp.zeros(()).dtype  # float64 under x64, else float32
+
+
+def _start(mech, stats, n, init, alpha, dtype):
+    if init is None:
+        p_init = _threshold.empirical_threshold(mech, stats, n, alpha)
+    else:
+        p_init = jnp.asarray(init, dtype)
+    return _em_core.start_point(jnp.asarray(p_init, dtype))
+
+
+def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
+             max_iters: int = DEFAULT_MAX_ITERS, accelerate: bool = True, init: Any = None,
+             alpha: Any = 0.05, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
+    r"""EM on the output histogram of an item-report mechanism: the MLE of ``p`` on the simplex.
+
+    Pure and vmappable over ``stats`` (repetitions); not jitted internally.
+
+    Args:
+      mech: an item-report mechanism (GRR, URR, BinaryCA, or any mechanism with ``channel_matrix``).
+      stats: ``int[num_outputs]`` output histogram.
+      n: number of reports (unused: the histogram's total is ``n``; accepted for the stats-method signature).
+      tol: stopping tolerance on the mean log-likelihood change per report (``_em_core``); ``None`` = dtype
+        default.
+      max_iters: iteration cap (>= 1).
+      accelerate: SQUAREM (default) or plain EM.
+      init: starting distribution (default: "emp+thr" at level ``alpha``), mixed with 0.1% uniform.
+      alpha: level of the "emp+thr" start.
+      throw: raise ``RuntimeError`` if EM did not converge (concrete results only).
+
+    Returns:
+      ``(p_hat float[d], EMInfo)``.
+
+    Raises:
+      ValueError/TypeError: bad ``tol``, ``max_iters``, ``alpha``, ``init``, or a report-vector mechanism.
+    """
+    tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
+    _threshold.check_alpha(alpha)
+    _em_core.check_init(init, mech.d)
+    if getattr(mech, "report_kind", None) != "item":
+        raise ValueError(f"em_stats needs an item-report mechanism, got mech={type(mech).__name__} with "
+                         f"report_kind={getattr(mech, 'report_kind', None)!r}; use em_reports on its reports.")
+    stats = jnp.asarray(stats)
+    if stats.shape[-1:] != (mech.num_outputs,):
+        raise ValueError(f"Expected stats with shape ({mech.num_outputs},), got {tuple(stats.shape)}.")
+    dtype = _float_dtype()
+    counts = stats.astype(dtype)
+    n_total = jnp.sum(counts)
+    p0 = _start(mech, counts, n_total, init, alpha, dtype)
+    p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
+    _em_core.maybe_throw(info, throw)
+    return p_hat, info
+
+
+def em(mech: Any, ys: Any, **options: Any) -> tuple[jax.Array, _em_core.EMInfo]:
+    """EM (exact MLE) from the reports ``ys`` of any supported mechanism; returns ``(p_hat, EMInfo)``.
+
+    Item-report mechanisms are aggregated to their output histogram (``em_stats``); bit-vector mechanisms
+    (RAPPOR/UE, uRAP) use the exact per-report product likelihood (``em_reports``; ``ys`` may be the
+    ``bool[n, d]`` reports or ``SupportReports``). ``options`` as in ``em_stats``.
+    """
+    if getattr(mech, "report_kind", None) == "item":
+        from uldp_jax import _api
+
+        _api.check_reports(mech, ys)
+        return em_stats(mech, mech.aggregate(ys), None, **options)
+    return _em_reports.em_reports(mech, ys, **options)
+
+
+def _em_stats_method(mech: Any, stats: jax.Array, n: Any, **options: Any) -> jax.Array:
+    return em_stats(mech, stats, n, **options)[0]
+
+
+def _em_reports_method(mech: Any, ys: Any, **options: Any) -> jax.Array:
+    return _em_reports.em_reports(mech, ys, **options)[0]
+
+
+_DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, reports for bit vectors)."
+
+
+def _resolve_em(mech: Any) -> _registry.Method:
+    if getattr(mech, "report_kind", None) == "item":
+        return _registry.Method(_em_stats_method, "stats", _DOC)
+    return _registry.Method(_em_reports_method, "reports", _DOC)
+
+
+_registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em)

@@ -1,0 +1,189 @@
+r"""The EM driver shared by every likelihood: plain EM and SQUAREM on ``lax.while_loop``.
+
+A *model* is a function ``update(p) -> (p_next, loglik)``: one EM step (the expectation over the hidden true
+values followed by the closed-form maximisation) and the mean log-likelihood per report at ``p``. EM is
+monotone in the log-likelihood; on the probability simplex its fixed points are the maximum-likelihood
+estimates (001 §2.5, Agrawal & Aggarwal 2001).
+
+Stopping rule (used everywhere, including the benchmark): stop after the first iteration in which the mean
+log-likelihood *per report* increased by at most ``tol`` nats, i.e. :math:`(L_k - L_{k-1})/n \le` ``tol``, or
+after ``max_iters`` iterations. A change that is negative (floating-point resolution reached) also stops.
+Default ``tol``: 1e-10 in float64, 1e-6 in float32 (the resolution of a float32 sum of ``n`` log terms).
+
+SQUAREM (Varadhan & Roland 2008, scheme S3): from :math:`p_0`, :math:`p_1 = F(p_0)`, :math:`p_2 = F(p_1)`,
+:math:`r = p_1 - p_0`, :math:`v = p_2 - 2p_1 + p_0`, :math:`\alpha = -\|r\|/\|v\|` capped at -1; the
+extrapolation :math:`p' = p_0 - 2\alpha r + \alpha^2 v` is pulled back towards :math:`\alpha = -1` (where
+:math:`p' = p_2`) until it is strictly positive, then stabilised by one EM step, :math:`p_{new} = F(p')`, and
+kept only if :math:`L(p') \ge L(p_0)`; otherwise :math:`p_{new} = p_2`. Either way
+:math:`L(p_{new}) \ge L(p_0)`, so SQUAREM is monotone too. One SQUAREM iteration costs three EM maps.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+
+
+class EMState(NamedTuple):
+    """Loop state of EM (plain or SQUAREM).
+
+    Attributes:
+      p: ``float[d]`` current iterate :math:`p_k`.
+      p_next: ``float[d]`` :math:`F(p_k)`, one EM step further (the estimate returned).
+      loglik: ``float[]`` mean log-likelihood per report at ``p``.
+      loglik_change: ``float[]`` ``loglik`` minus the previous iterate's (``inf`` before the first step).
+      num_steps: ``int32[]`` iterations done (EM steps, or SQUAREM cycles).
+      num_evals: ``int32[]`` evaluations of the EM map ``F``.
+    """
+
+    p: jax.Array
+    p_next: jax.Array
+    loglik: jax.Array
+    loglik_change: jax.Array
+    num_steps: jax.Array
+    num_evals: jax.Array
+
+
+class EMInfo(NamedTuple):
+    """Diagnostics of an EM run.
+
+    Attributes:
+      num_steps: ``int32[]`` iterations (EM steps for plain EM, cycles for SQUAREM).
+      num_evals: ``int32[]`` evaluations of the EM map (equals ``num_steps + 1`` for plain EM).
+      converged: ``bool[]`` whether the stopping rule fired before ``max_iters``.
+      loglik: ``float[]`` mean log-likelihood per report at the last measured iterate.
+      loglik_change: ``float[]`` last change of the mean log-likelihood per report.
+    """
+
+    num_steps: jax.Array
+    num_evals: jax.Array
+    converged: jax.Array
+    loglik: jax.Array
+    loglik_change: jax.Array
+
+
+Update = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
+
+
+def default_tol(dtype: Any) -> float:
+    return 1e-10 if jnp.dtype(dtype) == jnp.float64 else 1e-6
+
+
+def check_options(tol: Any, max_iters: Any, accelerate: Any) -> tuple[Any, int, bool]:
+    """Validates the EM options (``tol > 0`` finite or ``None``, ``max_iters >= 1``, ``accelerate`` bool)."""
+    if tol is not None and _validate.is_concrete(tol):
+        if isinstance(tol, bool) or not isinstance(tol, (numbers.Real, np.ndarray, jax.Array)):
+            raise TypeError(f"Expected tol={tol!r} to be a positive real number.")
+        t = np.asarray(tol, np.float64)
+        if t.ndim != 0 or not np.isfinite(t) or not float(t) > 0.0:
+            raise ValueError(f"Expected tol={tol!r} > 0 and finite.")
+    max_iters = _validate.check_int("max_iters", max_iters, minimum=1)
+    if not isinstance(accelerate, (bool, np.bool_)):
+        raise TypeError(f"Expected accelerate={accelerate!r} to be a bool.")
+    return tol, max_iters, bool(accelerate)
+
+
+def init(update: Update, p0: jax.Array) -> EMState:
+    """Evaluates the EM map once at ``p0``."""
+    p1, loglik = update(p0)
+    inf = jnp.asarray(jnp.inf, loglik.dtype)
+    return EMState(p0, p1, loglik, inf, jnp.int32(0), jnp.int32(1))
+
+
+def step(update: Update, state: EMState) -> EMState:
+    """One plain EM step."""
+    p = state.p_next
+    p_next, loglik = update(p)
+    return EMState(p, p_next, loglik, loglik - state.loglik, state.num_steps + 1, state.num_evals + 1)
+
+
+def _extrapolate(p0, r, v, alpha, max_halvings: int = 30):
+    """``p0 - 2 alpha r + alpha^2 v``, with ``alpha`` pulled towards -1 until the result is positive."""
+
+    def point(a):
+        return p0 - 2.0 * a * r + a * a * v
+
+    def bad(a):
+        return jnp.any(point(a) <= 0.0) & (a < -1.0)
+
+    def body(carry):
+        a, i = carry
+        return (a - 1.0) / 2.0, i + 1
+
+    a, _ = jax.lax.while_loop(lambda c: bad(c[0]) & (c[1] < max_halvings), body, (alpha, jnp.int32(0)))
+    a = jnp.where(bad(a), -1.0, a)
+    return point(a)
+
+
+def squarem_step(update: Update, state: EMState) -> EMState:
+    """One SQUAREM (S3) cycle: three EM maps; monotone in the log-likelihood."""
+    p0, p1, l0 = state.p, state.p_next, state.loglik
+    p2, _ = update(p1)
+    r = p1 - p0
+    v = p2 - p1 - r
+    rr, vv = jnp.sum(r * r), jnp.sum(v * v)
+    alpha = jnp.where(vv > 0, -jnp.sqrt(rr / jnp.where(vv > 0, vv, 1.0)), -1.0)
+    alpha = jnp.minimum(alpha, -1.0)
+    p_ext = _extrapolate(p0, r, v, alpha)
+    p_stab, l_ext = update(p_ext)
+    ok = jnp.isfinite(l_ext) & (l_ext >= l0)
+    p_new = jnp.where(ok, p_stab, p2)
+    p_new_next, l_new = update(p_new)
+    return EMState(p_new, p_new_next, l_new, l_new - l0, state.num_steps + 1, state.num_evals + 3)
+
+
+def run(update: Update, p0: jax.Array, tol: Any, max_iters: int, accelerate: bool) -> tuple[jax.Array, EMInfo]:
+    """Runs EM (or SQUAREM) from ``p0`` until the stopping rule fires; pure, vmappable, not jitted.
+
+    Args:
+      update: the model's EM map, ``p -> (F(p), mean loglik per report at p)``.
+      p0: ``float[d]`` strictly positive starting point on the simplex.
+      tol: stopping tolerance on the per-report log-likelihood change (``None``: dtype default).
+      max_iters: iteration cap (EM steps, or SQUAREM cycles).
+      accelerate: use SQUAREM.
+
+    Returns:
+      ``(p_hat float[d], EMInfo)``.
+    """
+    tol = default_tol(p0.dtype) if tol is None else tol
+    tol = jnp.asarray(tol, p0.dtype)
+    body = (lambda s: squarem_step(update, s)) if accelerate else (lambda s: step(update, s))
+
+    def cond(s):
+        return (s.num_steps < max_iters) & (s.loglik_change > tol)
+
+    state = jax.lax.while_loop(cond, body, init(update, p0))
+    info = EMInfo(state.num_steps, state.num_evals, state.loglik_change <= tol, state.loglik, state.loglik_change)
+    return state.p_next, info
+
+
+def start_point(p_init: jax.Array, mix: float = 1e-3) -> jax.Array:
+    """A strictly positive start on the simplex: ``(1 - mix) p_init + mix / d`` (EM never revives a zero)."""
+    d = p_init.shape[-1]
+    p = jnp.maximum(p_init, 0.0)
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    return (1.0 - mix) * p + mix / d
+
+
+def check_init(init: Any, d: int) -> Any:
+    """Validates a user-supplied starting distribution (concrete values only)."""
+    if init is None or not _validate.is_concrete(init):
+        return init
+    arr = np.asarray(init, np.float64)
+    if arr.shape != (d,):
+        raise ValueError(f"Expected init to have shape ({d},), got {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not arr.sum() > 0:
+        raise ValueError("Expected init to be a non-negative, finite vector with a positive sum.")
+    return init
+
+
+def maybe_throw(info: EMInfo, throw: bool) -> None:
+    if throw and _validate.is_concrete(info.converged) and not bool(np.all(np.asarray(info.converged))):
+        raise RuntimeError(f"EM did not converge in {int(np.max(np.asarray(info.num_steps)))} iterations "
+                           f"(last loglik change {np.asarray(info.loglik_change)}); raise max_iters or tol.")
