@@ -65,6 +65,11 @@ class _UnaryMixin:
     def probs(self) -> tuple[jax.Array, jax.Array]:
         return ue_probs(self.keep, self.eps)
 
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
+        eps, keep = _base.eps_value(self.eps), float(np.asarray(self.keep, np.float64))
+        return keep, _ue_q64(keep, eps), float("nan")
+
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
         return self.perturb_batch(key, jnp.asarray(x))
 

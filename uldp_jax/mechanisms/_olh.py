@@ -1,0 +1,191 @@
+"""Optimized local hashing (OLH; Wang et al. 2017; 003 §5.3)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _hashing
+from uldp_jax.theory import _pure_uldp as _th
+
+
+class HashReport(NamedTuple):
+    """A local-hashing report: the user's hash seed and the randomized hash value.
+
+    Attributes:
+      seed: ``uint32[...]`` seed naming the hash function ``H_seed``.
+      value: ``int32[...]`` perturbed hash value in ``[0, g)``.
+    """
+
+    seed: jax.Array
+    value: jax.Array
+
+
+def check_num_hashes(family: str, num_hashes: Any, g: int, d: int) -> int | None:
+    """Validates the family size: ``g**d`` for ``"full"``; ``None`` (2**32) or an int for ``"hash"``."""
+    if family == "full":
+        size = g**d
+        if size > _hashing.MAX_EXPLICIT_HASHES:
+            raise ValueError(f"family='full' needs g**d < 2**31, got g={g}, d={d}; use family='hash'.")
+        if num_hashes is not None and num_hashes != size:
+            raise ValueError(f"Expected num_hashes={num_hashes!r} to be None or g**d={size} with family='full'.")
+        return size
+    if num_hashes is None:
+        return None
+    return _validate.check_int("num_hashes", num_hashes, minimum=1, maximum=_hashing.MAX_EXPLICIT_HASHES)
+
+
+def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
+    """The MSE-optimal integer range (SPEC.md's ``g*``; ``e^eps + 1`` for LDP, i.e. ``theta_n = 0``, s = d)."""
+    if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
+        raise ValueError("g=None needs a concrete scalar eps; pass g explicitly.")
+    return _th.ulh_g_int(s, float(eps), theta_n)
+
+
+@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "g", "family", "num_hashes"))
+@dataclasses.dataclass(frozen=True)
+class OLH:
+    r"""eps-optimized local hashing over ``d`` items with hash range ``g``.
+
+    A user draws a seed (a hash function ``H`` from the family), hashes ``x`` to ``H(x)`` in ``[0, g)`` and
+    reports ``(seed, v)`` with ``v`` = ``g``-ary randomized response of ``H(x)``: ``v = H(x)`` w.p.
+    :math:`e^\varepsilon/(e^\varepsilon+g-1)`, else uniform among the other ``g - 1`` values. A report supports
+    every item ``x'`` with ``H(x') = v``.
+
+    Pure LDP: :math:`p^* = e^\varepsilon/(e^\varepsilon+g-1)`, :math:`q^* = 1/g` (exact for ``family="full"``;
+    for ``"hash"`` up to the family's deviation from pairwise independence, ``O(2**-32)`` with all seeds).
+
+    Privacy: ``eps``-LDP for *every* hash function in the family (the seed is part of the report), tight.
+
+    Attributes:
+      d: domain size (static, >= 1; ``d = 1`` only as a GLUTF base).
+      eps: privacy budget (leaf).
+      g: hash range (static int >= 2). ``None``: the MSE-optimal integer, the better of floor/ceil of the exact
+        optimum of 003 eq 28 with ``s = d``, ``theta_N = 0`` (SPEC.md's ``g*``; tends to ``e^eps + 1`` as ``d``
+        grows); needs a concrete eps.
+      family: ``"hash"`` (seeded murmur-style hash, default) or ``"full"`` (all ``g**d`` functions).
+      num_hashes: number of seeds of a ``"hash"`` family (``None``: all ``2**32``); small values give an
+        explicit finite family with an exact channel.
+
+    Channel columns: ``seed * g + v`` for seeds in ``[0, F)`` (``F`` = family size, at most 2**16), values
+    ``v`` in ``[0, g)``; ``report_index`` maps reports to them.
+
+    References:
+      Wang, Blocki, Li, Jha (USENIX Security 2017) §4.4; He et al. (GLUTF) §5.3.
+    """
+
+    d: int
+    eps: Any
+    g: Any = None
+    family: str = "hash"
+    num_hashes: Any = None
+
+    report_kind = "hash"
+
+    def __post_init__(self):
+        d = _validate.check_int("d", self.d, minimum=1)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        g = default_g(d, self.eps) if self.g is None else self.g
+        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "family", _hashing.check_family(self.family))
+        object.__setattr__(self, "num_hashes", check_num_hashes(self.family, self.num_hashes, g, d))
+
+    @property
+    def family_size(self) -> int:
+        return 2**32 if self.num_hashes is None else self.num_hashes
+
+    @property
+    def num_outputs(self) -> int:
+        return self.family_size * self.g
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def _pq(self) -> tuple[jax.Array, jax.Array]:
+        return _th.lh_probs(self.eps, self.g)
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
+        with _th.x64():
+            p, q = _th.lh_probs(_base.eps_value(self.eps), self.g)
+            return float(p), float(q), float("nan")
+
+    def glutf_share(self) -> jax.Array:
+        r""":math:`e/(e+d-1)`: attained by a hash with ``H(i) = v`` and ``H(t) != v`` for every other ``t``."""
+        return _th.ratio_share(self.eps, self.d)
+
+    def hash(self, seeds: Any, items: Any) -> Any:
+        """``H_seed(x)`` (``uint32``; NumPy in, NumPy out)."""
+        return _hashing.hash_values(self.family, self.g, self.d, seeds, items)
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> HashReport:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> HashReport:
+        """Randomizes ``xs: int32[...]``; returns ``HashReport`` with fields of shape ``xs.shape``."""
+        keep, _ = self._pq()
+        k_seed, k_keep, k_other = jax.random.split(key, 3)
+        seeds = _hashing.draw_seeds(k_seed, xs.shape, self.num_hashes)
+        hx = self.hash(seeds, xs).astype(jnp.int32)
+        r = jax.random.randint(k_other, xs.shape, 0, self.g - 1, dtype=jnp.int32)
+        other = r + (r >= hx).astype(jnp.int32)
+        value = jnp.where(jax.random.uniform(k_keep, xs.shape) < keep, hx, other)
+        return HashReport(seeds, value.astype(jnp.int32))
+
+    def support(self, ys: HashReport) -> jax.Array:
+        """``bool[..., d]``: which items each report supports (``H_seed(x) == v``); O(n d), vectorised."""
+        h = self.hash(ys.seed[..., None], jnp.arange(self.d, dtype=jnp.uint32))
+        return h == ys.value[..., None].astype(jnp.uint32)
+
+    def aggregate(self, ys: HashReport, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bit_sums(self.support(ys), weights)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        t = jnp.exp(-jnp.asarray(self.eps))
+        gap = (self.g - 1) * -jnp.expm1(-jnp.asarray(self.eps)) / (self.g * (1.0 + (self.g - 1) * t))
+        return jnp.full((self.d,), gap), jnp.full((self.d,), 1.0 / self.g, dtype=gap.dtype)
+
+    def _seeds(self) -> np.ndarray:
+        if self.num_hashes is None or self.num_hashes > _hashing.MAX_CHANNEL_HASHES:
+            raise ValueError(
+                f"OLH: the exact channel enumerates the hash family; it has {self.family_size} functions, more "
+                f"than {_hashing.MAX_CHANNEL_HASHES}. Use family='full' on a small domain or a small num_hashes.")
+        _base.check_channel_size("OLH", self.d, self.num_hashes * self.g)
+        return np.arange(self.num_hashes, dtype=np.uint32)
+
+    def channel_support(self) -> np.ndarray:
+        """bool ``[F * g, d]``: items supported by each channel column ``(seed, v)``."""
+        seeds = self._seeds()
+        h = self.hash(seeds[:, None], np.arange(self.d))  # [F, d]
+        sup = h[:, None, :] == np.arange(self.g, dtype=np.uint32)[None, :, None]  # [F, g, d]
+        return sup.reshape(-1, self.d)
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps = _base.eps_value(self.eps)
+        t = np.exp(-eps)
+        keep, other = 1.0 / (1.0 + (self.g - 1) * t), t / (1.0 + (self.g - 1) * t)
+        sup = self.channel_support()  # [F g, d]
+        Q = np.where(sup.T, keep, other) / self.num_hashes
+        return Q, np.ones(Q.shape[1], dtype=bool)
+
+    def report_index(self, ys: HashReport) -> np.ndarray:
+        return np.asarray(ys.seed).astype(np.int64) * self.g + np.asarray(ys.value).astype(np.int64)
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+    def comm_bits(self, include_seed: bool = True) -> float:
+        """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""
+        return float(np.log2(self.g) + (np.log2(float(self.family_size)) if include_seed else 0.0))

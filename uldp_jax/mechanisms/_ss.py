@@ -1,0 +1,154 @@
+"""Subset selection (k-subset mechanism; Wang et al. 2016, Ye & Barg 2018; 003 §5.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
+from uldp_jax.theory import _pure_uldp as _th
+
+# Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
+MAX_SS_CHANNEL_D = 20
+
+
+@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "k"))
+@dataclasses.dataclass(frozen=True)
+class SS:
+    r"""eps-subset selection over ``d`` items: report a ``k``-subset of ``[0, d)``.
+
+    The report contains the true item w.p. :math:`p^* = ke^\varepsilon/(ke^\varepsilon+d-k)` (then the other
+    ``k - 1`` items are a uniform subset of the rest), otherwise it is a uniform ``k``-subset of the other
+    items. Every subset containing ``x`` has probability ``e^eps`` times that of every subset avoiding it.
+    Reports are ``bool[d]`` indicator vectors with exactly ``k`` ones; the support of a report is its subset, so
+    ``aggregate`` (bit sums) gives the per-item support counts. ``k = 1`` is GRR.
+
+    Pure LDP (003 §2.3): :math:`p^*` as above and :math:`q^* = k(ke^\varepsilon+d-k-e^\varepsilon)/
+    ((ke^\varepsilon+d-k)(d-1))`.
+
+    Privacy: ``eps``-LDP, tight.
+
+    Attributes:
+      d: domain size (static, >= 2).
+      eps: privacy budget (leaf).
+      k: subset size (static int in ``[1, d - 1]``); ``None`` gives the MSE-optimal integer (the better of
+        floor/ceil of ``d / (e^eps + 1)``, i.e. 003 eq 37 with ``s = d`` and ``theta_N = 0``); needs a concrete eps.
+
+    Channel columns: the ``C(d, k)`` subsets in ``itertools.combinations(range(d), k)`` order
+    (``report_index`` maps reports to them).
+
+    References:
+      Wang et al. (2016) arXiv:1607.08025; Ye & Barg (IEEE T-IT 2018); He et al. (GLUTF) §5.1.
+    """
+
+    d: int
+    eps: Any
+    k: Any = None
+
+    report_kind = "bits"
+
+    def __post_init__(self):
+        d = _validate.check_int("d", self.d, minimum=2)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        k = self.k
+        if k is None:
+            if not _validate.is_concrete(self.eps) or np.ndim(self.eps) != 0:
+                raise ValueError("SS: k=None needs a concrete scalar eps; pass k explicitly.")
+            k = _th.uss_k_opt(d, float(self.eps), 0.0)
+        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=d - 1))
+
+    @property
+    def num_outputs(self) -> int:
+        return math.comb(self.d, self.k)
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def _pq(self) -> tuple[jax.Array, jax.Array]:
+        return _th.ss_probs(self.d, self.eps, self.k)
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, nan)`` as floats (an LDP mechanism has no non-sensitive items, so no ``z*``)."""
+        with _th.x64():
+            p, q = _th.ss_probs(self.d, _base.eps_value(self.eps), self.k)
+            return float(p), float(q), float("nan")
+
+    def glutf_share(self) -> jax.Array:
+        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm} = e/(ke+d-k)` (any subset containing ``i``)."""
+        return _th.ss_share(self.d, self.eps, self.k)
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones (``d + 1`` uniforms per user)."""
+        p, _ = self._pq()
+        k_in, k_u = jax.random.split(key)
+        include = jax.random.uniform(k_in, xs.shape) < p
+        u = jax.random.uniform(k_u, xs.shape + (self.d,))
+        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
+        # The k smallest scores form the subset: the own item first (score -1) or never (score 2).
+        scores = jnp.where(own, jnp.where(include[..., None], -1.0, 2.0), u)
+        _, idx = jax.lax.top_k(-scores, self.k)
+        return jnp.any(idx[..., :, None] == jnp.arange(self.d), axis=-2)
+
+    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bit_sums(ys, weights)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        t = jnp.exp(-jnp.asarray(self.eps))
+        d, k = self.d, self.k
+        gap = k * (d - k) * -jnp.expm1(-jnp.asarray(self.eps)) / ((k + (d - k) * t) * (d - 1))
+        _, q = self._pq()
+        return jnp.full((d,), gap), jnp.full((d,), q)
+
+    def _subsets(self) -> np.ndarray:
+        if self.d > MAX_SS_CHANNEL_D:
+            raise ValueError(f"SS: exact channels need d <= {MAX_SS_CHANNEL_D}, got d={self.d}.")
+        _base.check_channel_size("SS", self.d, math.comb(self.d, self.k))
+        combos = np.array(list(itertools.combinations(range(self.d), self.k)), dtype=np.int64)
+        bits = np.zeros((combos.shape[0], self.d), dtype=bool)
+        bits[np.arange(combos.shape[0])[:, None], combos] = True
+        return bits
+
+    def channel_support(self) -> np.ndarray:
+        """bool ``[C(d, k), d]``: the items each channel column (subset) supports."""
+        return self._subsets()
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps, d, k = _base.eps_value(self.eps), self.d, self.k
+        bits = self._subsets()
+        t = np.exp(-eps)
+        norm = math.comb(d - 1, k - 1) + math.comb(d - 1, k) * t
+        Q = np.where(bits.T, 1.0, t) / norm
+        return Q, np.ones(bits.shape[0], dtype=bool)
+
+    def report_index(self, ys: Any) -> np.ndarray:
+        """Channel column of each report ``bool[..., d]`` (its rank among the k-subsets)."""
+        bits = self._subsets()
+        table = np.full(2**self.d, -1, dtype=np.int64)
+        table[(bits.astype(np.int64) << np.arange(self.d)).sum(axis=1)] = np.arange(bits.shape[0])
+        ys = np.asarray(ys)
+        idx = table[(ys.astype(np.int64) << np.arange(self.d)).sum(axis=-1)]
+        if np.any(idx < 0):
+            raise ValueError(f"Expected reports with exactly k={self.k} items set.")
+        return idx
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+    def comm_bits(self) -> float:
+        """003 Def 5: ``log2 C(d, k)`` bits (one k-subset)."""
+        return float(np.log2(float(math.comb(self.d, self.k))))

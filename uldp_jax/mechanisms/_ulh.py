@@ -1,0 +1,71 @@
+"""Utility-optimized local hashing (uLH, 003 §5.3) with SPEC.md's corrected z."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base, _glutf, _hashing, _olh
+from uldp_jax.mechanisms._olh import OLH
+from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
+
+
+@_base.pytree_dataclass(data_fields=("eps",),
+                        meta_fields=("d", "sensitive", "g", "theta_n", "z_rule", "family", "num_hashes"))
+@dataclasses.dataclass(frozen=True)
+class ULH(_glutf.GLUTFMixin):
+    r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
+
+    Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
+    corrected :math:`z = e(e-1)/((e+g-1)(e+s-1))`. 003 eq 45 averages the other inputs over the hash family,
+    but the hash function is part of the report, so privacy must hold for each fixed hash: the published
+    :math:`z = (e-1)/(e+g-1)` gives a worst ratio up to ``2.93 e^eps`` and is available only as
+    ``z_rule="published_unsafe"`` (``ul.audit`` reports it as exceeding eps).
+
+    Privacy: ``(X_S, Y_P, eps)``-ULDP (``z_rule="max"``), tight for the ``"full"`` family;
+    ``Y_P`` = (seed, value) pairs.
+
+    Attributes:
+      d: domain size (static).
+      sensitive: sensitive items (static; ``1 <= s < d``).
+      eps: privacy budget (leaf).
+      g: hash range (static int >= 2). ``None``: the integer MSE optimum, the better of floor/ceil of SPEC.md's
+        exact :math:`g^* = 1 + \sqrt{e(es - (1-\theta_N)(e-1))/(s + (1-\theta_N)(e-1))}` (needs a concrete eps).
+      theta_n: assumed non-sensitive mass for the default ``g`` (default 0).
+      z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
+      family, num_hashes: the hash family of the base (see ``OLH``).
+
+    References:
+      He et al. (GLUTF) §5.3; SPEC.md (corrected z and g*).
+    """
+
+    d: int
+    sensitive: Any
+    eps: Any
+    g: Any = None
+    theta_n: Any = 0.0
+    z_rule: str = "max"
+    family: str = "hash"
+    num_hashes: Any = None
+
+    rule = "pure"
+
+    def __post_init__(self):
+        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", sensitive)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "theta_n", check_theta_n(self.theta_n))
+        s = len(sensitive)
+        g = self.g
+        if g is None:
+            g = _olh.default_g(s, concrete_eps(self.eps, "g"), self.theta_n)
+        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "family", _hashing.check_family(self.family))
+        object.__setattr__(self, "num_hashes", _olh.check_num_hashes(self.family, self.num_hashes, g, s))
+
+    @property
+    def base(self) -> OLH:
+        return _glutf.raw(OLH, d=self.s, eps=self.eps, g=self.g, family=self.family, num_hashes=self.num_hashes)

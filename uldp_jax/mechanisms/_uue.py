@@ -1,0 +1,66 @@
+"""Utility-optimized unary encoding (uUE, 003 §5.2): GLUTF over UE."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base, _glutf
+from uldp_jax.mechanisms._ue import UE
+from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
+from uldp_jax.theory import _pure_uldp as _th
+
+
+@_base.pytree_dataclass(data_fields=("eps", "p"), meta_fields=("d", "sensitive", "theta_n", "z_rule"))
+@dataclasses.dataclass(frozen=True)
+class UUE(_glutf.GLUTFMixin):
+    r"""(X_S, eps)-utility-optimized unary encoding: GLUTF (003 Alg. 1) with base ``UE(s, eps, p)``.
+
+    Pure ULDP: :math:`p^* = p`, :math:`q^* = p/(e(1-p)+p)`, :math:`z^* = (e-1)/(e+s-1)`; f is 003 eq 38 and
+    :math:`z = p(e-1)/(e+s-1)` (eq 39).
+
+    Privacy: ``(X_S, Y_P, eps)``-ULDP, tight; ``Y_P = {0, 1}^s``.
+
+    Attributes:
+      d: domain size (static).
+      sensitive: sensitive items (static; ``1 <= s < d``).
+      eps: privacy budget (leaf).
+      p: keep-probability of the own bit, in ``(0, 1)`` (leaf). ``None``: the MSE optimum, 003 eq 43.
+      theta_n: assumed non-sensitive mass for the default ``p`` (default 0).
+      z_rule: ``"max"`` (default) or ``"zero"``.
+
+    Reports: ``GLUTFReport`` with ``bool[s]`` bit vectors as the base part.
+
+    References:
+      He et al. (GLUTF) §5.2.
+    """
+
+    d: int
+    sensitive: Any
+    eps: Any
+    p: Any = None
+    theta_n: Any = 0.0
+    z_rule: str = "max"
+
+    rule = "pure"
+
+    def __post_init__(self):
+        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
+        if self.z_rule == "published_unsafe":
+            raise ValueError("z_rule='published_unsafe' exists only for ULH/UWheel (uUE's published z is valid).")
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", sensitive)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "theta_n", check_theta_n(self.theta_n))
+        p = self.p
+        if p is None:
+            with _th.x64():
+                p = float(_th.uue_p_opt(len(sensitive), concrete_eps(self.eps, "p"), self.theta_n))
+        object.__setattr__(self, "p", _validate.as_param("p", p, lower=0.0, upper=1.0))
+
+    @property
+    def base(self) -> UE:
+        return _glutf.raw(UE, d=self.s, eps=self.eps, p=self.p)

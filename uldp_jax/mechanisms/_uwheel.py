@@ -1,0 +1,63 @@
+"""Utility-optimized Wheel (uWheel, 003 App. B) with SPEC.md's corrected z."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms import _base, _glutf, _olh, _wheel
+from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
+from uldp_jax.mechanisms._wheel import Wheel
+
+
+@_base.pytree_dataclass(data_fields=("eps", "l"), meta_fields=("d", "sensitive", "theta_n", "z_rule", "num_hashes"))
+@dataclasses.dataclass(frozen=True)
+class UWheel(_glutf.GLUTFMixin):
+    r"""(X_S, eps)-utility-optimized Wheel: GLUTF (003 Alg. 1) with base ``Wheel(s, eps, l)``.
+
+    Pure ULDP: :math:`p^* = le/(le+1-l)`, :math:`q^* = l`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
+    corrected :math:`z = el(e-1)/((le+1-l)(e+s-1))`. 003 Thm 9's published :math:`z = l(e-1)/(le+1-l)`
+    violates ULDP for ``s >= 2`` (the hash is part of the report) and is available only as
+    ``z_rule="published_unsafe"``.
+
+    Privacy: ``(X_S, Y_P, eps)``-ULDP (``z_rule="max"``); tight when some point is covered by one arc only.
+
+    Attributes:
+      d: domain size (static).
+      sensitive: sensitive items (static; ``1 <= s < d``).
+      eps: privacy budget (leaf).
+      l: coverage in ``(0, 1)`` (leaf). ``None``: SPEC.md's optimum ``1 / g*`` (continuous; needs a concrete eps).
+      theta_n: assumed non-sensitive mass for the default ``l`` (default 0).
+      z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
+      num_hashes: seeds of the base's hash family (``None``: all ``2**32``).
+
+    References:
+      He et al. (GLUTF) App. B; SPEC.md.
+    """
+
+    d: int
+    sensitive: Any
+    eps: Any
+    l: Any = None
+    theta_n: Any = 0.0
+    z_rule: str = "max"
+    num_hashes: Any = None
+
+    rule = "pure"
+
+    def __post_init__(self):
+        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", sensitive)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "theta_n", check_theta_n(self.theta_n))
+        l = self.l
+        if l is None:
+            l = _wheel.default_l(len(sensitive), concrete_eps(self.eps, "l"), self.theta_n)
+        object.__setattr__(self, "l", _validate.as_param("l", l, lower=0.0, upper=1.0))
+        object.__setattr__(self, "num_hashes", _olh.check_num_hashes("hash", self.num_hashes, 2, len(sensitive)))
+
+    @property
+    def base(self) -> Wheel:
+        return _glutf.raw(Wheel, d=self.s, eps=self.eps, l=self.l, num_hashes=self.num_hashes)
