@@ -17,6 +17,7 @@ from uldp_jax.mechanisms import (
     replace,
 )
 from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
+from uldp_jax.mechanisms import GLUTF, OLH, SS, ULH, USS, UUE, UWheel, Wheel, glutf
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
@@ -28,20 +29,28 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "GLUTF",
     "GRR",
     "HR",
     "HighLowHR",
     "Mangat",
+    "OLH",
     "OUE",
     "PrivacySpec",
     "RAPPOR",
+    "SS",
     "SUE",
     "SimResult",
     "Tradeoff",
     "UE",
+    "ULH",
     "URAP",
     "URR",
+    "USS",
+    "UUE",
+    "UWheel",
     "Warner",
+    "Wheel",
     "aggregate",
     "audit",
     "bsldp_matrix",
@@ -49,6 +58,7 @@ __all__ = [
     "estimate",
     "estimate_from_stats",
     "estimation",
+    "glutf",
     "hlldp_matrix",
     "ldp_matrix",
     "mechanisms",

@@ -9,3 +9,11 @@ from uldp_jax.mechanisms._hr import HR
 from uldp_jax.mechanisms._ue import OUE, RAPPOR, SUE, UE
 from uldp_jax.mechanisms._urap import URAP
 from uldp_jax.mechanisms._urr import URR
+from uldp_jax.mechanisms._glutf import GLUTF, GLUTFReport, glutf
+from uldp_jax.mechanisms._olh import OLH, HashReport
+from uldp_jax.mechanisms._ss import SS
+from uldp_jax.mechanisms._ulh import ULH
+from uldp_jax.mechanisms._uss import USS
+from uldp_jax.mechanisms._uue import UUE
+from uldp_jax.mechanisms._uwheel import UWheel
+from uldp_jax.mechanisms._wheel import Wheel, WheelReport
