@@ -1,0 +1,66 @@
+"""Closed-form utility (001, 003, 004 with SPEC.md's corrections), optimal parameters, exact channel risks.
+
+Units: ``mse`` is the expected squared l2 loss summed over items, ``sum_x E(p_hat(x) - p(x))^2``; ``nmse`` is
+``n`` times the fixed-model ``mse``. See ``_dispatch`` for the variance models.
+"""
+
+from uldp_jax.theory._dispatch import check_theta_n, item_variance, l1, mse, nmse, pure_probs, theta_n_of
+from uldp_jax.theory._exact import SupportMoments, exact_item_variance, exact_mse, support_matrix, support_moments
+from uldp_jax.theory._families import FAMILIES, Family, family_of
+from uldp_jax.theory._forms import (
+    grr_nmse,
+    nonprivate_nmse,
+    olh_nmse,
+    pure_nmse,
+    ss_nmse,
+    ue_nmse,
+    ulh_nmse,
+    urap_nmse,
+    urr_nmse,
+    uss_nmse,
+    uue_nmse,
+    uwheel_nmse,
+    wheel_nmse,
+)
+from uldp_jax.theory._hr import (
+    block_hr_item_nvar,
+    block_hr_l2_risk,
+    block_hr_users_for_tv,
+    highlow_hr_item_nvar,
+    highlow_hr_l2_risk,
+    highlow_hr_users_for_tv,
+    hr_item_nvar,
+    hr_l2_risk,
+    hr_users_for_tv,
+    theorem3_rate,
+    theorem4_rate,
+    users_for_tv,
+)
+from uldp_jax.theory._murakami import (
+    nonprivate_l1,
+    nonprivate_l2,
+    rappor_l1,
+    rappor_l2,
+    rr_l1,
+    rr_l2,
+    uniform_nonsensitive,
+    urap_l1,
+    urap_l1_threshold,
+    urap_l2,
+    urap_worst_l1,
+    urap_worst_l2,
+    urr_l1,
+    urr_l2,
+    urr_worst_distribution,
+    urr_worst_l1,
+    urr_worst_l2,
+)
+from uldp_jax.theory._optima import (
+    optimal_g,
+    optimal_g_continuous,
+    optimal_k,
+    optimal_k_continuous,
+    optimal_l,
+    optimal_p,
+    optimal_theta,
+)

@@ -1,0 +1,162 @@
+r"""Closed-form utility of a mechanism instance: ``mse``, ``nmse``, ``item_variance``, ``l1``.
+
+Units (used everywhere in ``uldp_jax.theory`` and ``uldp_jax.tuning``): ``mse`` is the **expected squared l2
+loss summed over items**, :math:`\sum_x E(\hat p(x) - p(x))^2` (001's :math:`E[l_2^2]`, 003's eq 6-7), of the
+unbiased empirical estimator (``ul.estimate(..., "emp")``). ``ul.metrics.mse`` is the per-item mean, so
+``ul.metrics.mse`` averaged over repetitions estimates ``ul.theory.mse / d``.
+
+Variance models (SPEC.md): ``"iid"`` (each user's value drawn from ``p``; 001) and ``"fixed"`` (exactly
+``n p(x)`` users hold ``x``; 003); ``n * mse_iid = n * mse_fixed + 1 - sum p^2``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.theory import _families
+from uldp_jax.theory._exact import check_model
+
+# Mechanisms whose exact risk lives in theory/_hr.py (context-aware helper); looked up lazily.
+_HR_NAMES = ("HR", "HighLowHR", "BlockHR")
+
+
+def _check_p(p: Any, d: int) -> Any:
+    if _validate.is_concrete(p):
+        return jnp.asarray(_validate.check_distribution("p", p, d))
+    p = jnp.asarray(p)
+    if p.shape[-1:] != (d,):
+        raise ValueError(f"Expected p to have length d={d}, got shape {p.shape}.")
+    return p
+
+
+def _check_n(n: Any) -> Any:
+    if _validate.is_concrete(n):
+        if isinstance(n, (bool, str)) or np.ndim(n) != 0:
+            raise TypeError(f"Expected n={n!r} to be a positive number.")
+        if not float(n) > 0 or not math.isfinite(float(n)):
+            raise ValueError(f"Expected n={n!r} > 0.")
+    return n
+
+
+def _is_hr(mech: Any) -> bool:
+    return type(mech).__name__ in _HR_NAMES and type(mech).__name__ not in _families.FAMILIES
+
+
+def check_theta_n(theta_n: Any) -> Any:
+    """theta_n (total mass of non-sensitive items) must lie in [0, 1]."""
+    if _validate.is_concrete(theta_n):
+        arr = np.asarray(theta_n, dtype=np.float64)
+        if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+            raise ValueError(f"Expected theta_n={theta_n!r} in [0, 1].")
+    return theta_n
+
+
+def _hr_module():
+    try:
+        from uldp_jax.theory import _hr
+    except ImportError as e:  # pragma: no cover - depends on the Hadamard helper's progress
+        raise TypeError("Hadamard-response closed forms (uldp_jax.theory._hr) are not available.") from e
+    return _hr
+
+
+def theta_n_of(mech: Any, p: Any) -> Any:
+    """Total mass of ``mech``'s non-sensitive items under ``p`` (0 for LDP mechanisms)."""
+    fam = _families.family_of(mech)
+    _, mask = _families.sizes(mech, fam)
+    if fam.ldp:
+        return jnp.zeros(jnp.shape(p)[:-1])
+    return jnp.sum(jnp.where(jnp.asarray(~mask), jnp.asarray(p), 0.0), axis=-1)
+
+
+def nmse(mech: Any, theta_n: Any) -> Any:
+    """``n`` times the fixed-model ``mse``, a function of ``theta_n`` only (003 eq 28 form).
+
+    Args:
+      mech: a mechanism with a closed form (see ``_families.FAMILIES``); leaves may be traced or batched.
+      theta_n: total true mass of the non-sensitive items, in ``[0, 1]`` (ignored by LDP mechanisms).
+    """
+    check_theta_n(theta_n)
+    fam = _families.family_of(mech)
+    s, _ = _families.sizes(mech, fam)
+    th = 0.0 if fam.ldp else jnp.asarray(theta_n)
+    param = _families.param_value(mech, fam)
+    return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
+
+
+def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+    r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
+
+    Dispatches on the mechanism: GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP with any theta
+    (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
+    exact risks (``theory/_hr.py``, 004 / SPEC.md). Differentiable in the continuous parameters and ``p``.
+
+    Args:
+      mech: a mechanism (leaves may be traced, or batched for a grid).
+      p: ``float[d]`` true distribution.
+      n: number of users.
+      model: ``"iid"`` (001) or ``"fixed"`` (003).
+
+    Returns:
+      A scalar ``jax.Array`` (float64 under ``jax.enable_x64(True)``).
+
+    Raises:
+      TypeError: if the mechanism has no closed form.
+      ValueError: on a bad ``p``, ``n`` or ``model``.
+    """
+    check_model(model)
+    _check_n(n)
+    if _is_hr(mech):
+        return _hr_module().mse(mech, _check_p(p, mech.d), n, model=model)
+    _families.family_of(mech)
+    p = _check_p(p, mech.d)
+    r = nmse(mech, theta_n_of(mech, p))
+    if model == "iid":
+        r = r + 1.0 - jnp.sum(p**2, axis=-1)
+    return r / n
+
+
+def pure_probs(mech: Any) -> tuple[Any, Any, Any]:
+    """003 Def 6 pure probabilities ``(p*, q*, z*)`` of ``mech`` (``z*`` is ``None`` for LDP mechanisms)."""
+    fam = _families.family_of(mech)
+    s, _ = _families.sizes(mech, fam)
+    return fam.probs(jnp.asarray(mech.eps), float(s), _families.param_value(mech, fam))
+
+
+def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+    """``float[d]``: closed-form ``Var(p_hat_x)`` per item (003 eq 25; its iid counterpart).
+
+    Sensitive items (all items for LDP mechanisms): fixed ``[p_x p*(1-p*) + (1-p_x) q*(1-q*)] / (n (p*-q*)^2)``,
+    iid ``f (1-f) / (n (p*-q*)^2)`` with ``f = q* + (p*-q*) p_x``; non-sensitive items: fixed
+    ``p_x (1-z*) / (n z*)``, iid ``p_x (1 - z* p_x) / (n z*)``.
+    """
+    check_model(model)
+    _check_n(n)
+    fam = _families.family_of(mech)
+    p = _check_p(p, mech.d)
+    _, mask = _families.sizes(mech, fam)
+    P, Q, Z = pure_probs(mech)
+    gap = P - Q
+    if model == "iid":
+        f = Q + gap * p
+        v_s = f * (1.0 - f) / gap**2
+    else:
+        v_s = (p * P * (1.0 - P) + (1.0 - p) * Q * (1.0 - Q)) / gap**2
+    if fam.ldp:
+        return v_s / n
+    Zs = jnp.asarray(Z)
+    v_n = p * (1.0 - Zs * p) / Zs if model == "iid" else p * (1.0 - Zs) / Zs
+    return jnp.where(jnp.asarray(mask), v_s, v_n) / n
+
+
+def l1(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+    r"""Asymptotic expected l1 loss :math:`\sqrt{2/\pi}\sum_x \sqrt{\mathrm{Var}(\hat p(x))}` (n -> infinity).
+
+    The normal approximation behind 001 Props 4 and 7 (``f(n) ~ g(n)`` there), for any mechanism with a
+    closed form; for uRR and uRAP with the default theta it equals eqs 11 and 16.
+    """
+    return jnp.sqrt(2.0 / jnp.pi) * jnp.sum(jnp.sqrt(jnp.maximum(item_variance(mech, p, n, model), 0.0)), axis=-1)
