@@ -20,6 +20,8 @@ from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
 from uldp_jax.mechanisms import GLUTF, OLH, SS, ULH, USS, UUE, UWheel, Wheel, glutf
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
+from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
+from uldp_jax import pum
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
 
 __version__ = "0.1.0"
@@ -36,6 +38,8 @@ __all__ = [
     "Mangat",
     "OLH",
     "OUE",
+    "PUM",
+    "PUMEstimate",
     "PrivacySpec",
     "RAPPOR",
     "SS",
@@ -53,6 +57,7 @@ __all__ = [
     "Wheel",
     "aggregate",
     "audit",
+    "audit_pum",
     "bsldp_matrix",
     "channel",
     "estimate",
@@ -66,8 +71,13 @@ __all__ = [
     "perturb",
     "privacy",
     "privacy_tradeoff",
+    "pum",
+    "pum_estimate",
+    "pum_loss",
+    "pum_truth",
     "replace",
     "simulate",
+    "simulate_pum",
     "simulate_stats",
     "tradeoff_curve",
 ]
