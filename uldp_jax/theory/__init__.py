@@ -5,7 +5,15 @@ Units: ``mse`` is the expected squared l2 loss summed over items, ``sum_x E(p_ha
 """
 
 from uldp_jax.theory._dispatch import check_theta_n, item_variance, l1, mse, nmse, pure_probs, theta_n_of
-from uldp_jax.theory._exact import SupportMoments, exact_item_variance, exact_mse, support_matrix, support_moments
+from uldp_jax.theory._exact import (
+    SupportMoments,
+    estimator_matrix,
+    exact_item_mse,
+    exact_item_variance,
+    exact_mse,
+    support_matrix,
+    support_moments,
+)
 from uldp_jax.theory._families import FAMILIES, Family, family_of
 from uldp_jax.theory._forms import (
     grr_nmse,

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.theory import _families
+from uldp_jax.theory import _families, _forms
 from uldp_jax.theory._exact import check_model
 
 # Mechanisms whose exact risk lives in theory/_hr.py (context-aware helper); looked up lazily.
@@ -64,6 +64,21 @@ def _hr_module():
     return _hr
 
 
+def _hr_item_variance(mech: Any, p: Any, n: Any, model: str) -> Any:
+    """Per-item variance of the Hadamard family from ``theory/_hr.py`` (iid), minus ``p(1-p)/n`` when fixed."""
+    hr = _hr_module()
+    name = type(mech).__name__
+    if name == "HR":
+        nvar = hr.hr_item_nvar(mech.eps, p)
+    elif name == "HighLowHR":
+        nvar = hr.highlow_hr_item_nvar(mech.eps, p, mech.sensitive)
+    else:
+        nvar = hr.block_hr_item_nvar(mech.eps, p, mech.blocks)
+    if model == "fixed":  # unbiased linear estimator: per item, iid - fixed = Var_x(1[x = j]) / n
+        nvar = nvar - p * (1.0 - p)
+    return nvar / n
+
+
 def theta_n_of(mech: Any, p: Any) -> Any:
     """Total mass of ``mech``'s non-sensitive items under ``p`` (0 for LDP mechanisms)."""
     fam = _families.family_of(mech)
@@ -84,6 +99,9 @@ def nmse(mech: Any, theta_n: Any) -> Any:
     fam = _families.family_of(mech)
     s, _ = _families.sizes(mech, fam)
     th = 0.0 if fam.ldp else jnp.asarray(theta_n)
+    if _families.uses_generic(mech, fam):
+        P, Q, Z = _families.generic_probs(mech)
+        return _forms.pure_nmse(P, Q, Z, float(s), th)
     param = _families.param_value(mech, fam)
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
@@ -111,7 +129,7 @@ def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     check_model(model)
     _check_n(n)
     if _is_hr(mech):
-        return _hr_module().mse(mech, _check_p(p, mech.d), n, model=model)
+        return jnp.sum(item_variance(mech, p, n, model), axis=-1)
     _families.family_of(mech)
     p = _check_p(p, mech.d)
     r = nmse(mech, theta_n_of(mech, p))
@@ -124,6 +142,8 @@ def pure_probs(mech: Any) -> tuple[Any, Any, Any]:
     """003 Def 6 pure probabilities ``(p*, q*, z*)`` of ``mech`` (``z*`` is ``None`` for LDP mechanisms)."""
     fam = _families.family_of(mech)
     s, _ = _families.sizes(mech, fam)
+    if _families.uses_generic(mech, fam):
+        return _families.generic_probs(mech)
     return fam.probs(jnp.asarray(mech.eps), float(s), _families.param_value(mech, fam))
 
 
@@ -136,6 +156,8 @@ def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     """
     check_model(model)
     _check_n(n)
+    if _is_hr(mech):
+        return _hr_item_variance(mech, _check_p(p, mech.d), n, model)
     fam = _families.family_of(mech)
     p = _check_p(p, mech.d)
     _, mask = _families.sizes(mech, fam)

@@ -1,5 +1,9 @@
 """Exact risk of the empirical estimator from a mechanism's exact channel (float64 NumPy, no closed forms).
 
+Every estimator here is affine in the output histogram ``h`` (``int[m]``, columns of ``ul.channel``):
+``p_hat = h @ W / n + c``. Per user, the contribution ``W[y]`` has mean ``Q[x] @ W`` and second moment
+``Q[x] @ W**2``, which gives the exact per-item variance in both variance models and the exact bias.
+
 Every linear mechanism of the library reports a per-item *support* statistic: user ``i`` adds
 ``supp_j(y_i) in {0, 1}`` to ``stats_j`` (items: ``y == j``; bit vectors: bit ``j``; hashed or set-valued reports:
 the mechanism's ``support_matrix()``). With ``F[x, j] = sum_y Q(y|x) supp_j(y)`` the support probability of item
@@ -10,7 +14,8 @@ the mechanism's ``support_matrix()``). With ``F[x, j] = sum_y Q(y|x) supp_j(y)``
 * iid model (``x_i ~ p``): ``Var(p_hat_j) = f_j (1 - f_j) / (n a_j^2)`` with ``f_j = sum_x p(x) F[x, j]``.
 
 ``a`` and ``b`` are read off ``F`` (never from ``support_affine``), so these numbers check the closed forms in
-``uldp_jax.theory`` independently.
+``uldp_jax.theory`` independently. Mechanisms with a ``debias(stats, n)`` method whose statistic is the report
+histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
 """
 
 from __future__ import annotations
@@ -49,14 +54,15 @@ def check_model(model: Any) -> str:
 def support_matrix(mech: Any) -> np.ndarray:
     """float64 ``[m, d]``: ``S[y, j] = 1`` when report ``y`` supports item ``j`` (columns of ``ul.channel``).
 
-    Uses ``mech.support_matrix()`` when the mechanism defines one; otherwise derives it from ``report_kind``
-    (``"item"``: report ``y`` supports item ``y``; ``"bits"``: report ``y`` supports the items of its set bits).
+    Uses the mechanism's ``channel_support()`` (or ``support_matrix()``) when it defines one; otherwise derives
+    it from ``report_kind`` (``"item"``: report ``y`` supports item ``y``; ``"bits"``: the items of its set bits).
 
     Raises:
       TypeError: if the mechanism's report structure has no per-item support.
     """
-    if hasattr(mech, "support_matrix"):
-        return np.asarray(mech.support_matrix(), dtype=np.float64)
+    for name in ("channel_support", "support_matrix"):
+        if hasattr(mech, name):
+            return np.asarray(getattr(mech, name)(), dtype=np.float64)
     kind = getattr(mech, "report_kind", None)
     m, d = int(mech.num_outputs), int(mech.d)
     if kind == "item":
@@ -70,7 +76,7 @@ def support_matrix(mech: Any) -> np.ndarray:
             raise TypeError(f"{type(mech).__name__}: bit reports with {m} outputs do not map to {d} items.")
         return _base.bits_table(nbits)[:, :d].astype(np.float64)
     raise TypeError(
-        f"Expected mech with item or bit reports or a support_matrix() method, got {type(mech).__name__} "
+        f"Expected mech with item or bit reports or a channel_support() method, got {type(mech).__name__} "
         f"with report_kind={kind!r}.")
 
 
@@ -90,46 +96,88 @@ def support_moments(mech: Any, rtol: float = 1e-9) -> SupportMoments:
         j = int(np.argmax(hi - lo))
         raise ValueError(
             f"{type(mech).__name__}: item {j} is supported with probabilities in [{lo[j]:.6g}, {hi[j]:.6g}] by "
-            "different other inputs; the per-item empirical estimator is biased.")
+            "different other inputs; the per-item empirical estimator is biased (pass affine='mechanism').")
     b = 0.5 * (hi + lo)
     a = np.diag(F) - b
     return SupportMoments(F, a, b)
 
 
-def exact_item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> np.ndarray:
-    """float64 ``[d]``: exact ``Var(p_hat_j)`` of the empirical estimator, from the channel."""
+def _uses_debias(mech: Any) -> bool:
+    return (hasattr(mech, "debias") and getattr(mech, "report_kind", None) == "item"
+            and int(mech.num_stats) == int(mech.num_outputs))
+
+
+def estimator_matrix(mech: Any, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:
+    """``(W float64[m, d], c float64[d])`` with ``p_hat = h @ W / n + c`` for the empirical estimator.
+
+    Args:
+      mech: a mechanism with an exact channel.
+      affine: ``"channel"`` (read ``a, b`` off the channel; requires an unbiased per-item estimator) or
+        ``"mechanism"`` (use ``mech.support_affine()``, e.g. for hash families that are only nearly uniform).
+    """
+    if affine not in ("channel", "mechanism"):
+        raise ValueError(f"Expected affine={affine!r} in ('channel', 'mechanism').")
+    if _uses_debias(mech):
+        import jax
+
+        with jax.enable_x64(True):
+            m = int(mech.num_outputs)
+            mech64 = jax.tree_util.tree_map(lambda v: np.asarray(v, np.float64), mech)
+            W = np.asarray(mech64.debias(np.eye(m), 1.0), np.float64)
+            c = np.asarray(mech64.debias(np.zeros(m), 1.0), np.float64)
+        return W - c[None, :], c
+    S = support_matrix(mech)
+    if affine == "channel":
+        _, a, b = support_moments(mech)
+    else:
+        a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+    return S / a[None, :], -b / a
+
+
+def exact_item_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> np.ndarray:
+    """float64 ``[d]``: exact ``E (p_hat_j - p_j)^2`` (variance plus squared bias) of the empirical estimator."""
     check_model(model)
     p = _validate.check_distribution("p", p, mech.d)
     n = _check_n(n)
-    F, a, _ = support_moments(mech)
+    Q, _ = _channel.channel(mech)
+    W, c = estimator_matrix(mech, affine)
+    M1, M2 = Q @ W, Q @ W**2  # [d, d]: per-input mean and second moment of one user's contribution
+    mean = p @ M1
     if model == "iid":
-        f = p @ F
-        num = f * (1.0 - f)
+        var = (p @ M2 - mean**2) / n
     else:
-        num = p @ (F * (1.0 - F))
-    return num / (n * a**2)
+        var = (p @ (M2 - M1**2)) / n
+    bias = mean + c - p
+    return var + bias**2
 
 
-def exact_mse(mech: Any, p: Any, n: Any, model: str = "iid") -> float:
+def exact_item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> np.ndarray:
+    """float64 ``[d]``: exact ``Var(p_hat_j)`` of the (unbiased) empirical estimator, from the channel."""
+    return exact_item_mse(mech, p, n, model)
+
+
+def exact_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> float:
     """Exact expected squared l2 loss ``sum_j E (p_hat_j - p_j)^2`` of the empirical estimator (float64).
 
-    Computed from the exact channel (``ul.channel``) and the report support structure, independently of the
-    closed forms in ``ul.theory.mse``; units are the same (a sum over items, 001's ``E l_2^2``).
+    Computed from the exact channel (``ul.channel``) and the report support structure (or the histogram-linear
+    ``debias`` of Hadamard mechanisms), independently of the closed forms in ``ul.theory.mse``; the units are
+    the same (a sum over items, 001's ``E l_2^2``).
 
     Args:
       mech: a mechanism with an exact channel (small domain).
       p: ``float[d]`` true distribution.
       n: number of users (> 0; may be a float).
       model: ``"iid"`` (x_i ~ p, 001) or ``"fixed"`` (n p(x) users hold x, 003).
+      affine: see ``estimator_matrix``.
 
     Returns:
       A Python float.
     """
-    return float(np.sum(exact_item_variance(mech, p, n, model)))
+    return float(np.sum(exact_item_mse(mech, p, n, model, affine)))
 
 
 def _check_n(n: Any) -> float:
-    if isinstance(n, bool) or not np.isscalar(n) and np.ndim(n) != 0:
+    if isinstance(n, (bool, str)) or np.ndim(n) != 0:
         raise TypeError(f"Expected n={n!r} to be a positive number.")
     try:
         val = float(n)

@@ -51,7 +51,7 @@ def _uss_probs(eps, s, k):
     t, u = _exp_terms(eps)
     den = k + (s - k) * t  # (k e + s - k) / e
     P = k / den
-    Q = k * (k + (s - k - 1.0) * t) / (den * (s - 1.0))
+    Q = k * (k - 1.0 + (s - k) * t) / (den * (s - 1.0))
     Z = k * u / (k * u + s * t)
     return P, Q, Z
 
@@ -112,7 +112,30 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("ULH", "g", _forms.ulh_nmse, _ulh_probs, ldp=False, integer=True, domain=lambda s: (2, 2**31 - 1),
            optimum=_optima.optimal_g),
     Family("UWheel", "l", _forms.uwheel_nmse, _uwheel_probs, ldp=False, domain=_UNIT, optimum=_optima.optimal_l),
+    Family("GLUTF", None, None, None, ldp=False),  # any pure base: eq 28 from the instance's (p*, q*, z*)
 ]}
+GLUTF_NAMES = ("USS", "UUE", "ULH", "UWheel", "GLUTF")
+
+
+def uses_generic(mech: Any, fam: Family) -> bool:
+    """True when the closed form must come from the instance's own (p*, q*, z*) (003 eq 28).
+
+    That is the generic ``GLUTF`` class and named GLUTF mechanisms with ``z_rule != "max"`` (``"zero"`` or the
+    published, ULDP-violating z), whose z* differs from the per-mechanism forms.
+    """
+    if fam.name not in GLUTF_NAMES:
+        return False
+    if getattr(mech, "rule", "pure") != "pure":
+        raise TypeError(f"Expected a pure GLUTF mechanism (rule='pure'), got rule={mech.rule!r}: 003 eqs 30-31 "
+                        "are approximate and have no exact closed form here.")
+    return fam.name == "GLUTF" or getattr(mech, "z_rule", "max") != "max"
+
+
+def generic_probs(mech: Any) -> tuple[Any, Any, Any]:
+    """``(p*, q*, z*)`` of a GLUTF instance from its base and its own z* (003 Theorem 5), as JAX values."""
+    base = mech.base
+    P, Q = base._pq() if hasattr(base, "_pq") else base.probs()
+    return P, Q, mech.z_star()
 
 
 def family_of(mech: Any) -> Family:
@@ -123,6 +146,8 @@ def family_of(mech: Any) -> Family:
     """
     name = type(mech).__name__
     fam = FAMILIES.get(name)
+    if fam is not None and fam.ldp and getattr(mech, "sensitive", None) is not None:
+        fam = None
     if fam is None or not type(mech).__module__.startswith("uldp_jax."):
         raise TypeError(
             f"Expected mech to be one of the mechanisms with closed forms ({sorted(FAMILIES)}), got {name}.")

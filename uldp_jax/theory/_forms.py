@@ -21,6 +21,8 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from uldp_jax.theory import _pure_uldp as _pu
+
 
 def _t(eps: Any) -> tuple[Any, Any]:
     """(t, 1 - t) with t = e^-eps, computed stably."""
@@ -34,14 +36,12 @@ def pure_nmse(p_star: Any, q_star: Any, z_star: Any, s: Any, theta_n: Any) -> An
     .. math:: (1-\theta_N)\frac{1-p^*-q^*}{p^*-q^*} + s\frac{q^*(1-q^*)}{(p^*-q^*)^2}
        + \theta_N\frac{1-z^*}{z^*}
 
-    With ``s = d`` and ``theta_n = 0`` this is the pure-LDP risk of Wang et al. (2017).
+    With ``s = d`` and ``theta_n = 0`` this is the pure-LDP risk of Wang et al. (2017). Computed by
+    ``_pure_uldp.pure_uldp_mse`` (GLUTF module); ``z_star=None`` marks an LDP mechanism.
     """
-    gap = p_star - q_star
-    out = (1.0 - theta_n) * (1.0 - p_star - q_star) / gap + s * q_star * (1.0 - q_star) / gap**2
-    if z_star is None:  # LDP mechanism: no non-sensitive items.
-        return out
-    z_safe = jnp.where(theta_n > 0, z_star, 1.0)  # LDP mechanisms have no z*; keep gradients finite.
-    return out + jnp.where(theta_n > 0, theta_n * (1.0 - z_safe) / z_safe, 0.0)
+    if z_star is None:  # LDP mechanism: no non-sensitive items (z* unused, theta_n = 0).
+        return _pu.pure_uldp_mse(p_star, q_star, 1.0, s, 0.0)
+    return _pu.pure_uldp_mse(p_star, q_star, z_star, s, theta_n)
 
 
 def urr_nmse(eps: Any, s: Any, theta_n: Any) -> Any:

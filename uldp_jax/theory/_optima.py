@@ -1,5 +1,8 @@
 r"""Closed-form MSE-optimal parameters (003 eqs 37 and 43, SPEC.md's exact g*, l* and uRAP theta*).
 
+The uSS/uUE/uLH/uWheel optima are those of ``theory/_pure_uldp.py`` (GLUTF module), re-exported under one naming
+scheme ``optimal_*(eps, s, theta_n)``; uRAP's theta* is defined here.
+
 All optima minimise the fixed-model risk (``uldp_jax.theory._forms``); the iid risk differs by a constant, so
 the optima are the same in both models. Continuous optima are ``jax.numpy`` expressions of
 ``(eps, s, theta_n)`` (vmappable); the integer optima (``k``, ``g``) compare the neighbouring integers of the
@@ -14,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.theory import _forms
+from uldp_jax.theory import _pure_uldp as _pu
 
 
 def _t(eps: Any):
@@ -33,31 +36,26 @@ def optimal_theta(eps: Any, s: Any, theta_n: Any) -> Any:
 
 
 def optimal_p(eps: Any, s: Any, theta_n: Any) -> Any:
-    r"""uUE's MSE-optimal keep-probability (003 eq 43):
+    r"""uUE's MSE-optimal keep-probability (003 eq 43, ``_pure_uldp.uue_p_opt``):
     :math:`p = 1/(1 + \sqrt{(e s + (e-1)(\theta_N-1)) / (e (s - (e-1)(\theta_N-1)))})`."""
-    t, u = _t(eps)
-    return 1.0 / (1.0 + jnp.sqrt(t * (s - u * (1.0 - theta_n)) / (s * t + u * (1.0 - theta_n))))
+    return _pu.uue_p_opt(s, eps, theta_n)
 
 
 def optimal_g_continuous(eps: Any, s: Any, theta_n: Any) -> Any:
-    r"""uLH's exact continuous optimum (SPEC.md, not 003's s >> g approximation eq 49):
+    r"""uLH's exact continuous optimum (SPEC.md, not 003's s >> g approximation eq 49; ``_pure_uldp.ulh_g_opt``):
     :math:`g^* = 1 + \sqrt{e (e s - (1-\theta_N)(e-1)) / (s + (1-\theta_N)(e-1))}`."""
-    t, u = _t(eps)
-    r = (s - (1.0 - theta_n) * u) / (s * t + (1.0 - theta_n) * u)
-    return 1.0 + jnp.exp(0.5 * jnp.asarray(eps)) * jnp.sqrt(r)
+    return _pu.ulh_g_opt(s, eps, theta_n)
 
 
 def optimal_l(eps: Any, s: Any, theta_n: Any) -> Any:
     """uWheel's exact optimal coverage ``l* = 1 / g*`` (SPEC.md; uWheel(l) has uLH(1/l)'s risk)."""
-    return 1.0 / optimal_g_continuous(eps, s, theta_n)
+    return _pu.uwheel_l_opt(s, eps, theta_n)
 
 
 def optimal_k_continuous(eps: Any, s: Any, theta_n: Any) -> Any:
-    r"""uSS's continuous optimum (003 eq 37):
+    r"""uSS's continuous optimum (003 eq 37, ``_pure_uldp.uss_k_continuous``):
     :math:`k = s / (e\sqrt{(s-1)(e(s+\theta_N-1)-\theta_N) / (e((e-1)\theta_N + (s-1)^2))} + 1)`."""
-    t, u = _t(eps)
-    r = (s - 1.0) * (s - 1.0 + theta_n * u) / (theta_n * u + (s - 1.0) ** 2 * t)
-    return s / (1.0 + jnp.exp(0.5 * jnp.asarray(eps)) * jnp.sqrt(r))
+    return _pu.uss_k_continuous(s, eps, theta_n)
 
 
 def best_integer(fn, x_cont: float, lo: int, hi: int) -> int:
@@ -73,16 +71,11 @@ def best_integer(fn, x_cont: float, lo: int, hi: int) -> int:
 def optimal_k(eps: float, s: int, theta_n: float) -> int:
     """uSS's integer optimum: the better of ``floor``/``ceil`` of eq 37, clipped to ``[1, s - 1]`` (SPEC.md).
 
-    ``k = 1`` is uRR. Requires ``s >= 2``.
+    ``k = 1`` is uRR. Requires ``s >= 2``. (``_pure_uldp.uss_k_opt``.)
     """
-    if s < 2:
-        raise ValueError(f"Expected s={s} >= 2 for subset selection.")
-    kc = float(optimal_k_continuous(float(eps), float(s), float(theta_n)))
-    return best_integer(lambda k: _forms.uss_nmse(float(eps), float(s), float(theta_n), float(k)), kc, 1, s - 1)
+    return int(_pu.uss_k_opt(int(s), float(eps), float(theta_n)))
 
 
 def optimal_g(eps: float, s: int, theta_n: float) -> int:
-    """uLH's integer hash range: the better of ``floor``/``ceil`` of ``g*`` (at least 2)."""
-    gc = float(optimal_g_continuous(float(eps), float(s), float(theta_n)))
-    hi = max(2, math.ceil(gc)) if np.isfinite(gc) else 2**31 - 1
-    return best_integer(lambda g: _forms.ulh_nmse(float(eps), float(s), float(theta_n), float(g)), gc, 2, hi)
+    """uLH's integer hash range: the better of ``floor``/``ceil`` of ``g*`` (at least 2; ``_pure_uldp.ulh_g_int``)."""
+    return int(_pu.ulh_g_int(int(s), float(eps), float(theta_n)))
