@@ -121,7 +121,27 @@ class GLUTFMixin:
             return jnp.zeros_like(jnp.asarray(self.f()))
         if self.z_rule == "published_unsafe":
             return self._published_z()
+        closed = self._closed_z() if self.rule == "pure" else None
+        if closed is not None:
+            return closed
         return jnp.maximum(_th.glutf_z_max(self.base.eps, self.s, self.f(), self._share()), 0.0)
+
+    def _closed_z(self) -> Any:
+        """The closed form of the largest valid z for the library's pure bases (exact zeros stay exact)."""
+        base, s = self.base, self.s
+        name = type(base).__name__
+        if name == "GRR":
+            return jnp.zeros_like(jnp.asarray(base.eps, dtype=float))
+        if name == "SS":
+            return _th.uss_z_max(s, base.eps, base.k)
+        if name in ("UE", "RAPPOR"):
+            t = jnp.exp(-jnp.asarray(base.eps))
+            return base.keep * -jnp.expm1(-jnp.asarray(base.eps)) / (1.0 + (s - 1) * t)
+        if name == "OLH":
+            return _th.ulh_z_max(s, base.eps, base.g)
+        if name == "Wheel":
+            return _th.uwheel_z_max(s, base.eps, base.l)
+        return None
 
     def _published_z(self) -> jax.Array:
         name = type(self.base).__name__
