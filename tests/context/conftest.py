@@ -1,0 +1,45 @@
+"""Shared fixtures for the context-aware LDP tests (HR family, binary E-LDP, hypothesis testing)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def key():
+    return jax.random.key(0)
+
+
+@pytest.fixture
+def x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _decoder(mech):
+    """float64 [m, d] matrix G with debias(stats, n) == stats @ G / n (debias is linear in stats)."""
+    m = mech.num_outputs
+    return np.asarray(jax.jit(jax.vmap(lambda e: mech.debias(e, 1.0)))(jnp.eye(m, dtype=jnp.float64)), np.float64)
+
+
+def _moments(mech, p):
+    """Exact (mean, n * covariance) of debias under the iid model, from the channel and the decoder."""
+    from uldp_jax import channel
+
+    Q = channel(mech).Q
+    G = _decoder(mech)
+    q = p @ Q
+    mean = q @ G
+    cov = G.T @ (np.diag(q) - np.outer(q, q)) @ G
+    return mean, cov, Q, G
+
+
+@pytest.fixture
+def decoder():
+    return _decoder
+
+
+@pytest.fixture
+def moments():
+    return _moments

@@ -1,0 +1,140 @@
+"""Shared contract of HR, HighLowHR and BlockHR: samplers vs exact channels, audits, unbiasedness, exact risks.
+
+Thresholds: chi-square p-value > 1e-3 for the true channel and < 1e-6 for a wrong-eps channel; Monte Carlo mean
+squared l2 loss within 3 standard errors of the exact (iid) risk.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.testing import sampler_vs_channel
+from uldp_jax.theory import _hr as T
+
+MECHS = {
+    "hr6": lambda eps=1.0: ul.HR(6, eps),
+    "hr11": lambda eps=0.5: ul.HR(11, eps),
+    "hl9": lambda eps=1.0: ul.HighLowHR(9, (1, 4, 6), eps),
+    "hl7": lambda eps=2.0: ul.HighLowHR(7, (0, 1, 2, 3), eps),
+    "hl_all": lambda eps=0.5: ul.HighLowHR(5, range(5), eps),
+    "blk3": lambda eps=1.0: ul.BlockHR([[0, 3], [1, 2, 4, 5, 6], [7]], eps),
+    "blk2": lambda eps=0.7: ul.BlockHR([range(4), range(4, 11)], eps),
+}
+
+
+def risk(mech, p, model="iid"):
+    if isinstance(mech, ul.HR):
+        return T.hr_l2_risk(mech.eps, p, model)
+    if isinstance(mech, ul.HighLowHR):
+        return T.highlow_hr_l2_risk(mech.eps, p, mech.sensitive, model)
+    return T.block_hr_l2_risk(mech.eps, p, mech.blocks, model)
+
+
+def dirichlet(d, seed):
+    return np.random.default_rng(seed).dirichlet(np.ones(d))
+
+
+@pytest.mark.parametrize("name", sorted(MECHS))
+def test_shapes_dtypes_purity(name, key):
+    mech = MECHS[name]()
+    xs = jnp.arange(200, dtype=jnp.int32) % mech.d
+    ys = mech.perturb_batch(key, xs)
+    assert ys.shape == (200,) and ys.dtype == jnp.int32
+    assert int(ys.min()) >= 0 and int(ys.max()) < mech.num_outputs
+    np.testing.assert_array_equal(ys, jax.jit(mech.perturb_batch)(key, xs))  # jit / no-jit
+    np.testing.assert_array_equal(ys, mech.perturb_batch(key, xs))  # same key, same draws
+    assert np.any(np.asarray(ys) != np.asarray(mech.perturb_batch(jax.random.key(1), xs)))
+    y1 = mech.perturb_one(key, jnp.int32(2))
+    assert y1.shape == () and y1.dtype == jnp.int32
+    st = mech.aggregate(ys)
+    assert st.shape == (mech.num_stats,) and st.dtype == jnp.int32 and int(st.sum()) == 200
+    assert mech.comm_bits() == pytest.approx(np.log2(mech.num_outputs))
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("name", ["hr6", "hl9", "blk3"])
+def test_sampler_vs_channel(name, batched, key):
+    mech = MECHS[name]()
+    wrong = ul.channel(MECHS[name](eps=1.6)).Q
+    for x in range(mech.d):
+        k = jax.random.fold_in(key, x)
+        assert sampler_vs_channel(k, mech, x, 20000, batched).pvalue > 1e-3, x
+    assert sampler_vs_channel(key, mech, 0, 20000, batched, Q=wrong).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(MECHS))
+def test_audit_tight_and_misparameterised_fails(name):
+    mech = MECHS[name]()
+    rep = ul.audit(mech)
+    assert rep.ok and rep.tight, rep
+    assert rep.kind == {ul.HR: "ldp", ul.HighLowHR: "hlldp", ul.BlockHR: "bsldp"}[type(mech)]
+    E = mech.privacy_spec().E
+    assert ul.audit(mech, E=E).ok  # same verdict when every output counts as protected
+    loose = ul.audit(MECHS[name](eps=float(mech.eps) * 1.2), E=E)
+    assert not loose.ok and loose.excess > 0
+
+
+@pytest.mark.parametrize("name", sorted(MECHS))
+def test_estimator_unbiased_exact(name, x64, decoder):
+    mech = MECHS[name]()
+    Q = ul.channel(mech).Q
+    np.testing.assert_allclose(Q @ decoder(mech), np.eye(mech.d), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(MECHS))
+def test_exact_risk_matches_channel_moments(name, x64, moments):
+    mech = MECHS[name]()
+    for seed in range(3):
+        p = dirichlet(mech.d, seed)
+        mean, cov, Q, G = moments(mech, p)
+        np.testing.assert_allclose(mean, p, atol=1e-12)
+        assert float(risk(mech, p)) == pytest.approx(np.trace(cov), rel=1e-10)
+        np.testing.assert_allclose(np.asarray(mech.debias_variance(p, 1.0)), np.diag(cov), rtol=1e-10, atol=1e-12)
+        # Fixed model: exactly n p(x) users hold x.
+        fixed = sum(p[x] * np.trace(G.T @ (np.diag(Q[x]) - np.outer(Q[x], Q[x])) @ G) for x in range(mech.d))
+        assert float(risk(mech, p, "fixed")) == pytest.approx(fixed, rel=1e-10)
+        # "emp" through the registry uses the same estimator and its variance.
+        np.testing.assert_allclose(np.asarray(ul.estimation.empirical_variance(mech, jnp.asarray(p), 1.0)),
+                                   np.diag(cov), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["hr11", "hl9", "blk3"])
+def test_monte_carlo_risk_within_3se(name, key):
+    mech = MECHS[name]()
+    p = dirichlet(mech.d, 7)
+    n, reps = 2000, 300
+    res = ul.simulate(key, mech, p=p, n=n, reps=reps)
+    assert res.estimates["emp"].shape == (reps, mech.d)
+    loss = np.asarray(ul.metrics.l2sq(res.estimates["emp"], jnp.asarray(p, jnp.float32)), np.float64)
+    se = loss.std(ddof=1) / np.sqrt(reps)
+    expected = float(risk(mech, p)) / n
+    assert abs(loss.mean() - expected) < 3 * se, (loss.mean(), expected, se)
+
+
+@pytest.mark.parametrize("name", ["hr6", "hl7", "blk2"])
+def test_estimate_from_reports_and_fixed_model(name, key):
+    mech = MECHS[name]()
+    xs = jnp.asarray(np.random.default_rng(0).integers(0, mech.d, 5000), jnp.int32)
+    ys = ul.perturb(key, mech, xs)
+    direct = ul.estimate(mech, ys, "emp")
+    np.testing.assert_allclose(direct, mech.debias(mech.aggregate(ys), 5000), rtol=1e-6)
+    assert abs(float(direct.sum()) - 1.0) < 0.2
+    res = ul.simulate(key, mech, xs=xs, reps=2)
+    assert res.estimates["emp"].shape == (2, mech.d) and res.stats.shape == (2, mech.num_stats)
+
+
+def test_vmapped_eps_grid(key):
+    grid = jax.vmap(lambda e: ul.HR(6, e))(jnp.array([0.5, 1.0, 2.0]))
+    res = ul.simulate(key, grid, p=np.ones(6) / 6, n=2000, reps=2)
+    assert res.estimates["emp"].shape == (3, 2, 6)
+
+
+def test_large_eps_stable():
+    for mech in (ul.HR(6, 50.0), ul.HighLowHR(6, (0, 1), 50.0), ul.BlockHR([[0, 1], [2, 3, 4]], 50.0)):
+        run = jax.jit(lambda k, m: m.debias(m.aggregate(m.perturb_batch(k, jnp.zeros(100, jnp.int32))), 100))
+        p_hat = run(jax.random.key(0), mech)
+        assert np.all(np.isfinite(np.asarray(p_hat))) and float(p_hat[0]) == pytest.approx(1.0)
+    for mech in (ul.HR(6, 1e-3), ul.BlockHR([[0, 1], [2, 3, 4]], 1e-3)):
+        assert np.all(np.isfinite(ul.channel(mech).Q)) and ul.audit(mech).ok
