@@ -18,9 +18,13 @@ def _binary_q(eps12, eps21, xp):
     A = xp.exp(-eps21)
     b = xp.exp(-eps12)
     den = -xp.expm1(-(eps12 + eps21))
-    q00 = -xp.expm1(-eps21) / den
-    q11 = -xp.expm1(-eps12) / den
-    return q00, 1.0 - q00, 1.0 - q11, q11, (-xp.expm1(-eps12)) * (-xp.expm1(-eps21)) / den
+    one_minus_a, one_minus_b = -xp.expm1(-eps21), -xp.expm1(-eps12)
+    q00 = one_minus_a / den
+    q11 = one_minus_b / den
+    # Off-diagonal entries computed directly (not 1 - q) so that tiny probabilities keep full precision.
+    q01 = one_minus_b * A / den
+    q10 = b * one_minus_a / den
+    return q00, q01, q10, q11, one_minus_a * one_minus_b / den
 
 
 @_base.pytree_dataclass(data_fields=("eps12", "eps21"), meta_fields=())

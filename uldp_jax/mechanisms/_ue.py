@@ -13,33 +13,51 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 
 
-def ue_probs(keep: Any, eps: Any) -> tuple[jax.Array, jax.Array]:
+def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
+    """``(theta, 1 - theta)``; for 001's default ``theta = sigmoid(eps / 2)`` both come from eps directly,
+    so ``1 - theta = sigmoid(-eps / 2)`` keeps full precision at large eps (float32 would round theta to 1)."""
+    if default:
+        half = xp.asarray(eps) / 2.0
+        return 1.0 / (1.0 + xp.exp(-half)), 1.0 / (1.0 + xp.exp(half))
+    theta = xp.asarray(theta)
+    return theta, 1.0 - theta
+
+
+def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
     r"""(keep, q) of a unary encoding: ``q = keep / ((1 - keep) e^eps + keep)`` (computed with ``e^{-eps}``)."""
     keep = jnp.asarray(keep)
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
     t = jnp.exp(-jnp.asarray(eps))
-    return keep, keep * t / ((1.0 - keep) + keep * t)
+    return keep, keep * t / (omk + keep * t)
 
 
-def ue_gap(keep: Any, eps: Any) -> jax.Array:
+def ue_gap(keep: Any, eps: Any, one_minus_keep: Any = None) -> jax.Array:
     r"""``keep - q = keep (1 - keep)(1 - e^{-eps}) / ((1 - keep) + keep e^{-eps})`` without cancellation."""
     keep = jnp.asarray(keep)
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
     eps = jnp.asarray(eps)
-    return keep * (1.0 - keep) * (-jnp.expm1(-eps)) / ((1.0 - keep) + keep * jnp.exp(-eps))
+    return keep * omk * (-jnp.expm1(-eps)) / (omk + keep * jnp.exp(-eps))
 
 
-def _ue_q64(keep: float, eps: float) -> float:
+def _ue_q64(keep: float, eps: float, one_minus_keep: float | None = None) -> float:
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
     t = np.exp(-eps)
-    return keep * t / ((1.0 - keep) + keep * t)
+    return keep * t / (omk + keep * t)
 
 
-def product_bernoulli_channel(probs: np.ndarray, protected_fn=None) -> tuple[np.ndarray, np.ndarray]:
-    """Channel of independent bits: ``probs[x, j] = P(bit j = 1 | x)``; columns are bit patterns (bit j of y)."""
+def product_bernoulli_channel(probs: np.ndarray, protected_fn=None,
+                              comp: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Channel of independent bits: ``probs[x, j] = P(bit j = 1 | x)``; columns are bit patterns (bit j of y).
+
+    ``comp`` optionally gives ``P(bit j = 0 | x)`` exactly (for probabilities within 1e-11 of one).
+    """
     d, m = probs.shape
     _base.check_channel_size("channel", d, 2**m)
     bits = _base.bits_table(m)  # [2^m, m]
     # log Q(y|x) = sum_j log(bits ? p : 1-p); zero-probability factors give exact zeros.
     with np.errstate(divide="ignore"):
-        lp1, lp0 = np.log(probs), np.log1p(-probs)
+        lp1 = np.log(probs)
+        lp0 = np.log1p(-probs) if comp is None else np.log(comp)
     # Masked sums (not a matmul) so that zero-probability bits give exact zeros, never 0 * -inf.
     logq = np.zeros((d, 2**m))
     for j in range(m):
@@ -62,8 +80,12 @@ class _UnaryMixin:
     def num_stats(self) -> int:
         return self.d
 
+    def keep_pair(self, xp=jnp) -> tuple[Any, Any]:
+        return keep_pair(self.keep, self.eps, getattr(self, "default_theta", False), xp)
+
     def probs(self) -> tuple[jax.Array, jax.Array]:
-        return ue_probs(self.keep, self.eps)
+        keep, omk = self.keep_pair()
+        return ue_probs(keep, self.eps, omk)
 
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
@@ -87,16 +109,20 @@ class _UnaryMixin:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
-        _, q = self.probs()
-        gap = ue_gap(self.keep, self.eps)
+        keep, omk = self.keep_pair()
+        _, q = ue_probs(keep, self.eps, omk)
+        gap = ue_gap(keep, self.eps, omk)
         return jnp.full((self.d,), gap), jnp.full((self.d,), q)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, keep = _base.eps_value(self.eps), float(np.asarray(self.keep, np.float64))
-        q = _ue_q64(keep, eps)
+        eps = _base.eps_value(self.eps)
+        keep, omk = (float(v) for v in self.keep_pair(np))
+        q = _ue_q64(keep, eps, omk)
         probs = np.full((self.d, self.d), q)
         np.fill_diagonal(probs, keep)
-        return product_bernoulli_channel(probs)
+        comp = 1.0 - probs
+        np.fill_diagonal(comp, omk)
+        return product_bernoulli_channel(probs, comp=comp)
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
@@ -105,7 +131,7 @@ class _UnaryMixin:
         return float(self.d)
 
 
-@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d",))
+@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "default_theta"))
 @dataclasses.dataclass(frozen=True)
 class RAPPOR(_UnaryMixin):
     r"""(theta, eps)-generalized RAPPOR (001 §2.4): one-hot encode, keep the own bit 1 w.p. ``theta``.
@@ -122,11 +148,13 @@ class RAPPOR(_UnaryMixin):
     d: int
     eps: Any
     theta: Any = None
+    default_theta: bool = dataclasses.field(init=False, repr=False, default=False)
 
     def __post_init__(self):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         theta = self.theta
+        object.__setattr__(self, "default_theta", theta is None)
         if theta is None:
             theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
                 1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))

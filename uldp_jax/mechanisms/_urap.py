@@ -14,7 +14,7 @@ from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms import _ue
 
 
-@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "sensitive"))
+@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "sensitive", "default_theta"))
 @dataclasses.dataclass(frozen=True)
 class URAP:
     r"""(X_S, theta, eps)-utility-optimized RAPPOR (001 Def 4).
@@ -35,6 +35,7 @@ class URAP:
     sensitive: Any
     eps: Any
     theta: Any = None
+    default_theta: bool = dataclasses.field(init=False, repr=False, default=False)
 
     report_kind = "bits"
 
@@ -44,6 +45,7 @@ class URAP:
         object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         theta = self.theta
+        object.__setattr__(self, "default_theta", theta is None)
         if theta is None:
             theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
                 1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
@@ -63,8 +65,13 @@ class URAP:
 
     def probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
         """(theta, d1, 1 - d2): own sensitive bit, other sensitive bit, own non-sensitive bit."""
-        theta, d1 = _ue.ue_probs(self.theta, self.eps)
+        theta, omt = self.keep_pair()
+        _, d1 = _ue.ue_probs(theta, self.eps, omt)
         return theta, d1, -theta * jnp.expm1(-jnp.asarray(self.eps))
+
+    def keep_pair(self, xp=jnp):
+        """``(theta, 1 - theta)``, exact at large eps for the default theta."""
+        return _ue.keep_pair(self.theta, self.eps, self.default_theta, xp)
 
     def _sensitive_part(self, key: jax.Array, xs: jax.Array):
         theta, d1, keep_n = self.probs()
@@ -100,16 +107,20 @@ class URAP:
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         _, d1, keep_n = self.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
-        return jnp.where(sens, _ue.ue_gap(self.theta, self.eps), keep_n), jnp.where(sens, d1, 0.0)
+        theta, omt = self.keep_pair()
+        return jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n), jnp.where(sens, d1, 0.0)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, theta, d = _base.eps_value(self.eps), float(np.asarray(self.theta, np.float64)), self.d
+        eps, d = _base.eps_value(self.eps), self.d
+        theta, omt = (float(v) for v in self.keep_pair(np))
         sens = _base.sensitive_mask(d, self.sensitive)
-        d1 = _ue._ue_q64(theta, eps)
+        d1 = _ue._ue_q64(theta, eps, omt)
         probs = np.zeros((d, d))
         probs[:, sens] = d1
         probs[np.arange(d), np.arange(d)] = np.where(sens, theta, -theta * np.expm1(-eps))
-        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1))
+        comp = 1.0 - probs
+        comp[np.arange(d), np.arange(d)] = np.where(sens, omt, omt + theta * np.exp(-eps))  # 1 - theta(1 - e^-eps)
+        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1), comp=comp)
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
