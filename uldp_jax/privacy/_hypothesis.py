@@ -74,10 +74,11 @@ def tradeoff_curve(mech_or_q: Any, x: int, x_alt: int) -> Tradeoff:
     qx, qa = qx[keep], qa[keep]
     # Decide x first where Q(y|x)/Q(y|x') is largest: sort by angle, ratio inf (qa = 0) first.
     order = np.argsort(-np.arctan2(qx, qa), kind="stable")
+    # Prefix sums for P_FA and suffix sums for P_MD, so structural zeros stay exact zeros.
     p_fa = np.concatenate([[0.0], np.cumsum(qa[order])])
-    p_md = np.concatenate([[1.0], 1.0 - np.cumsum(qx[order])])
+    p_md = np.concatenate([np.cumsum(qx[order][::-1])[::-1], [0.0]])
     p_fa, p_md = np.clip(p_fa, 0.0, 1.0), np.clip(p_md, 0.0, 1.0)
-    p_fa[-1], p_md[-1] = 1.0, 0.0
+    p_fa[-1], p_md[0] = 1.0, 1.0
     return Tradeoff(p_fa, p_md)
 
 
@@ -145,9 +146,10 @@ def satisfies_tradeoff(curve: Tradeoff, eps_x_alt: Any, eps_alt_x: Any, tol: flo
     a = _check_nonneg("eps_x_alt", eps_x_alt)
     b = _check_nonneg("eps_alt_x", eps_alt_x)
     p_fa, p_md = np.asarray(curve.p_fa, np.float64), np.asarray(curve.p_md, np.float64)
-    with np.errstate(invalid="ignore"):
-        eq7 = p_fa + np.where(p_md > 0, np.exp(b) * p_md, 0.0) >= 1.0 - tol
-        eq8 = np.where(p_fa > 0, np.exp(a) * p_fa, 0.0) + p_md >= 1.0 - tol
+    # An infinite entry leaves its constraint vacuous (no bound on Q(S|x) / Q(S|x')).
+    with np.errstate(over="ignore", invalid="ignore"):
+        eq7 = np.isinf(b) | (p_fa + np.exp(b) * p_md >= 1.0 - tol)
+        eq8 = np.isinf(a) | (np.exp(a) * p_fa + p_md >= 1.0 - tol)
     return bool(np.all(eq7) and np.all(eq8))
 
 
