@@ -328,6 +328,11 @@ class GLUTF(GLUTFMixin):
         object.__setattr__(self, "sensitive", sensitive)
         check_base(self.base, len(sensitive), self.rule)
 
+    @property
+    def eps(self) -> Any:
+        """The privacy budget (the base's ``eps`` leaf)."""
+        return self.base.eps
+
 
 def check_base(base: Any, s: int, rule: str) -> None:
     if rule not in RULES:
