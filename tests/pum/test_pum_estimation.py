@@ -1,0 +1,107 @@
+"""PUM estimation (001 §5.3, eq 21), exact unbiasedness with the true pi_k, and bad priors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.mechanisms import _base
+
+D, SENS = 6, (0,)
+XS = np.array([1, 2, 3, 4, 5, 2, 3, 0, 5, 5, 1, 4], np.int32)
+PERSONAL = np.array([[2, -1], [2, 3], [-1, 3], [-1, -1], [5, 4], [2, -1],
+                     [4, -1], [3, -1], [5, -1], [-1, 5], [-1, -1], [1, 4]], np.int32)
+
+
+def test_truth_decomposes_p():
+    mech = ul.PUM(D, SENS, 2, 1.0)
+    tr = ul.pum_truth(mech, XS, PERSONAL)
+    np.testing.assert_allclose(tr.p, np.bincount(XS, minlength=D) / XS.size)
+    np.testing.assert_allclose(tr.r.sum(), 1.0)
+    np.testing.assert_allclose(tr.pi.sum(1), 1.0)
+    np.testing.assert_allclose(tr.p, tr.r[:D] + tr.r[D:] @ tr.pi, atol=1e-15)
+    # f_pre per user (001 eq 19): own items go to their tag's bot, everything else to itself.
+    zs = np.asarray(mech.preprocess(XS, PERSONAL))
+    np.testing.assert_array_equal(zs, [1, D, D + 1, 4, D, D, 3, 0, D, D + 1, 1, D + 1])
+
+
+@pytest.mark.parametrize("base", ["urr", "urap"])
+def test_case_iii_is_exactly_unbiased(base):
+    """E[p_hat] = p exactly with the true pi_k: expected statistics from the exact channel, emp, then eq 21."""
+    with jax.enable_x64(True):
+        mech = ul.PUM(D, SENS, 2, 0.8, base=base)
+        tr = ul.pum_truth(mech, XS, PERSONAL)
+        Q, _ = mech.channel_matrix()
+        out = tr.r @ Q * tr.n  # expected output histogram of the n reports
+        if base == "urap":  # expected per-bit support counts
+            out = out @ _base.bits_table(D + 2).astype(np.float64)
+        r_hat = ul.estimation.empirical(mech.cmn, jnp.asarray(out), tr.n)
+        np.testing.assert_allclose(r_hat, tr.r, atol=1e-12)
+        est = ul.pum.combine(mech, r_hat, tr.pi)
+        np.testing.assert_allclose(est.p, tr.p, atol=1e-12)
+        # With a wrong prior (case I) the estimate is biased on this population.
+        assert np.abs(np.asarray(ul.pum.combine(mech, r_hat, None).p) - tr.p).sum() > 1e-3
+
+
+def test_combine_cases():
+    mech = ul.PUM(D, SENS, 2, 1.0)
+    r_hat = jnp.array([0.05, 0.2, -0.02, 0.15, 0.3, 0.12, 0.1, 0.1])
+    est = ul.pum.combine(mech, r_hat)
+    w = np.array([0, 0.2, 0, 0.15, 0.3, 0.12])
+    np.testing.assert_allclose(est.pi[0], w / w.sum(), rtol=1e-6)  # case I: max(r_hat, 0) over X_N
+    np.testing.assert_allclose(est.p, np.asarray(r_hat[:D]) + 0.2 * w / w.sum(), rtol=1e-6)
+    prior = np.full((2, D), np.nan)
+    prior[1] = np.eye(D)[3]
+    est2 = ul.pum.combine(mech, r_hat, prior)  # bot 0 unknown (NaN row), bot 1 known
+    np.testing.assert_allclose(est2.pi[0], est.pi[0], rtol=1e-6)
+    np.testing.assert_allclose(est2.pi[1], prior[1])
+    # Batched over repetitions.
+    est3 = ul.pum.combine(mech, jnp.stack([r_hat, r_hat]), prior)
+    assert est3.p.shape == (2, D) and est3.pi.shape == (2, 2, D) and est3.r.shape == (2, D + 2)
+    # Simplex in, simplex out (001 §5.3).
+    r_s = jnp.abs(r_hat) / jnp.sum(jnp.abs(r_hat))
+    np.testing.assert_allclose(ul.pum.combine(mech, r_s, np.eye(D)[[2, 3]]).p.sum(), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["emp", "emp+thr", "em"])
+@pytest.mark.parametrize("base", ["urr", "urap"])
+def test_pum_estimate_api(method, base):
+    if method not in ul.estimation.method_names():
+        pytest.skip(f"{method} not registered")
+    mech = ul.PUM(D, SENS, 2, 2.0, base=base)
+    xs = jnp.asarray(np.tile(XS, 500))
+    personal = jnp.asarray(np.tile(PERSONAL, (500, 1)))
+    ys = ul.perturb(jax.random.key(0), mech, xs, personal)
+    tr = ul.pum_truth(mech, xs, personal)
+    for prior in (None, tr.pi):
+        est = ul.pum_estimate(mech, ys, prior=prior, method=method)
+        assert isinstance(est, ul.PUMEstimate)
+        assert est.p.shape == (D,) and est.r.shape == (D + 2,) and est.pi.shape == (2, D)
+        loss = ul.pum_loss(mech, est, tr)
+        assert loss.l1_p <= loss.bound + 1e-9  # Theorem 1
+    assert float(ul.pum_loss(mech, est, tr).first) < 0.15
+
+
+def test_bad_prior_and_mech():
+    mech = ul.PUM(D, SENS, 2, 1.0)
+    ys = ul.perturb(jax.random.key(0), mech, jnp.asarray(XS), jnp.asarray(PERSONAL))
+    good = np.full((2, D), 1.0 / D)
+    with pytest.raises(ValueError, match="prior"):
+        ul.pum_estimate(mech, ys, prior=good * 2, method="emp")  # does not sum to 1
+    bad = good.copy()
+    bad[0, 0], bad[0, 1] = -0.1, bad[0, 1] + 0.1
+    with pytest.raises(ValueError, match="prior"):
+        ul.pum_estimate(mech, ys, prior=bad, method="emp")  # negative
+    with pytest.raises(ValueError, match="prior"):
+        ul.pum_estimate(mech, ys, prior=good[:1], method="emp")  # one row for two tags
+    with pytest.raises(ValueError, match="prior"):
+        ul.pum_estimate(mech, ys, prior=np.full((2, D + 2), 1.0 / (D + 2)), method="emp")  # over Z, not X
+    partial = good.copy()
+    partial[1, :3] = np.nan
+    with pytest.raises(ValueError, match="prior"):
+        ul.pum_estimate(mech, ys, prior=partial, method="emp")
+    with pytest.raises(TypeError, match="mech"):
+        ul.pum_estimate(mech.cmn, ys, method="emp")
+    with pytest.raises(ValueError, match="method"):
+        ul.pum_estimate(mech, ys, method="nope")

@@ -1,0 +1,78 @@
+"""The synthetic personalized scenario and Monte Carlo checks of 001 §5.4 / §6.2 (Theorem 1, Figure 8 order)."""
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.data._pum_scenario import pum_scenario
+
+GRID, N, NUM_SENS, REPS = 8, 20000, 5, 20
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return pum_scenario(jax.random.key(0), grid=GRID, n=N, num_sensitive=NUM_SENS)
+
+
+@pytest.fixture(scope="module")
+def run(scenario):
+    """uRR PUM at eps = ln d, emp, 20 repetitions, cases (I), (II: POI prior) and (III: true pi_k)."""
+    mech = scenario.mech(np.log(scenario.d))
+    priors = {"I": None, "II": scenario.poi_prior, "III": "true"}
+    return mech, ul.simulate_pum(jax.random.key(1), mech, scenario.xs, scenario.personal, priors=priors, reps=REPS)
+
+
+def test_scenario_shapes_and_counts(scenario):
+    sc = scenario
+    assert sc.d == GRID**2 and sc.n == N
+    assert sc.xs.shape == (N,) and sc.xs.dtype == np.int32
+    assert sc.personal.shape == (N, 2) and sc.personal.dtype == np.int32
+    assert len(sc.sensitive) == NUM_SENS
+    assert not np.isin(sc.personal, sc.sensitive).any()  # personal items live in X_N
+    both = (sc.personal >= 0).all(1)
+    assert not np.any(sc.personal[both, 0] == sc.personal[both, 1])  # home != workplace
+    np.testing.assert_allclose(sc.poi_prior.sum(1), 1.0)
+    np.testing.assert_allclose(sc.densities.sum(1), 1.0)
+    # At least 001's shares of users check in at home / work (plus chance visits of their own cells).
+    at_home = np.mean(sc.xs == sc.personal[:, 0])
+    at_work = np.mean(sc.xs == sc.personal[:, 1])
+    assert at_home >= 5040 / 179527 * 0.8 and at_work >= 19532 / 179527 * 0.8
+    again = pum_scenario(jax.random.key(0), grid=GRID, n=N, num_sensitive=NUM_SENS)
+    np.testing.assert_array_equal(again.xs, sc.xs)
+    np.testing.assert_array_equal(again.personal, sc.personal)
+    other = pum_scenario(jax.random.key(1), grid=GRID, n=N, num_sensitive=NUM_SENS)
+    assert not np.array_equal(other.xs, sc.xs)
+    full = pum_scenario(jax.random.key(0))
+    assert full.d == 625 and full.n == 179527 and len(full.sensitive) == 15
+
+
+def test_scenario_bad_arguments():
+    with pytest.raises(ValueError, match="num_sensitive"):
+        pum_scenario(jax.random.key(0), grid=3, n=10, num_sensitive=8)
+    with pytest.raises(ValueError, match="frac_home"):
+        pum_scenario(jax.random.key(0), grid=5, n=10, num_sensitive=2, frac_home=1.5)
+    with pytest.raises(TypeError, match="key"):
+        pum_scenario(None, grid=4, n=10)
+
+
+def test_theorem_1_holds_in_every_repetition(run):
+    _, res = run
+    for case, loss in res.losses.items():
+        assert loss.l1_p.shape == (REPS,)
+        assert np.all(loss.l1_p <= loss.bound + 1e-9), case
+    np.testing.assert_allclose(res.losses["III"].second, 0.0, atol=1e-6)  # true pi_k: no second term
+
+
+def test_ordering_iii_ii_i_at_eps_ln_d(run):
+    _, res = run
+    mean = {case: float(loss.l1_p.mean()) for case, loss in res.losses.items()}
+    assert mean["III"] < mean["II"] < mean["I"], mean
+
+
+def test_case_iii_unbiased_monte_carlo(run):
+    """Mean of p_hat (III, emp) within 5 standard errors of p on every item (20 repetitions)."""
+    _, res = run
+    p_hat = np.asarray(res.estimates["III"].p, np.float64)
+    se = p_hat.std(0, ddof=1) / np.sqrt(REPS)
+    assert np.all(np.abs(p_hat.mean(0) - res.truth.p) <= 5 * se + 1e-7)
