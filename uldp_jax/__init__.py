@@ -23,6 +23,8 @@ from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel,
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax import theory, tuning
+from uldp_jax.tuning import tune
 
 __version__ = "0.1.0"
 
@@ -79,5 +81,8 @@ __all__ = [
     "simulate",
     "simulate_pum",
     "simulate_stats",
+    "theory",
     "tradeoff_curve",
+    "tune",
+    "tuning",
 ]

@@ -4,7 +4,16 @@ Units: ``mse`` is the expected squared l2 loss summed over items, ``sum_x E(p_ha
 ``n`` times the fixed-model ``mse``. See ``_dispatch`` for the variance models.
 """
 
-from uldp_jax.theory._dispatch import check_theta_n, item_variance, l1, mse, nmse, pure_probs, theta_n_of
+from uldp_jax.theory._dispatch import (
+    check_theta_n,
+    item_variance,
+    l1,
+    mse,
+    nmse,
+    pure_item_variance,
+    pure_probs,
+    theta_n_of,
+)
 from uldp_jax.theory._exact import (
     SupportMoments,
     estimator_matrix,

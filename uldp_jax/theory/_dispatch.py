@@ -162,17 +162,23 @@ def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     p = _check_p(p, mech.d)
     _, mask = _families.sizes(mech, fam)
     P, Q, Z = pure_probs(mech)
-    gap = P - Q
+    return pure_item_variance(P, Q, None if fam.ldp else Z, mask, p, n, model)
+
+
+def pure_item_variance(p_star: Any, q_star: Any, z_star: Any, sensitive_mask: Any, p: Any, n: Any,
+                       model: str = "iid") -> Any:
+    """Per-item variance of 003 eq 21 from pure probabilities (eq 25 when fixed; ``z_star=None``: LDP)."""
+    gap = p_star - q_star
     if model == "iid":
-        f = Q + gap * p
+        f = q_star + gap * p
         v_s = f * (1.0 - f) / gap**2
     else:
-        v_s = (p * P * (1.0 - P) + (1.0 - p) * Q * (1.0 - Q)) / gap**2
-    if fam.ldp:
+        v_s = (p * p_star * (1.0 - p_star) + (1.0 - p) * q_star * (1.0 - q_star)) / gap**2
+    if z_star is None:
         return v_s / n
-    Zs = jnp.asarray(Z)
-    v_n = p * (1.0 - Zs * p) / Zs if model == "iid" else p * (1.0 - Zs) / Zs
-    return jnp.where(jnp.asarray(mask), v_s, v_n) / n
+    z = jnp.asarray(z_star)
+    v_n = p * (1.0 - z * p) / z if model == "iid" else p * (1.0 - z) / z
+    return jnp.where(jnp.asarray(sensitive_mask), v_s, v_n) / n
 
 
 def l1(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
