@@ -327,6 +327,9 @@ class GLUTF(GLUTFMixin):
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", sensitive)
         check_base(self.base, len(sensitive), self.rule)
+        if self.z_rule == "published_unsafe" and type(self.base).__name__ not in ("OLH", "Wheel"):
+            raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
+                             f"got {type(self.base).__name__}.")
 
     @property
     def eps(self) -> Any:
