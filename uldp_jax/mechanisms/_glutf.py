@@ -190,18 +190,29 @@ class GLUTFMixin:
         protected-only reports ``Y'`` at the sensitive items, counts of ``x`` alone at the non-sensitive items,
         and ``|Y'|`` last.
         """
+        if self.rule != "pure":
+            return self.eq30_stats(ys, weights)
         w = jnp.ones(ys.item.shape, bool) if weights is None else weights.astype(bool)
         has_item = ys.item >= 0
-        if self.rule == "pure":
-            wb, wn = ys.has_base & w, has_item & w
-        else:
-            wb, wn = ys.has_base & ~has_item & w, ~ys.has_base & w
+        return self._counts(ys, ys.has_base & w, has_item & w)
+
+    def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
         counts_s = self.base.aggregate(ys.base, wb)
-        counts = jnp.zeros(self.d, jnp.int32).at[jnp.where(has_item, ys.item, 0)].add(wn.astype(jnp.int32))
-        counts = counts.at[jnp.asarray(self.sensitive, jnp.int32)].set(counts_s.astype(jnp.int32))
-        if self.rule == "pure":
-            return counts
-        return jnp.append(counts, jnp.sum(wb, dtype=jnp.int32))
+        counts = jnp.zeros(self.d, jnp.int32).at[jnp.where(ys.item >= 0, ys.item, 0)].add(wn.astype(jnp.int32))
+        return counts.at[jnp.asarray(self.sensitive, jnp.int32)].set(counts_s.astype(jnp.int32))
+
+    def eq30_stats(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:
+        """The statistic of 003 eq 30 (``int32[d + 1]``, any ``rule``); see ``theory.nonpure_estimate``."""
+        w = jnp.ones(ys.item.shape, bool) if weights is None else weights.astype(bool)
+        protected_only = ys.has_base & (ys.item < 0) & w
+        counts = self._counts(ys, protected_only, ~ys.has_base & w)
+        return jnp.append(counts, jnp.sum(protected_only, dtype=jnp.int32))
+
+    def estimate_eq30(self, stats: jax.Array, n: Any) -> jax.Array:
+        """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
+        p, q = self.base._pq() if hasattr(self.base, "_pq") else self.base.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        return _th.nonpure_estimate(stats, n, p, q, self.f(), self.z(), sens)
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)
@@ -209,7 +220,8 @@ class GLUTFMixin:
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``."""
         if self.rule != "pure":
-            raise ValueError("rule='non_pure' GLUTF is not pure: estimate with method='glutf_eq30' (003 eq 30).")
+            raise ValueError("rule='non_pure' GLUTF is not pure (003 eq 10): estimate with mech.estimate_eq30(stats, n) "
+                             "(003 eq 30) on mech.aggregate(reports).")
         a_b, b_b = self.base.support_affine()
         zs = self.z_star()
         idx = jnp.asarray(self.sensitive, jnp.int32)
