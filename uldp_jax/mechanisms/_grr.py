@@ -57,7 +57,7 @@ class GRR:
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports itself; no ``z*`` in LDP)."""
         t = np.exp(-_base.eps_value(self.eps))
-        return 1.0 / (1.0 + (self.d - 1) * t), t / (1.0 + (self.d - 1) * t), float("nan")
+        return float(1.0 / (1.0 + (self.d - 1) * t)), float(t / (1.0 + (self.d - 1) * t)), float("nan")
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
         return self.perturb_batch(key, jnp.asarray(x))
