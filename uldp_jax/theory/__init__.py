@@ -81,3 +81,21 @@ from uldp_jax.theory._optima import (
     optimal_p,
     optimal_theta,
 )
+from uldp_jax.theory._pure_uldp import (
+    glutf_f,
+    glutf_f_nonpure,
+    glutf_z_max,
+    glutf_z_star,
+    nonpure_covariance_gap,
+    nonpure_estimate,
+    nonpure_variance_eq31,
+    pure_uldp_estimate,
+    pure_uldp_mse,
+    pure_uldp_variance,
+    ulh_z_max,
+    ulh_z_published,
+    uss_z_max,
+    uss_z_star,
+    uwheel_z_max,
+    uwheel_z_published,
+)
