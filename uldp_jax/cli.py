@@ -1,0 +1,94 @@
+"""The ``uldp`` command line: list and run the paper reproductions, and a few-minute demo.
+
+    uldp list
+    uldp run <experiment> [--quick] [--reps N] [--data PATH] [--out DIR] [--seed S] [--no-progress]
+    uldp demo [--quick] [--reps N] [--out DIR]
+
+User mistakes (unknown experiment, missing or malformed data file, ``--reps 0``) print one line on stderr and
+exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
+        sys.stderr.write(f"uldp: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+    return v
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="uldp", description="Utility-optimized LDP: reproduce the papers' experiments.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("list", help="list the experiments and datasets")
+    for name, hlp in (("run", "run one experiment"), ("demo", "reduced 001 Fig 5 (a few minutes on CPU)")):
+        r = sub.add_parser(name, help=hlp)
+        if name == "run":
+            r.add_argument("experiment", help="experiment name (see 'uldp list')")
+        r.add_argument("--quick", action="store_true", help="CI-sized run (seconds)")
+        r.add_argument("--reps", type=_positive_int, default=None, help="repetitions (overrides the config)")
+        r.add_argument("--data", default=None, help="real data: PATH for the first dataset, or name=PATH[,...]")
+        r.add_argument("--out", default="results", help="output directory (default: results/)")
+        r.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+        r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _list() -> None:
+    from uldp_jax import data, experiments
+    print("Experiments (uldp run NAME [--quick]):")
+    for name in experiments.experiment_names():
+        print(f"  {name:<16} {experiments.get_experiment(name).title}")
+    print("\nDatasets (synthetic proxies by default; --data PATH loads the real files):")
+    for name, desc in data.describe_datasets().items():
+        print(f"  {name:<16} {desc}")
+
+
+def _run(name: str, args) -> None:
+    from uldp_jax import experiments
+    experiments.get_experiment(name)  # fail fast on an unknown name, before any work
+    if args.data is not None and not os.path.exists(args.data.split("=", 1)[-1].split(",")[0]):
+        raise FileNotFoundError(f"data path does not exist: {args.data}")
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    experiments.run_experiment(name, quick=args.quick, reps=args.reps, data=args.data, out=args.out,
+                               seed=args.seed, progress=not args.no_progress)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        _parser().print_help()
+        return 2
+    try:
+        if args.command == "list":
+            _list()
+        elif args.command == "run":
+            _run(args.experiment, args)
+        else:
+            _run("demo", args)
+    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        sys.stderr.write(f"uldp: error: {msg}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("uldp: interrupted\n")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Shared pieces of the paper reproductions: mechanism factories, Monte Carlo error curves, progress bars.
+
+Experiments run on the public API only (``ul.simulate``, ``ul.estimation``, ``ul.metrics``); they loop in Python
+over mechanisms and settings (a handful), never over users or repetitions (those are batched on device by
+``ul.simulate``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+from typing import Any, Callable, Iterable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import uldp_jax as ul
+from uldp_jax import metrics as _metrics
+
+METRICS: dict[str, Callable] = {"tv": _metrics.tv, "mse": _metrics.mse, "l1": _metrics.l1, "mae": _metrics.mae,
+                                "l2sq": _metrics.l2sq}
+# Registry names of estimation methods and the labels the papers use.
+METHOD_LABELS = {"emp": "emp", "emp+thr": "emp+thr", "em": "EM"}
+
+
+def _uldp(cls_name: str) -> Callable:
+    def make(d: int, sensitive: Sequence[int], eps: Any, **kw):
+        return getattr(ul, cls_name)(d, tuple(sensitive), eps, **kw)
+    return make
+
+
+# Mechanism label -> (factory(d, sensitive, eps, **kw), needs a sensitive set).
+MECHANISMS: dict[str, tuple[Callable, bool]] = {
+    "RR": (lambda d, sensitive, eps, **kw: ul.GRR(d, eps), False),
+    "RAPPOR": (lambda d, sensitive, eps, **kw: ul.RAPPOR(d, eps), False),
+    "OUE": (lambda d, sensitive, eps, **kw: ul.OUE(d, eps), False),
+    "uRR": (_uldp("URR"), True),
+    "uRAP": (_uldp("URAP"), True),
+}
+# Mechanisms that other parts of the library add; used when present.
+_OPTIONAL = {"uSS": "USS", "uUE": "UUE", "uLH": "ULH", "uWheel": "UWheel", "HR": "HR"}
+
+
+def mechanism_names() -> tuple[str, ...]:
+    """Labels of the mechanisms the experiments can build in this installation."""
+    return tuple(MECHANISMS) + tuple(k for k, v in _OPTIONAL.items() if hasattr(ul, v))
+
+
+def make_mechanism(label: str, d: int, sensitive: Sequence[int], eps: Any, **kw) -> Any:
+    """Builds mechanism ``label`` (``"RR"``, ``"RAPPOR"``, ``"uRR"``, ``"uRAP"``, ``"uSS"``, ...) for one eps."""
+    if label in MECHANISMS:
+        return MECHANISMS[label][0](d, sensitive, eps, **kw)
+    if label in _OPTIONAL and hasattr(ul, _OPTIONAL[label]):
+        cls = getattr(ul, _OPTIONAL[label])
+        if label == "HR":
+            return cls(d, eps, **kw)
+        return cls(d, tuple(sensitive), eps, **kw)
+    raise ValueError(f"Unknown mechanism label={label!r}; available: {', '.join(mechanism_names())}.")
+
+
+def make_grid(label: str, d: int, sensitive: Sequence[int], eps_grid: Sequence[float], **kw) -> Any:
+    """A batched grid of ``label`` mechanisms, one per epsilon (leaves with a leading axis)."""
+    eps = jnp.asarray(np.asarray(eps_grid, np.float64), dtype=jnp.float32)
+    probe = make_mechanism(label, d, sensitive, float(eps_grid[0]), **kw)  # validates static arguments
+    del probe
+    return jax.vmap(lambda e: make_mechanism(label, d, sensitive, e, **kw))(eps)
+
+
+def available_methods(requested: Iterable[str]) -> tuple[str, ...]:
+    """The requested estimation methods that are registered in this installation."""
+    return tuple(m for m in requested if m in ul.estimation.method_names())
+
+
+# Simulation path passed to ``ul.simulate_stats`` when it supports one ("per_user", or "auto" = the exact
+# counts path where available). Experiments set it through their config key ``path``.
+DEFAULT_PATH = "per_user"
+
+
+def _simulate_kwargs(path: str | None) -> dict:
+    params = inspect.signature(ul.simulate_stats).parameters
+    return {"path": path or DEFAULT_PATH} if "path" in params else {}
+
+
+def _summarise(err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    reps = err.shape[-1]
+    se = err.std(-1, ddof=1) / np.sqrt(reps) if reps > 1 else np.zeros(err.shape[:-1])
+    return err.mean(-1), se
+
+
+def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], eps: Sequence[float], p: np.ndarray,
+                n: int, reps: int, methods: Sequence[str], metric: str = "tv", path: str | None = None,
+                report_reps: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Mean and standard error of ``metric`` (over repetitions) per epsilon, for each estimation method.
+
+    The mechanism grid over ``eps`` is simulated once (``ul.simulate_stats``, iid model, common random
+    numbers) and every stats-based method is applied to the same statistics. Methods that need the reports
+    (EM on the exact product likelihood of RAPPOR/uRAP) run on ``report_reps`` fresh repetitions, one at a time
+    (the ``n x d`` reports of one repetition are the memory unit); with ``report_reps = 0`` they are skipped.
+
+    Returns:
+      ``{method: (mean float[len(eps)], se float[len(eps)])}``.
+    """
+    grid = make_grid(label, d, sensitive, eps)
+    probe = make_mechanism(label, d, sensitive, float(eps[0]))
+    stats, target, n = ul.simulate_stats(key, grid, p=p, n=n, reps=reps, **_simulate_kwargs(path))
+    target = jnp.asarray(target, jnp.float32)
+    out = {}
+    for m in methods:
+        if ul.estimation.get_method(m, probe).input == "stats":
+            est = jax.vmap(lambda mm, st: ul.estimate_from_stats(mm, st, n, m))(grid, stats)  # [g, r, d]
+            out[m] = _summarise(np.asarray(METRICS[metric](est, target), np.float64))
+        elif report_reps > 0:
+            out[m] = _summarise(_report_errors(jax.random.fold_in(key, 7_919), label, d, sensitive, eps, p, n,
+                                               report_reps, m, metric))
+    return out
+
+
+def _report_errors(key, label, d, sensitive, eps, p, n, reps, method, metric) -> np.ndarray:
+    """``float[len(eps), reps]`` errors of a report-based method (one repetition's reports at a time)."""
+    logits = jnp.log(jnp.asarray(p, jnp.float32))
+    target = jnp.asarray(p, jnp.float32)
+    err = np.zeros((len(eps), reps))
+    for gi, e in enumerate(eps):
+        mech = make_mechanism(label, d, sensitive, float(e))
+        for r in range(reps):  # per-report likelihoods: the reports of one repetition fill memory
+            kx, ky = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, gi), r))
+            xs = jax.random.categorical(kx, logits, shape=(n,)).astype(jnp.int32)
+            est = ul.estimate(mech, ul.perturb(ky, mech, xs), method)
+            err[gi, r] = float(METRICS[metric](est, target))
+    return err
+
+
+def nonprivate_error(key: jax.Array, p: np.ndarray, n: int, reps: int, metric: str = "tv") -> tuple[float, float]:
+    """Error of the non-private empirical distribution of ``n`` iid users (001's "no privacy" line)."""
+    pj = jnp.asarray(p, jnp.float32)
+    counts = jax.random.multinomial(key, float(n), pj, shape=(reps, p.size))
+    err = np.asarray(METRICS[metric](counts / n, pj), np.float64)
+    return float(err.mean()), float(err.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
+
+
+@contextlib.contextmanager
+def progress(total: int, desc: str, enabled: bool = True):
+    """A tqdm progress bar on stderr when tqdm is installed and ``enabled``; else a no-op ``update``."""
+    bar = None
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+        except ImportError:
+            bar = None
+
+    class _Bar:
+        def update(self, k: int = 1, note: str | None = None):
+            if bar is not None:
+                if note:
+                    bar.set_postfix_str(note, refresh=False)
+                bar.update(k)
+
+    try:
+        yield _Bar()
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,213 @@
+"""001 (Murakami & Kawamoto, ULDP) reproductions: Fig 5/10 (eps), Fig 6/11 (|X_S|), Fig 7/12 (attributes)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from uldp_jax import data as _data
+from uldp_jax.experiments import _common, _datasets, _plot
+from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
+
+MECHS = ["RR", "RAPPOR", "uRR", "uRAP"]
+EPS_001 = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+
+
+def _label(mech: str, method: str) -> str:
+    return mech if not method else f"{mech} ({_common.METHOD_LABELS.get(method, method)})"
+
+
+def _skipped(cfg: dict, methods: tuple) -> list:
+    miss = [m for m in cfg["methods"] if m not in methods]
+    out = [f"estimation method(s) {', '.join(miss)} not available in this build; omitted"] if miss else []
+    if "em" in methods and not cfg.get("report_reps", 0):
+        out.append("EM for RAPPOR/uRAP needs every report (exact product likelihood); skipped here "
+                   "(set report_reps > 0); EM for RR/uRR runs on the output histogram.")
+    elif "em" in methods:
+        out.append(f"EM for RAPPOR/uRAP uses the exact per-report likelihood on {cfg['report_reps']} repetitions.")
+    return out
+
+
+def run_eps(cfg: dict, ctx: Context) -> Report:
+    """001 Fig 5 (TV) / Fig 10 (MSE): eps vs error for RR/RAPPOR/uRR/uRAP x emp/emp+thr/EM, plus no privacy."""
+    datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
+    methods = _common.available_methods(cfg["methods"])
+    metric, reps = cfg["metric"], cfg["reps"]
+    rows, panels, vlines, notes = [], [], [], _skipped(cfg, methods)
+    with _common.progress(len(datasets) * len(cfg["mechanisms"]), cfg.get("title", "eps sweep"), ctx.progress) as bar:
+        for di, ds in enumerate(datasets):
+            n = ds.n
+            eps = sorted(set(cfg["eps"]) | {round(math.log(ds.d), 4)})
+            lines = []
+            npm, nps = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps, metric)
+            rows += [dict(dataset=ds.name, mechanism="no privacy", method="", eps=e, metric=metric, value=npm,
+                          se=nps, reps=reps, n=n, d=ds.d, s=ds.s) for e in eps]
+            lines.append(("no privacy", "no privacy", "", eps, [npm] * len(eps)))
+            for mi, mech in enumerate(cfg["mechanisms"]):
+                curves = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, eps, ds.p, n, reps, methods,
+                                             metric, cfg.get("path"), cfg.get("report_reps", 0))
+                for m, (mean, se) in curves.items():
+                    rows += [dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
+                                  metric=metric, value=float(v), se=float(s_), reps=reps, n=n, d=ds.d, s=ds.s)
+                             for e, v, s_ in zip(eps, mean, se)]
+                    lines.append((_label(mech, m), mech, m, eps, mean))
+                bar.update(1, f"{ds.name} {mech}")
+            panels.append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={n}", lines))
+            vlines.append(math.log(ds.d))
+            notes += _eps_checks(rows, ds, metric)
+    fig = _plot.line_panels(panels, "epsilon", metric.upper(), vlines=vlines)
+    table = format_table(rows, ("dataset", "mechanism", "method"), "eps")
+    return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, notes,
+                  "; ".join(ds.summary() for ds in datasets))
+
+
+def _best(rows, ds_name, mech, eps):
+    vals = [r["value"] for r in rows if r["dataset"] == ds_name and r["mechanism"] == mech
+            and abs(r["eps"] - eps) < 1e-9]
+    return min(vals) if vals else float("nan")
+
+
+def _eps_checks(rows, ds, metric) -> list:
+    """001's qualitative claims, evaluated on this run."""
+    lnd = round(math.log(ds.d), 4)
+    out = []
+    nop = _best(rows, ds.name, "no privacy", lnd)
+    urr = _best(rows, ds.name, "uRR", lnd)
+    if np.isfinite(urr):
+        out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr:.3g} vs no privacy {nop:.3g} "
+                   f"(ratio {urr / nop:.2f}; 001: 'almost the same').")
+    eps = sorted({r["eps"] for r in rows if r["dataset"] == ds.name})
+    for e in (eps[0], lnd):
+        best = {m: _best(rows, ds.name, m, e) for m in MECHS}
+        best = {k: v for k, v in best.items() if np.isfinite(v)}
+        if best:
+            winner = min(best, key=best.get)
+            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {winner} ({best[winner]:.3g}).")
+    return out
+
+
+def run_sensitive(cfg: dict, ctx: Context) -> Report:
+    """001 Fig 6 (TV) / Fig 11 (MSE): |X_S| vs error at eps = 0.1 and ln d, X_S drawn at random.
+
+    Each of ``cases`` random sensitive sets gets ``reps`` repetitions (001: 100 sets x 1). A random X_S with a
+    fixed p is the same as X_S = {0..s-1} with p's items randomly relabelled, so every case reuses one
+    compiled mechanism and only the distribution changes.
+    """
+    datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
+    methods = _common.available_methods(cfg["methods"])
+    metric, reps, cases = cfg["metric"], cfg["reps"], cfg["cases"]
+    rows, panels, notes = [], [], _skipped(cfg, methods)
+    total = len(datasets) * len(cfg["s_values"]) * len(cfg["mechanisms"])
+    with _common.progress(total, cfg.get("title", "|X_S| sweep"), ctx.progress) as bar:
+        for di, ds in enumerate(datasets):
+            n = ds.n
+            eps = [e if e != "ln d" else round(math.log(ds.d), 4) for e in cfg["eps"]]
+            s_values = [s for s in cfg["s_values"] if s <= ds.d]
+            rng = np.random.default_rng(ctx.seed + di)
+            perms = [rng.permutation(ds.d) for _ in range(cases)]
+            npm, _ = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps * cases, metric)
+            acc = {}
+            for si, s in enumerate(s_values):
+                sens = tuple(range(s))
+                for mi, mech in enumerate(cfg["mechanisms"]):
+                    sums = {}
+                    for c, perm in enumerate(perms):
+                        cur = _common.error_curve(ctx.key(di, si, mi, c), mech, ds.d, sens, eps, ds.p[perm], n, reps,
+                                                  methods, metric, cfg.get("path"), cfg.get("report_reps", 0))
+                        for m, (mean, _) in cur.items():
+                            sums[m] = sums.get(m, 0.0) + mean / cases
+                    for m, mean in sums.items():
+                        for e, v in zip(eps, mean):
+                            acc.setdefault((e, mech, m), []).append(float(v))
+                            rows.append(dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
+                                             s=s, metric=metric, value=float(v), cases=cases, reps=reps, n=n, d=ds.d))
+                    bar.update(1, f"{ds.name} s={s} {mech}")
+            for e in eps:
+                lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
+                lines += [(_label(mech, m), mech, m, s_values, acc[(e, mech, m)])
+                          for mech in cfg["mechanisms"] for m in methods if (e, mech, m) in acc]
+                panels.append((f"{ds.name}: eps = {e:g}", lines))
+                for i in (0, -1):
+                    best = _best_at(acc, e, cfg["mechanisms"], methods, i)
+                    notes.append(f"{ds.name}, eps={e:g}, |X_S|={s_values[i]}: best {best[0]} ({best[1]:.3g}).")
+    fig = _plot.line_panels(panels, "|X_S|", metric.upper())
+    table = format_table(rows, ("dataset", "eps", "mechanism", "method"), "s")
+    return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, notes,
+                  "; ".join(ds.summary() for ds in datasets))
+
+
+def _best_at(acc: dict, e, mechs, methods, i: int) -> tuple:
+    """(label, value) of the lowest error at index ``i`` of the x axis over mechanisms x methods."""
+    vals = {_label(k, m): acc[(e, k, m)][i] for k in mechs for m in methods if (e, k, m) in acc}
+    best = min(vals, key=vals.get)
+    return best, vals[best]
+
+
+def run_attributes(cfg: dict, ctx: Context) -> Report:
+    """001 Fig 7 (TV) / Fig 12 (MSE): number of census attributes (4..9) vs error at eps = 0.1, 1, 6."""
+    methods = _common.available_methods(cfg["methods"])
+    metric, reps = cfg["metric"], cfg["reps"]
+    attrs = cfg["attributes"]
+    names = ["census" if a == 4 else f"census{a}" for a in attrs]
+    datasets = _datasets.resolve(names, ctx.data, cfg.get("n"))
+    rows, notes = [], _skipped(cfg, methods)
+    acc = {}
+    with _common.progress(len(datasets) * len(cfg["mechanisms"]), cfg.get("title", "attributes"), ctx.progress) as bar:
+        for di, (a, ds) in enumerate(zip(attrs, datasets)):
+            n = ds.n
+            npm, _ = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps, metric)
+            for e in cfg["eps"]:
+                acc.setdefault((e, "no privacy", ""), []).append(npm)
+            for mi, mech in enumerate(cfg["mechanisms"]):
+                cur = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, cfg["eps"], ds.p, n, reps,
+                                          methods, metric, cfg.get("path"), cfg.get("report_reps", 0))
+                for m, (mean, se) in cur.items():
+                    for e, v, s_ in zip(cfg["eps"], mean, se):
+                        acc.setdefault((e, mech, m), []).append(float(v))
+                        rows.append(dict(dataset=ds.name, attributes=a, mechanism=mech,
+                                         method=_common.METHOD_LABELS[m], eps=e, metric=metric, value=float(v),
+                                         se=float(s_), reps=reps, n=n, d=ds.d, s=ds.s))
+                bar.update(1, f"{a} attrs {mech}")
+    panels = []
+    for e in cfg["eps"]:
+        lines = [("no privacy", "no privacy", "", attrs, acc[(e, "no privacy", "")])]
+        lines += [(_label(mech, m), mech, m, attrs, acc[(e, mech, m)])
+                  for mech in cfg["mechanisms"] for m in methods if (e, mech, m) in acc]
+        panels.append((f"census: eps = {e:g}", lines))
+        best = _best_at(acc, e, cfg["mechanisms"], methods, -1)
+        notes.append(f"eps={e:g}, {attrs[-1]} attributes: best {best[0]} ({best[1]:.3g}).")
+    fig = _plot.line_panels(panels, "number of attributes", metric.upper(), logx=False)
+    table = format_table(rows, ("eps", "mechanism", "method"), "attributes")
+    return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, notes,
+                  "; ".join(ds.summary() for ds in datasets))
+
+
+_M = ["emp", "emp+thr", "em"]
+_FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv")
+_FIG5Q = dict(_FIG5, datasets=["foursquare"], eps=[0.5], reps=2, n=5_000)
+_FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=["emp", "em"], eps=[0.1, "ln d"],
+             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=10, reps=10, metric="tv")
+_FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["RR", "uRR", "uRAP"], s_values=[1, 100], cases=2, reps=1,
+              n=5_000)
+_FIG7 = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=["emp", "em"], eps=[0.1, 1.0, 6.0],
+             reps=10, metric="tv", n=240_000)
+_FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["RR", "uRR", "uRAP"], reps=2, n=5_000)
+_DEMO = dict(_FIG5, datasets=["foursquare"], eps=[0.1, 0.5, 1.0, 2.0, 5.0, 10.0], reps=5, n=100_000,
+             title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv")
+_DEMOQ = dict(_DEMO, eps=[0.5, 5.0], reps=2, n=10_000)
+
+
+def _mse(cfg):
+    return dict(cfg, metric="mse")
+
+
+register(Experiment("demo", "reduced 001 Fig 5 on the Foursquare proxy (eps vs TV)", _DEMO, _DEMOQ, run_eps))
+register(Experiment("001-fig5", "001 Fig 5: eps vs TV (common mechanism)", _FIG5, _FIG5Q, run_eps))
+register(Experiment("001-fig10", "001 Fig 10: eps vs MSE (common mechanism)", _mse(_FIG5), _mse(_FIG5Q), run_eps))
+register(Experiment("001-fig6", "001 Fig 6: |X_S| vs TV at eps = 0.1 and ln d", _FIG6, _FIG6Q, run_sensitive))
+register(Experiment("001-fig11", "001 Fig 11: |X_S| vs MSE at eps = 0.1 and ln d", _mse(_FIG6), _mse(_FIG6Q),
+                    run_sensitive))
+register(Experiment("001-fig7", "001 Fig 7: number of census attributes vs TV", _FIG7, _FIG7Q, run_attributes))
+register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE", _mse(_FIG7), _mse(_FIG7Q),
+                    run_attributes))

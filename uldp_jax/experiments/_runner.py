@@ -1,0 +1,180 @@
+"""Experiment registry and runner: configs, CSV (with full configuration and versions), PNG, summary."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import platform
+import time
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What a run needs besides its config: seed, real-data path, progress switch."""
+
+    seed: int = 0
+    data: str | None = None
+    progress: bool = True
+
+    def key(self, *folds: int) -> jax.Array:
+        k = jax.random.key(self.seed)
+        for f in folds:
+            k = jax.random.fold_in(k, f)
+        return k
+
+
+@dataclasses.dataclass
+class Report:
+    """An experiment's output: long-format rows, figures, a printable table and notes."""
+
+    rows: list
+    figures: dict = dataclasses.field(default_factory=dict)
+    table: str = ""
+    notes: list = dataclasses.field(default_factory=list)
+    dataset: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """A registered reproduction.
+
+    Attributes:
+      name: CLI name (``"001-fig5"``).
+      title: one line.
+      full: the paper-sized config (dict of JSON-able values; ``reps`` is the repetition count).
+      quick: a seconds-long config for CI.
+      run: ``run(config, context) -> Report``.
+      takes_data: whether ``--data PATH`` (a real dataset) applies.
+    """
+
+    name: str
+    title: str
+    full: dict
+    quick: dict
+    run: Callable[[dict, Context], Report]
+    takes_data: bool = True
+
+
+_EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    _EXPERIMENTS[exp.name] = exp
+    return exp
+
+
+def experiment_names() -> tuple[str, ...]:
+    return tuple(sorted(_EXPERIMENTS))
+
+
+def get_experiment(name: str) -> Experiment:
+    if name not in _EXPERIMENTS:
+        raise ValueError(f"Unknown experiment {name!r}; run 'uldp list' to see the {len(_EXPERIMENTS)} experiments.")
+    return _EXPERIMENTS[name]
+
+
+def make_config(exp: Experiment, quick: bool = False, reps: int | None = None, **overrides: Any) -> dict:
+    cfg = dict(exp.quick if quick else exp.full)
+    if reps is not None:
+        if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+            raise ValueError(f"Expected reps={reps!r} to be an integer >= 1.")
+        cfg["reps"] = reps
+    cfg.update({k: v for k, v in overrides.items() if v is not None})
+    return cfg
+
+
+def _versions() -> dict:
+    import uldp_jax
+    return {"uldp_jax": uldp_jax.__version__, "jax": jax.__version__, "numpy": np.__version__,
+            "backend": jax.default_backend(), "python": platform.python_version()}
+
+
+def write_csv(path: str, rows: list, header: dict) -> None:
+    """Long-format CSV; the first lines are ``# key: value`` comments (config, versions, dataset)."""
+    cols: list = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    with open(path, "w", newline="") as fh:
+        for k, v in header.items():
+            fh.write(f"# {k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True)}\n")
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, data: str | None = None,
+                   out: str = "results", seed: int = 0, progress: bool = True, echo: Callable = print) -> dict:
+    """Runs experiment ``name`` and writes ``<out>/<name>/{results.csv, *.png, config.json, summary.md}``.
+
+    Returns:
+      ``{"csv": path, "figures": [paths], "table": str, "elapsed_s": float}``.
+    """
+    exp = get_experiment(name)
+    if data is not None and not exp.takes_data:
+        raise ValueError(f"Experiment {name!r} uses no dataset; drop --data.")
+    cfg = make_config(exp, quick=quick, reps=reps)
+    ctx = Context(seed=seed, data=data, progress=progress)
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    t0 = time.perf_counter()
+    report = exp.run(cfg, ctx)
+    elapsed = time.perf_counter() - t0
+    header = {"experiment": name, "title": exp.title, "mode": "quick" if quick else "full", "seed": seed,
+              "data": data or "synthetic proxy", "dataset": report.dataset, "config": cfg, "versions": _versions(),
+              "elapsed_s": round(elapsed, 2)}
+    csv_path = os.path.join(folder, "results.csv")
+    write_csv(csv_path, report.rows, header)
+    with open(os.path.join(folder, "config.json"), "w") as fh:
+        json.dump(header, fh, indent=2, sort_keys=True, default=str)
+    figs = []
+    for fname, fig in report.figures.items():
+        path = os.path.join(folder, f"{fname}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        figs.append(path)
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    with open(os.path.join(folder, "summary.md"), "w") as fh:
+        fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
+                 f"({'quick' if quick else 'full'}, backend {jax.default_backend()}).\n\n")
+        if report.table:
+            fh.write("```\n" + report.table + "\n```\n\n")
+        for note in report.notes:
+            fh.write(f"- {note}\n")
+    if echo is not None:
+        echo(f"== {name}: {exp.title} ({elapsed:.1f} s)")
+        if report.dataset:
+            echo(report.dataset)
+        if report.table:
+            echo(report.table)
+        for note in report.notes:
+            echo(f"* {note}")
+        echo(f"wrote {csv_path}" + "".join(f"\nwrote {f}" for f in figs))
+    return {"csv": csv_path, "figures": figs, "table": report.table, "elapsed_s": elapsed, "folder": folder}
+
+
+def format_table(rows: list, row_keys: tuple, col_key: str, value_key: str = "value", fmt: str = "{:.3g}") -> str:
+    """Pivots long rows into a text table: one line per ``row_keys`` combination, one column per ``col_key``."""
+    cols = []
+    for r in rows:
+        if r[col_key] not in cols:
+            cols.append(r[col_key])
+    table: dict = {}
+    for r in rows:
+        table.setdefault(tuple(r[k] for k in row_keys), {})[r[col_key]] = r[value_key]
+    labels = [" ".join(str(x) for x in k) for k in table]
+    w = max([len(x) for x in labels] + [len(" ".join(row_keys))])
+    col_labels = [fmt.format(c) if isinstance(c, float) else str(c) for c in cols]
+    cw = max(9, *[len(c) for c in col_labels])
+    lines = [" ".join(row_keys).ljust(w) + " | " + " ".join(c.rjust(cw) for c in col_labels)]
+    lines.append("-" * len(lines[0]))
+    for lab, vals in zip(labels, table.values()):
+        cells = [fmt.format(vals[c]) if c in vals else "-" for c in cols]
+        lines.append(lab.ljust(w) + " | " + " ".join(c.rjust(cw) for c in cells))
+    return "\n".join(lines)
