@@ -1,15 +1,29 @@
-"""Monte Carlo engine: users x repetitions x mechanism grids, memory-bounded, on device.
+"""Monte Carlo engine: users x repetitions x mechanism grids x devices, memory-bounded, on device.
 
-Randomness layout (what makes results independent of chunking): repetition ``r`` uses
-``fold_in(key, r)``; inside it, users are cut into fixed blocks of ``block_size`` users and block ``b`` uses
-``fold_in(fold_in(key, r), b)``. Blocks are grouped into chunks of ``chunk_blocks`` blocks that are processed
-with ``vmap`` and accumulated with ``lax.scan``, so peak memory is ``O(chunk_blocks * block_size * m)`` and the
-result for a given ``(key, block_size)`` is identical for every ``chunk_blocks``. Repetitions run under
-``lax.map``; only the aggregate statistics (``int32[m]`` per repetition) are kept, never per-user reports.
+Two exact paths (``path=``):
+
+* ``"per_user"``: every user is perturbed. Randomness layout (what makes results independent of chunking):
+  repetition ``r`` uses ``fold_in(key, r)``; inside it, users are cut into fixed blocks of ``block_size`` users
+  and block ``b`` uses ``fold_in(fold_in(key, r), b)``. Blocks are grouped into chunks of ``chunk_blocks``
+  blocks that are processed with ``vmap`` and accumulated with ``lax.scan``, so peak memory is
+  ``O(chunk_blocks * block_size * m)`` and the result for a given ``(key, block_size)`` is identical for every
+  ``chunk_blocks``. Only the aggregate statistics (``int32[m]`` per repetition) are kept, never the reports.
+* ``"counts"``: the aggregate statistics are sampled exactly in distribution from the true counts in O(d) per
+  repetition, independent of n (``uldp_jax.fastpath`` lists which mechanisms have such a path and why it is
+  exact). Repetition ``r`` hands ``fold_in(key, r)`` to the mechanism's count sampler. ``"auto"`` (default) takes it whenever it exists and every method reads only stats.
+
+The two paths agree in distribution, not sample by sample.
+
+Devices: repetitions are sharded over ``devices`` (default: all visible devices, across hosts after
+``jax.distributed.initialize()``) with ``jax.shard_map``; when there are fewer repetitions than devices the
+per-user path shards users instead and adds the int32 partial counts with ``psum``. Results are bit-identical
+to a single device for the same key (see ``uldp_jax._fastpath._shard``). Repetitions run in host-side chunks of
+``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
-*iid* model (each user's value drawn from ``p`` by inverse CDF, in float32: item masses below ~6e-8 are
-under-sampled by at most 2^-24 each).
+*iid* model. On the per-user path each user's value is drawn from ``p`` by inverse CDF in float32 (item masses
+below ~6e-8 are under-sampled by at most 2^-24 each); the counts path draws ``Multinomial(n, p)`` exactly in
+float64.
 """
 
 from __future__ import annotations
@@ -21,12 +35,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api
-from uldp_jax import _validate
+from uldp_jax import _api, _progress, _validate, fastpath
+from uldp_jax._fastpath import _shard
 from uldp_jax.estimation import _registry
 
 DEFAULT_BLOCK_SIZE = 1024
 DEFAULT_CHUNK_BYTES = 128 * 2**20
+DEFAULT_COUNTS_REP_CHUNK = 1024  # repetitions vmapped at once on the counts path (O(d) memory each)
 
 
 class SimResult(NamedTuple):
@@ -34,7 +49,8 @@ class SimResult(NamedTuple):
 
     Attributes:
       estimates: ``{method: float[r, d]}`` (``float[g, r, d]`` for a batched grid of ``g`` mechanisms).
-      stats: ``int32[r, num_stats]`` (or ``[g, r, num_stats]``) aggregate statistics per repetition.
+      stats: ``int32[r, num_stats]`` (or ``[g, r, num_stats]``) aggregate statistics per repetition
+        (``int64`` on the counts path for ``n >= 2**31`` when x64 is enabled globally).
       target: ``float64[d]`` the distribution being estimated (``p`` in the iid model; the empirical
         distribution of ``xs`` in the fixed model).
       n: number of users per repetition.
@@ -82,8 +98,8 @@ def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, 
     return ky, xs, w
 
 
-def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, num_chunks: int):
-    """Aggregate statistics of one repetition (all users), chunked over blocks of users."""
+def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, chunk_ids: jax.Array):
+    """Aggregate statistics of one repetition over the user chunks ``chunk_ids`` (blocks vmapped per chunk)."""
 
     def block_stats(b):
         ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
@@ -93,35 +109,78 @@ def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_block
         bs = c * chunk_blocks + jnp.arange(chunk_blocks)
         return total + jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32), None
 
-    total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), jnp.arange(num_chunks))
+    total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), chunk_ids)
     return total
 
 
-def _simulate_stats(key, mech, n, data, reps: int, iid: bool, block_size: int, chunk_blocks: int,
-                    num_chunks: int, rep_batch: int):
+TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
+
+
+def _per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk_blocks, chunks_local,
+                     rep_batch):
+    TRACE_COUNTS["per_user"] += 1
+    first = 0 if axis is None else jax.lax.axis_index(axis) * chunks_local
+    chunk_ids = first + jnp.arange(chunks_local)
+
     def one_rep(r):
-        return _stats_one_rep(jax.random.fold_in(key, r), mech, n, data, iid, block_size, chunk_blocks,
-                              num_chunks)
+        return _stats_one_rep(jax.random.fold_in(key, r), mech, n, data, iid, block_size, chunk_blocks, chunk_ids)
 
-    return jax.lax.map(one_rep, jnp.arange(reps), batch_size=rep_batch)
-
-
-_simulate_stats_jit = jax.jit(
-    _simulate_stats, static_argnames=("reps", "iid", "block_size", "chunk_blocks", "num_chunks", "rep_batch"))
+    stats = jax.lax.map(one_rep, rep_ids, batch_size=min(rep_batch, rep_ids.shape[0]))
+    return stats if axis is None else jax.lax.psum(stats, axis)
 
 
-def _grid_stats(key, mech, n, data, **static):
-    return jax.vmap(lambda m: _simulate_stats(key, m, n, data, **static))(mech)
+def _counts_kernel(key, mech, n, data, rep_ids, *, axis, iid, out_dtype):
+    TRACE_COUNTS["counts"] += 1
+
+    def one_rep(r):
+        key_r = jax.random.fold_in(key, r)
+        if iid:
+            stats = fastpath.sample_counts_iid(key_r, mech, n, data)
+        else:
+            stats = fastpath.sample_counts(key_r, mech, data)
+        return jnp.round(stats).astype(out_dtype)
+
+    return jax.vmap(one_rep)(rep_ids)  # O(d) memory per repetition; rep_chunk bounds the batch
 
 
-_grid_stats_jit = jax.jit(
-    _grid_stats, static_argnames=("reps", "iid", "block_size", "chunk_blocks", "num_chunks", "rep_batch"))
+def _check_inputs(mech, xs, p, n):
+    d = mech.d
+    if (xs is None) == (p is None):
+        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
+    if xs is not None:
+        if n is not None:
+            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
+        xs = np.asarray(_validate.check_items("xs", xs, d, ndim=1))
+        if xs.shape[0] < 1:
+            raise ValueError("Expected xs to hold at least one user.")
+        counts = np.bincount(xs, minlength=d).astype(np.float64)
+        return xs, counts / xs.shape[0], int(xs.shape[0]), False
+    target = _validate.check_distribution("p", p, d)
+    return None, target, _validate.check_int("n", n, minimum=1), True
+
+
+def _resolve_path(path, mech, needs_reports: bool) -> str:
+    if path not in ("auto", "per_user", "counts"):
+        raise ValueError(f"Expected path={path!r} in ('auto', 'per_user', 'counts').")
+    if path == "counts":
+        if not fastpath.has_count_path(mech):
+            raise ValueError(f"path='counts': mech={type(mech).__name__} has no exact count-level fast path "
+                             "(see uldp_jax.fastpath); use path='per_user' or 'auto'.")
+        if needs_reports:
+            raise ValueError("path='counts' cannot serve methods on per-report likelihoods (they need every "
+                             "report); use path='per_user' or 'auto'.")
+        return "counts"
+    if path == "auto":
+        return "counts" if (fastpath.has_count_path(mech) and not needs_reports) else "per_user"
+    return path
 
 
 def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
-                   block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None,
-                   rep_batch: int = 1) -> tuple[jax.Array, np.ndarray, int]:
-    """Simulates ``reps`` repetitions and returns ``(stats int32[(g,) r, m], target float64[d], n)``.
+                   path: str = "auto", block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None,
+                   rep_batch: int | None = None, devices: Sequence[Any] | None = None, shard: str = "auto",
+                   rep_chunk: int | None = None, progress: Any = False,
+                   _needs_reports: bool = False) -> tuple[jax.Array, np.ndarray, int]:
+    """Simulates ``reps`` repetitions and returns ``(stats int[(g,) r, m], target float64[d], n)``.
 
     See ``simulate`` for the arguments.
     """
@@ -129,52 +188,75 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     _api._check_mech(mech)
     reps = _validate.check_int("reps", reps, minimum=1)
     block_size = _validate.check_int("block_size", block_size, minimum=1)
-    rep_batch = _validate.check_int("rep_batch", rep_batch, minimum=1)
-    d = mech.d
-    if (xs is None) == (p is None):
-        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
-    if xs is not None:
-        if n is not None:
-            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
-        xs = _validate.check_items("xs", xs, d, ndim=1)
-        n = int(xs.shape[0])
-        if n < 1:
-            raise ValueError("Expected xs to hold at least one user.")
-        target = np.bincount(np.asarray(xs), minlength=d).astype(np.float64) / n
-        iid = False
-    else:
-        p64 = _validate.check_distribution("p", p, d)
-        n = _validate.check_int("n", n, minimum=1)
-        target = p64
-        iid = True
+    if shard not in ("auto", "reps", "users"):
+        raise ValueError(f"Expected shard={shard!r} in ('auto', 'reps', 'users').")
+    xs, target, n, iid = _check_inputs(mech, xs, p, n)
+    path = _resolve_path(path, mech, _needs_reports)
+    devs = _shard.resolve_devices(devices)
+    mesh = _shard.make_mesh(devs)
+    ndev = len(devs)
+    mode = shard if shard != "auto" else ("users" if (path == "per_user" and reps < ndev) else "reps")
+    if mode == "users" and path == "counts":
+        raise ValueError("shard='users' needs path='per_user' (the counts path costs O(d), independent of n).")
+    rep_batch = _validate.check_int("rep_batch", 1 if rep_batch is None else rep_batch, minimum=1)
+    if rep_chunk is None:
+        rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
+        rep_chunk = min(rep_chunk, DEFAULT_COUNTS_REP_CHUNK) if path == "counts" else rep_chunk
+    rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
+    if mesh is not None and mode == "reps":
+        rep_chunk = math.ceil(rep_chunk / ndev) * ndev  # pad: a device count that does not divide reps
+    g = grid_size(mech)
+    if path == "counts":
+        out_dtype = fastpath.count_dtype(n)
+        static = (("iid", iid), ("out_dtype", out_dtype))
+        fn = _shard.compile_kernel(_counts_kernel, static, mesh, mode, g is not None)
+        with fastpath.x64_context():
+            data = jnp.asarray(target if iid else target * n, jnp.float64)
+            args = (key, mech, jnp.asarray(n, jnp.float64), data)
+            with _progress_ctx(progress, reps) as bar:
+                stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar)
+        return jnp.asarray(stats), target, n
     if n >= 2**31:
         raise ValueError(f"Expected n={n} < 2**31 on the per-user path (int32 counts).")
     num_blocks = math.ceil(n / block_size)
     if chunk_blocks is None:
         chunk_blocks = _choose_chunk_blocks(mech, block_size, num_blocks)
-    chunk_blocks = _validate.check_int("chunk_blocks", chunk_blocks, minimum=1)
-    chunk_blocks = min(chunk_blocks, num_blocks)
+    chunk_blocks = min(_validate.check_int("chunk_blocks", chunk_blocks, minimum=1), num_blocks)
     num_chunks = math.ceil(num_blocks / chunk_blocks)
+    chunks_local = math.ceil(num_chunks / ndev) if (mesh is not None and mode == "users") else num_chunks
     if iid:
         cdf = np.cumsum(target)
-        cdf = cdf / cdf[-1]
-        data = jnp.asarray(cdf, dtype=jnp.float32)
+        data = jnp.asarray(cdf / cdf[-1], dtype=jnp.float32)
     else:
-        padded = np.zeros(num_chunks * chunk_blocks * block_size, dtype=np.int32)
-        padded[:n] = np.asarray(xs)
+        total = chunks_local * (ndev if mode == "users" else 1) * chunk_blocks * block_size
+        padded = np.zeros(total, dtype=np.int32)
+        padded[:n] = xs
         data = jnp.asarray(padded)
-    static = dict(reps=reps, iid=iid, block_size=block_size, chunk_blocks=chunk_blocks, num_chunks=num_chunks,
-                  rep_batch=min(rep_batch, reps))
-    g = grid_size(mech)
-    fn = _simulate_stats_jit if g is None else _grid_stats_jit
-    stats = fn(key, mech, jnp.asarray(n, jnp.int32), data, **static)
-    return stats, target, n
+    static = (("iid", iid), ("block_size", block_size), ("chunk_blocks", chunk_blocks),
+              ("chunks_local", chunks_local), ("rep_batch", rep_batch))
+    fn = _shard.compile_kernel(_per_user_kernel, static, mesh, mode, g is not None)
+    args = (key, mech, jnp.asarray(n, jnp.int32), data)
+    with _progress_ctx(progress, reps) as bar:
+        stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar)
+    return jnp.asarray(stats), target, n
+
+
+class _progress_ctx:
+    def __init__(self, progress, total):
+        self.bar = _progress.make_progress(progress, total)
+
+    def __enter__(self):
+        return self.bar
+
+    def __exit__(self, *exc):
+        self.bar.close()
 
 
 def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
-             methods: Sequence[str] = ("emp",), method_options: dict | None = None,
-             block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None,
-             rep_batch: int = 1) -> SimResult:
+             methods: Sequence[str] = ("emp",), method_options: dict | None = None, path: str = "auto",
+             block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None, rep_batch: int | None = None,
+             devices: Sequence[Any] | None = None, shard: str = "auto", rep_chunk: int | None = None,
+             progress: Any = False) -> SimResult:
     """Runs a Monte Carlo study: perturb every user, aggregate on device, estimate, for ``reps`` repetitions.
 
     Args:
@@ -184,24 +266,39 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
       xs: ``int32[n]`` true values (fixed model), or
       p: ``float[d]`` distribution and ``n`` users (iid model).
       reps: number of repetitions (>= 1).
-      methods: estimation methods over stats (``ul.estimation.method_names()``).
+      methods: estimation methods (``ul.estimation.method_names()``).
       method_options: ``{method: {option: value}}``.
-      block_size: users per randomness block (results depend on it; default 1024).
+      path: ``"auto"`` (the exact counts path when the mechanism has one and every method reads stats, else
+        per-user), ``"per_user"`` or ``"counts"`` (``ValueError`` where no exact counts path exists).
+      block_size: users per randomness block on the per-user path (results depend on it; default 1024).
       chunk_blocks: blocks processed at once (memory knob; results do not depend on it).
-      rep_batch: repetitions vectorised together inside ``lax.map``.
+      rep_batch: per-user path: repetitions vectorised together inside ``lax.map`` (results do not depend on
+        it). The counts path vmaps all repetitions of a chunk.
+      devices: devices to shard over (default all visible devices; results do not depend on it).
+      shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices.
+      rep_chunk: repetitions per host-side call (progress granularity; results do not depend on it).
+      progress: ``False`` (default), ``True`` (tqdm, else stderr lines) or ``"stderr"``.
 
     Returns:
       ``SimResult`` with ``estimates[method]`` of shape ``[reps, d]`` (``[g, reps, d]`` for a grid).
+
+    Raises:
+      ValueError: bad sizes, ``path="counts"`` without an exact counts path, ``n`` too large for int32 counts.
     """
     if isinstance(methods, str):
         methods = (methods,)
     method_options = dict(method_options or {})
     resolved = {m: _registry.get_method(m) for m in methods}
+    needs_reports = any(spec.input != "stats" for spec in resolved.values())
+    if needs_reports and path == "counts":
+        raise ValueError("path='counts' cannot serve methods on per-report likelihoods (e.g. EM on every "
+                         "report): they need the reports; use path='per_user' or 'auto'.")
     for m, spec in resolved.items():
         if spec.input != "stats":
             raise ValueError(f"Method {m!r} needs per-report data; use ul.estimate on perturbed reports.")
-    stats, target, n = simulate_stats(key, mech, xs=xs, p=p, n=n, reps=reps, block_size=block_size,
-                                      chunk_blocks=chunk_blocks, rep_batch=rep_batch)
+    stats, target, n = simulate_stats(key, mech, xs=xs, p=p, n=n, reps=reps, path=path, block_size=block_size,
+                                      chunk_blocks=chunk_blocks, rep_batch=rep_batch, devices=devices,
+                                      shard=shard, rep_chunk=rep_chunk, progress=progress)
     estimates = {}
     g = grid_size(mech)
     for m in methods:

@@ -1,0 +1,133 @@
+"""Exact O(d) building blocks of the count-level fast path (binomial/multinomial splitting)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def binomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact ``Binomial(n, p)`` draws (float ``n``, any shape) via ``jax.random.binomial`` (BTRS / inversion).
+
+    ``p`` is clipped to [0, 1] (``p = 0`` gives 0, ``p = 1`` gives ``n``); ``n = 0`` gives 0. Each call site
+    costs seconds of XLA compile time on CPU, so callers batch their draws into few calls.
+    """
+    n = jnp.asarray(n)
+    p = jnp.clip(jnp.asarray(p, n.dtype), 0.0, 1.0)
+    shape = jnp.broadcast_shapes(n.shape, p.shape)
+    draw = jax.random.binomial(key, n, p, shape=shape, dtype=n.dtype)
+    return jnp.clip(jnp.where(n > 0, draw, 0.0), 0.0, n)
+
+
+def _conditional_probs(masses: jax.Array) -> jax.Array:
+    """Row-wise ``m_j / sum_{k >= j} m_k`` (0 where the suffix mass is 0): sequential binomial splitting."""
+    suffix = jnp.cumsum(masses[..., ::-1], axis=-1)[..., ::-1]
+    return jnp.where(suffix > 0, masses / jnp.where(suffix > 0, suffix, 1.0), 0.0)
+
+
+def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact ``Multinomial(n, p)`` counts by sequential conditional binomials, in two sqrt(d)-wide phases.
+
+    The ``d`` cells are laid out as a ``[B, B]`` grid (``B = ceil(sqrt(d))``, zero-padded). Phase 1 splits ``n``
+    over the ``B`` rows and phase 2 splits every row's total over its ``B`` cells, each by the sequential rule
+    ``x_j ~ Bin(rest, m_j / sum_{k >= j} m_k)`` (exactly the multinomial's conditional law). Both phases run as
+    one nested ``lax.scan`` (``2 B`` steps of ``B`` binomials, a single binomial call site): O(d) draws.
+
+    Args:
+      key: PRNG key.
+      n: scalar total (float; exact below 2**24 in float32, 2**53 in float64).
+      p: ``float[d]`` non-negative masses (normalised implicitly; zero masses get zero counts).
+
+    Returns:
+      ``float[d]`` counts summing to ``n``.
+    """
+    p = jnp.maximum(jnp.asarray(p), 0.0)
+    d = p.shape[-1]
+    width = max(2, math.isqrt(d - 1) + 1)
+    cells = jnp.zeros((width * width,), p.dtype).at[:d].set(p).reshape(width, width)
+    rows = jnp.zeros((width, width), p.dtype).at[0].set(cells.sum(axis=1))
+    probs = jnp.stack([_conditional_probs(rows), _conditional_probs(cells)])  # [phase, row, col]
+
+    def phase(totals, inp):
+        k_phase, prob = inp
+
+        def column(rest, col):
+            j, pj = col
+            x = binomial(jax.random.fold_in(k_phase, j), rest, pj)
+            return rest - x, x
+
+        _, counts = jax.lax.scan(column, totals, (jnp.arange(width), prob.T))
+        counts = counts.T  # [row, col]
+        return counts[0], counts
+
+    totals0 = jnp.zeros((width,), p.dtype).at[0].set(jnp.asarray(n, p.dtype))
+    keys = jax.random.split(key, 2)
+    _, counts = jax.lax.scan(phase, totals0, (keys, probs))
+    return counts[1].reshape(-1)[:d]
+
+
+def keep_or_common(key: jax.Array, counts: jax.Array, alpha: jax.Array, common: jax.Array) -> jax.Array:
+    """Exact output histogram of ``Q[x] = alpha_x e_x + (1 - alpha_x) common`` (keep, else draw from ``common``).
+
+    Args:
+      key: PRNG key.
+      counts: ``float[d]`` users per input item.
+      alpha: ``float[d]`` keep probabilities (``>= 0``).
+      common: ``float[m]`` the shared redraw distribution over outputs (``m >= d``; output ``x`` is item x).
+
+    Returns:
+      ``float[m]`` report counts.
+    """
+    k_keep, k_rest = jax.random.split(key)
+    kept = binomial(k_keep, counts, alpha)
+    rest = multinomial(k_rest, jnp.sum(counts) - jnp.sum(kept), common)
+    return rest.at[: counts.shape[0]].add(kept)
+
+
+def keep_or_common_iid(key: jax.Array, n: jax.Array, p: jax.Array, alpha: jax.Array,
+                       common: jax.Array) -> jax.Array:
+    """iid model of ``keep_or_common``: each report is iid from ``p Q``, so the histogram is one multinomial."""
+    common = common / jnp.sum(common)
+    mix = (jnp.sum(p * (1.0 - alpha)) * common).at[: p.shape[0]].add(alpha * p)
+    return multinomial(key, n, mix)
+
+
+def independent_bits(key: jax.Array, counts: jax.Array, own: jax.Array, other: jax.Array) -> jax.Array:
+    """Exact support counts of independent bits: bit ``j`` is 1 w.p. ``own_j`` if ``x == j`` else ``other_j``.
+
+    ``stats_j = Bin(n_j, own_j) + Bin(n - n_j, other_j)``, all independent (one batched binomial call).
+    """
+    d = counts.shape[0]
+    draws = binomial(key, jnp.concatenate([counts, jnp.sum(counts) - counts]), jnp.concatenate([own, other]))
+    return draws[:d] + draws[d:]
+
+
+def channel_counts(key: jax.Array, counts: jax.Array, Q: jax.Array) -> jax.Array:
+    """Exact output histogram for a generic channel ``Q [d, m]``: ``sum_x Multinomial(n_x, Q[x])`` (O(d m))."""
+    keys = jax.random.split(key, counts.shape[0])
+    return jnp.sum(jax.vmap(multinomial)(keys, counts, Q), axis=0)
+
+
+def x64_context():
+    """A context enabling 64-bit types locally (``jax.enable_x64`` or the older experimental spelling)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # pragma: no cover - older JAX
+
+    return enable_x64()
+
+
+def count_dtype(n: int) -> Any:
+    """The stats dtype for ``n`` users: int32 up to 2**31 - 1, int64 above when x64 is enabled globally."""
+    if n <= 2**31 - 1:
+        return np.int32
+    if jax.config.jax_enable_x64 and n <= 2**53:
+        return np.int64
+    raise ValueError(
+        f"Expected n={n} <= 2**31 - 1 for int32 counts; enable 64-bit JAX "
+        "(jax.config.update('jax_enable_x64', True)) to simulate up to 2**53 users on the counts path."
+    )

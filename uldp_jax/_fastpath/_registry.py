@@ -1,0 +1,54 @@
+"""Registry of exact count-level samplers (type -> fn(key, mech, counts))."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+
+_SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
+_IID_SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
+
+
+def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
+                           iid_fn: Callable[..., jax.Array] | None = None) -> None:
+    """Registers the exact count samplers of mechanism class ``cls``.
+
+    Args:
+      cls: the mechanism class.
+      fn: ``fn(key, mech, counts float[d]) -> float[num_stats]``, the law of the stats given the true counts.
+      iid_fn: optional ``iid_fn(key, mech, n, p float[d]) -> float[num_stats]``, the law in the iid model when it
+        is cheaper than drawing ``Multinomial(n, p)`` true counts first (e.g. one multinomial over ``p Q``).
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"Expected cls={cls!r} to be a mechanism class.")
+    if not callable(fn):
+        raise TypeError(f"Expected fn={fn!r} to be callable.")
+    if iid_fn is not None and not callable(iid_fn):
+        raise TypeError(f"Expected iid_fn={iid_fn!r} to be callable.")
+    _SAMPLERS[cls] = fn
+    if iid_fn is None:
+        _IID_SAMPLERS.pop(cls, None)
+    else:
+        _IID_SAMPLERS[cls] = iid_fn
+
+
+def iid_sampler(mech: Any) -> Callable[..., jax.Array] | None:
+    """The registered iid-model sampler ``fn(key, mech, n, p)`` of ``mech``, or ``None``."""
+    return _IID_SAMPLERS.get(type(mech))
+
+
+def count_sampler(mech: Any) -> Callable[..., jax.Array] | None:
+    """The exact count sampler of ``mech`` (``fn(key, mech, counts)``), or ``None`` when it has none."""
+    fn = _SAMPLERS.get(type(mech))
+    if fn is not None:
+        return fn
+    method = getattr(type(mech), "sample_counts", None)
+    if callable(method):
+        return lambda key, m, counts: m.sample_counts(key, counts)
+    return None
+
+
+def has_count_path(mech: Any) -> bool:
+    """True when ``mech``'s aggregate statistic can be sampled exactly from true counts."""
+    return count_sampler(mech) is not None

@@ -1,0 +1,99 @@
+"""Exact count-level fast path: sample a repetition's aggregate statistics in O(d), independent of n.
+
+Every linear estimator reads only the aggregate statistic (an output histogram or per-item support counts).
+For many mechanisms that vector has a law that can be sampled *exactly* from the true counts
+``n_x`` (the number of users holding item ``x``) with O(d) binomial draws, instead of n per-user draws:
+
+=================  ==============  ===========================================================================
+mechanism          counts path?    why it is exact
+=================  ==============  ===========================================================================
+GRR                exact           each row of Q is ``alpha e_x + (1 - alpha) Uniform([d])`` with
+                                   ``alpha = keep - other``: kept ``K_x ~ Bin(n_x, alpha)`` independently, the
+                                   ``n - sum K`` others land ``Multinomial(., uniform over [d])``.
+URR                exact           same, with the common part uniform over ``X_S`` (``1 - c1 + c2 = s c2``,
+                                   ``1 - c3 = s c2``).
+UE/OUE/RAPPOR/SUE  exact           bits are independent given the input and bit ``j`` depends only on
+                                   ``x == j``: ``stats_j = Bin(n_j, keep) + Bin(n - n_j, q)``, independent in j.
+URAP               exact           as UE on the sensitive bits; a non-sensitive bit ``j`` is ``Bin(n_j, 1-d2)``.
+BinaryCA/Warner/   exact           ``stats_0 = Bin(n_0, Q00) + Bin(n_1, Q10)``, ``stats_1 = n - stats_0``.
+Mangat
+OLH/LH, SS, uLH,   none            the statistic (support counts of hashed / subset reports) is a sum of
+uSS, uWheel                        dependent per-user indicators whose joint law has no O(d) product form;
+                                   they run on the per-user path.
+EM on per-report   none            needs every report (not only counts); it runs on the per-user path.
+likelihoods
+=================  ==============  ===========================================================================
+
+Other mechanisms opt in by defining ``sample_counts(key, counts) -> stats`` (the exact law of
+``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)``, as floats) or by
+``register_count_sampler(cls, fn, iid_fn)``; the building blocks ``multinomial``, ``keep_or_common(_iid)``,
+``independent_bits`` and ``channel_counts`` are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
+
+In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one
+``Multinomial(n, p Q)`` (GRR, uRR, BinaryCA); bit mechanisms first draw the true counts ``Multinomial(n, p)``.
+Multinomials are conditional binomials down a binary tree (log2 d levels under one ``lax.scan``). Counts are carried as float64 (exact integers below 2**53), so
+``simulate`` runs this path under a local ``jax.enable_x64`` context; the stats come back as ``int32`` for
+``n <= 2**31 - 1`` (or ``int64`` when x64 is enabled globally); larger ``n`` is refused without x64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+from uldp_jax._fastpath import _samplers  # noqa: F401  (registers the built-in samplers)
+from uldp_jax._fastpath._blocks import (
+    binomial,
+    channel_counts,
+    count_dtype,
+    independent_bits,
+    keep_or_common,
+    keep_or_common_iid,
+    multinomial,
+    x64_context,
+)
+from uldp_jax._fastpath._registry import count_sampler, has_count_path, iid_sampler, register_count_sampler
+
+
+def sample_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact aggregate statistics of ``mech`` for ``n`` users drawn iid from ``p`` (float ``[d]``).
+
+    Uses the mechanism's iid sampler when registered; otherwise draws the true counts ``Multinomial(n, p)``
+    with the first half of ``split(key)`` and runs ``sample_counts`` with the second.
+    """
+    fn = iid_sampler(mech)
+    if fn is not None:
+        return fn(key, mech, n, p)
+    k_true, k_mech = jax.random.split(key)
+    return sample_counts(k_mech, mech, multinomial(k_true, n, p))
+
+
+def sample_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
+    """Exact aggregate statistics of ``mech`` for users with true counts ``counts`` (float ``[d]``).
+
+    Raises:
+      ValueError: when ``mech`` has no exact count-level sampler.
+    """
+    fn = count_sampler(mech)
+    if fn is None:
+        raise ValueError(f"mech={type(mech).__name__} has no exact count-level fast path; use path='per_user'.")
+    return fn(key, mech, counts)
+
+
+__all__ = [
+    "binomial",
+    "channel_counts",
+    "count_dtype",
+    "count_sampler",
+    "has_count_path",
+    "independent_bits",
+    "iid_sampler",
+    "keep_or_common",
+    "keep_or_common_iid",
+    "multinomial",
+    "register_count_sampler",
+    "sample_counts",
+    "sample_counts_iid",
+    "x64_context",
+]
