@@ -105,3 +105,17 @@ def test_bad_prior_and_mech():
         ul.pum_estimate(mech.cmn, ys, method="emp")
     with pytest.raises(ValueError, match="method"):
         ul.pum_estimate(mech, ys, method="nope")
+
+
+def test_simulate_pum_report_based_method_urap():
+    """uRAP + EM needs the reports: simulate_pum regenerates one repetition's reports at a time (lax.map)."""
+    if "em" not in ul.estimation.method_names():
+        pytest.skip("em not registered")
+    mech = ul.PUM(D, SENS, 2, 2.0, base="urap")
+    xs, personal = np.tile(XS, 100), np.tile(PERSONAL, (100, 1))
+    res = ul.simulate_pum(jax.random.key(3), mech, xs, personal, priors={"I": None, "III": "true"}, reps=2,
+                          method="em")
+    assert res.stats is None and res.r.shape == (2, D + 2)
+    np.testing.assert_allclose(np.asarray(res.r).sum(-1), 1.0, atol=1e-5)
+    for loss in res.losses.values():
+        assert np.all(loss.l1_p <= loss.bound + 1e-9)

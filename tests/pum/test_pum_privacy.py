@@ -32,6 +32,7 @@ def _pums(eps, num_tags):
         ul.PUM(D, SENS, num_tags, eps, base="urap"),
         ul.PUM(D, SENS, num_tags, None, base=ul.URAP(D + num_tags, z_s, eps, theta=0.4)),
         ul.PUM(D, SENS, num_tags, eps, base=ul.USS(D + num_tags, z_s, eps, k=2)),
+        ul.PUM(D, SENS, num_tags, eps, base=ul.GRR(D + num_tags, eps)),  # an LDP Q_cmn: everything protected
     ]
 
 

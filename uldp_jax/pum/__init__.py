@@ -1,6 +1,6 @@
 """Personalized ULDP mechanism (PUM, 001 §5): estimation, Theorem 1 terms, exact privacy checks, simulation."""
 
-from uldp_jax.mechanisms._pum import PUM, PUMUser, personal_from_pairs, preprocess
+from uldp_jax.mechanisms._pum import PUM, PUMUser, preprocess
 from uldp_jax.pum._audit import PUMAudit, audit_pum, cross_user_log_ratio
 from uldp_jax.pum._estimate import (
     PUMEstimate,
@@ -12,4 +12,5 @@ from uldp_jax.pum._estimate import (
     pum_loss,
     pum_truth,
 )
+from uldp_jax.pum._personal import personal_from_pairs
 from uldp_jax.pum._simulate import PUMSimResult, simulate_pum
