@@ -119,3 +119,16 @@ def test_simulate_pum_report_based_method_urap():
     np.testing.assert_allclose(np.asarray(res.r).sum(-1), 1.0, atol=1e-5)
     for loss in res.losses.values():
         assert np.all(loss.l1_p <= loss.bound + 1e-9)
+
+
+def test_em_recovers_r_from_expected_counts():
+    """EM on Q_cmn (asymmetric, non-square ULDP channel: the E-step needs the transpose) has r as its MLE."""
+    if "em" not in ul.estimation.method_names():
+        pytest.skip("em not registered")
+    with jax.enable_x64(True):
+        mech = ul.PUM(D, SENS, 2, 0.8)
+        tr = ul.pum_truth(mech, XS, PERSONAL)
+        Q, _ = mech.channel_matrix()
+        spec = ul.pum._estimate.resolve_method("em", mech.cmn)
+        r_hat = spec.fn(mech.cmn, jnp.asarray(tr.r @ Q * 1000), 1000)
+        np.testing.assert_allclose(r_hat, tr.r, atol=1e-4)

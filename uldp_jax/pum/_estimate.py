@@ -146,10 +146,7 @@ def pum_estimate(mech: Any, ys: Any, prior: Any = None, method: str = "em", **op
 
 def resolve_method(method: str, cmn: Any) -> Any:
     """The registered estimation method ``method`` in its concrete form for the common mechanism ``cmn``."""
-    try:
-        return _registry.get_method(method, cmn)
-    except TypeError:  # a registry without per-mechanism resolvers
-        return _registry.get_method(method)
+    return _registry.get_method(method, cmn)
 
 
 def pum_truth(mech: Any, xs: Any, personal: Any) -> PUMTruth:
