@@ -89,7 +89,8 @@ def combine(mech: Any, r_hat: jax.Array, prior: Any = None) -> PUMEstimate:
 
     Bots without knowledge (``prior=None``, or an all-NaN row) use case (I) of 001 §5.3:
     :math:`\hat\pi_k \propto \max(\hat r, 0)` over ``X_N`` (uniform on ``X_N`` if that is all zero), which
-    amounts to discarding the bots and renormalising ``r_hat`` over ``X_N`` when no bot has a prior.
+    amounts to discarding the bots and renormalising ``r_hat`` over ``X_N`` (the ``X_S`` estimates are kept
+    as they are) when no bot has a prior.
 
     Args:
       mech: the ``PUM``.
