@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _glutf

@@ -44,7 +44,9 @@ def glutf_f_nonpure(eps: Any, s: Any) -> jax.Array:
 
 
 def glutf_z_max(eps: Any, s: Any, f: Any, share: Any) -> jax.Array:
-    r"""Largest valid z (SPEC.md's corrected Theorem 1): :math:`1 - e^{-\varepsilon} (s/f) \max_{i,m} p_{im}/\sum_t p_{tm}`.
+    r"""Largest valid z (SPEC.md's corrected Theorem 1).
+
+    :math:`z = 1 - e^{-\varepsilon} (s/f) \max_{i,m} p_{im}/\sum_t p_{tm}`.
 
     Args:
       eps: privacy budget.
