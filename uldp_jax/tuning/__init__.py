@@ -15,3 +15,4 @@ from uldp_jax.tuning._optimize import (
     solve,
 )
 from uldp_jax.tuning._tune import TuneResult, tune
+from uldp_jax.tuning._collab import CollabResult, collaborative_simulate
