@@ -24,7 +24,7 @@ from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pu
 from uldp_jax import pum
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
 from uldp_jax import theory, tuning
-from uldp_jax.tuning import tune
+from uldp_jax.tuning import recommend, tune
 
 __version__ = "0.1.0"
 
@@ -77,6 +77,7 @@ __all__ = [
     "pum_estimate",
     "pum_loss",
     "pum_truth",
+    "recommend",
     "replace",
     "simulate",
     "simulate_pum",

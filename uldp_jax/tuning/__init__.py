@@ -16,3 +16,4 @@ from uldp_jax.tuning._optimize import (
 )
 from uldp_jax.tuning._tune import TuneResult, tune
 from uldp_jax.tuning._collab import CollabResult, collaborative_simulate
+from uldp_jax.tuning._recommend import Recommendation, format_recommendations, recommend
