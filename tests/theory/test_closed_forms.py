@@ -1,6 +1,5 @@
 """Closed-form risks (uldp_jax.theory) against exact channel moments, to 1e-9 relative (float64)."""
 
-import itertools
 
 import jax
 import jax.numpy as jnp

@@ -102,7 +102,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            domain=lambda s: (1, s - 1), optimum=lambda e, s, th: _optima.optimal_k(e, s, 0.0)),
     Family("OLH", "g", lambda e, s, th, g: _forms.olh_nmse(e, s, g), _ulh_probs, ldp=True, integer=True,
            domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0)),
-    Family("Wheel", "l", lambda e, s, th, l: _forms.wheel_nmse(e, s, l), _uwheel_probs, ldp=True, domain=_UNIT,
+    Family("Wheel", "l", lambda e, s, th, cov: _forms.wheel_nmse(e, s, cov), _uwheel_probs, ldp=True, domain=_UNIT,
            optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0)),
     Family("URR", None, lambda e, s, th, _: _forms.urr_nmse(e, s, th), _urr_probs, ldp=False),
     Family("URAP", "theta", _forms.urap_nmse, _urap_probs, ldp=False, domain=_UNIT, optimum=_optima.optimal_theta),

@@ -3,8 +3,8 @@ r"""Closed-form risks of the empirical estimator, per mechanism (003 §4-5 with 
 Every function returns :math:`n\,\mathrm{MSE}_{\mathrm{fixed}}`: ``n`` times the expected squared l2 loss
 :math:`\sum_x E(\hat p(x) - p(x))^2` in the *fixed* model (exactly ``n p(x)`` users hold ``x``; 003's model,
 where eq 28 is exact). For these unbiased estimators the *iid* model (001) adds ``1 - sum_x p(x)^2``:
-:math:`n\,\mathrm{MSE}_{\mathrm{iid}} = n\,\mathrm{MSE}_{\mathrm{fixed}} + 1 - \sum_x p(x)^2` (SPEC.md). The risk depends
-on the distribution only through ``theta_n``, the total mass of the non-sensitive items.
+:math:`n\,\mathrm{MSE}_{\mathrm{iid}} = n\,\mathrm{MSE}_{\mathrm{fixed}} + 1 - \sum_x p(x)^2` (SPEC.md). The risk
+depends on the distribution only through ``theta_n``, the total mass of the non-sensitive items.
 
 All functions are plain ``jax.numpy`` expressions (differentiable and vmappable in every argument, including
 ``s`` and the integer parameters ``k``/``g``, which may be passed as floats for a continuous relaxation; use

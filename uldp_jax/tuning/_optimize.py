@@ -69,7 +69,7 @@ def default_optimizer() -> Any:
 
 
 def gradient_tuner(loss_fn: Callable[[Any], jax.Array], optimizer: Any = None) -> GradientTuner:
-    """Builds the ``(init, step)`` pair minimising ``loss_fn(u)`` with ``optimizer`` (default ``default_optimizer()``)."""
+    """Builds the ``(init, step)`` pair minimising ``loss_fn(u)`` with ``optimizer`` (default Adam, see above)."""
     opt = default_optimizer() if optimizer is None else optimizer
     if not isinstance(opt, optax.GradientTransformationExtraArgs):
         opt = optax.with_extra_args_support(opt)
@@ -185,8 +185,8 @@ def optimize(name: str, eps: Any, s: Any, theta_n: Any = 0.0, x0: Any = None, st
     return x, val
 
 
-def minimize(loss_fn: Callable[[dict], Any], init: dict, domains: dict, steps: int = DEFAULT_STEPS, optimizer: Any = None,
-             log: bool = True) -> tuple[dict, TuneInfo]:
+def minimize(loss_fn: Callable[[dict], Any], init: dict, domains: dict, steps: int = DEFAULT_STEPS,
+             optimizer: Any = None, log: bool = True) -> tuple[dict, TuneInfo]:
     """Jointly minimises ``loss_fn(params)`` over several bounded parameters (a dict), e.g. custom objectives.
 
     Args:

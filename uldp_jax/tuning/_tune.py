@@ -49,13 +49,13 @@ def _check_objective(objective: Any) -> str:
 
 
 def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
-         params: Sequence[str] | None = None, steps: int = _optimize.DEFAULT_STEPS, optimizer: Any = None, audit: bool | None = None,
-         return_info: bool = False) -> Any:
+         params: Sequence[str] | None = None, steps: int = _optimize.DEFAULT_STEPS, optimizer: Any = None,
+         audit: bool | None = None, return_info: bool = False) -> Any:
     """Returns a new mechanism of ``mech``'s kind with its utility parameter optimised by optax.
 
     The tuned parameter is ``theta`` (URAP, RAPPOR), ``p`` (UUE, UE), ``k`` (USS, SS), ``g`` (ULH, OLH) or ``l``
-    (UWheel, Wheel); it is optimised on an unconstrained scale (logit / scaled logit / log) by Adam (optax) on the log of
-    the closed-form objective in float64, and integer parameters are settled by comparing the neighbouring
+    (UWheel, Wheel); it is optimised on an unconstrained scale (logit / scaled logit / log) by Adam (optax) on the
+    log of the closed-form objective in float64, and integer parameters are settled by comparing the neighbouring
     integers of the continuous optimum exactly. Privacy is unchanged: every value in the parameter's domain gives
     the same ``eps`` guarantee (by default the result is re-audited from its exact channel when that is small).
 
