@@ -1,0 +1,151 @@
+"""Count-level fast path: exact first two moments against the channel, and agreement with the per-user path.
+
+Thresholds: every sample mean within 3.5 standard errors of the exact mean (3 SE per entry, widened to 3.5 for
+the max over the d entries of a test: ~0.3% false alarms per entry at 3 SE over ~50 entries), covariance entries
+within 4.5 SE (SE of a sample covariance: sqrt((S_jj S_kk + S_jk^2) / R)); fixed keys, so every run is the same.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import fastpath
+
+R = 600  # one repetition count everywhere: tests share compiled kernels
+
+
+def _probs(mech):
+    """``(P [d, m], is_item)``: channel rows for item mechanisms, P(bit j = 1 | x) for bit mechanisms."""
+    if mech.report_kind == "item":
+        return np.asarray(ul.channel(mech).Q, np.float64), True
+    a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+    return b[None, :] + np.diag(a), False
+
+
+def exact_moments(mech, *, counts=None, p=None, n=None):
+    P, is_item = _probs(mech)
+    if counts is not None:  # fixed model: a sum over inputs of independent per-user reports
+        w = np.asarray(counts, np.float64)
+        mean = w @ P
+        cov = np.diag(mean) - (P.T * w) @ P if is_item else np.diag(w @ (P * (1 - P)))
+        return mean, cov
+    p = np.asarray(p, np.float64)  # iid model: n iid users
+    f = p @ P
+    second = np.zeros((P.shape[1],) * 2) if is_item else (P.T * p) @ P
+    np.fill_diagonal(second, f)
+    return n * f, n * (second - np.outer(f, f))
+
+
+def check_moments(stats, mean, cov, z=3.5):
+    stats = np.asarray(stats, np.float64)
+    r = stats.shape[0]
+    diag = np.maximum(np.diag(cov), 1e-12)
+    dev = np.abs(stats.mean(0) - mean) / np.sqrt(diag / r)
+    assert dev.max() < z, f"mean off by {dev.max():.2f} SE"
+    se_cov = np.sqrt((np.outer(diag, diag) + cov**2) / r)
+    dev_cov = np.abs(np.cov(stats.T) - cov) / se_cov
+    assert dev_cov.max() < z + 1.0, f"covariance off by {dev_cov.max():.2f} SE"
+
+
+COUNTS6 = np.array([300, 0, 1200, 50, 7, 443])
+FIXED = [
+    ul.GRR(6, 1.0),
+    ul.OUE(6, 0.5),
+    ul.URR(6, [1, 4], 2.0),
+    ul.URAP(6, [0, 3], 1.0),
+]
+
+
+@pytest.mark.parametrize("mech", FIXED, ids=lambda m: type(m).__name__)
+def test_fixed_model_moments_exact(mech):
+    xs = np.repeat(np.arange(6), COUNTS6)
+    res = ul.simulate(jax.random.key(0), mech, xs=xs, reps=R, path="counts")
+    assert res.stats.dtype == jnp.int32
+    check_moments(res.stats, *exact_moments(mech, counts=COUNTS6))
+
+
+def test_binary_fixed_and_iid_moments_exact():
+    mech = ul.BinaryCA(0.7, 2.0)
+    counts = np.array([900, 100])
+    res = ul.simulate(jax.random.key(1), mech, xs=np.repeat([0, 1], counts), reps=R, path="counts")
+    assert np.all(np.asarray(res.stats).sum(1) == 1000)
+    check_moments(res.stats, *exact_moments(mech, counts=counts))
+
+
+P6 = np.array([0.3, 0.0, 0.25, 0.05, 0.1, 0.3])
+
+
+@pytest.mark.parametrize("mech", [ul.GRR(6, 1.0), ul.URAP(6, [0, 3], 1.0)], ids=lambda m: type(m).__name__)
+def test_iid_model_moments_exact(mech):
+    res = ul.simulate(jax.random.key(2), mech, p=P6, n=2500, reps=R, path="counts")
+    check_moments(res.stats, *exact_moments(mech, p=P6, n=2500))
+
+
+@pytest.mark.parametrize("mech,model", [(ul.GRR(6, 1.0), "iid"), (ul.URAP(6, [0, 3], 1.0), "fixed")],
+                         ids=["GRR-iid", "URAP-fixed"])
+def test_fast_path_matches_per_user_in_distribution(mech, model):
+    reps = R
+    if model == "iid":
+        kw, mean, cov = dict(p=P6, n=2500), *exact_moments(mech, p=P6, n=2500)
+    else:
+        kw, mean, cov = dict(xs=np.repeat(np.arange(6), COUNTS6)), *exact_moments(mech, counts=COUNTS6)
+    fast = np.asarray(ul.simulate(jax.random.key(3), mech, reps=reps, path="counts", **kw).stats, np.float64)
+    slow = np.asarray(ul.simulate(jax.random.key(4), mech, reps=reps, path="per_user", **kw).stats, np.float64)
+    diag = np.maximum(np.diag(cov), 1e-12)
+    dev = np.abs(fast.mean(0) - slow.mean(0)) / np.sqrt(2 * diag / reps)
+    assert dev.max() < 3.0
+    se_cov = np.sqrt(2 * (np.outer(diag, diag) + cov**2) / reps)
+    assert (np.abs(np.cov(fast.T) - np.cov(slow.T)) / se_cov).max() < 4.0
+    check_moments(slow, mean, cov)
+
+
+def test_multinomial_exact_moments_and_edges():
+    p = np.array([0.5, 0.0, 0.2, 0.3, 0.0])
+    ns = np.concatenate([np.full(4000, 1000.0), [1e9 + 7, 0.0]])
+
+    @jax.jit
+    def draw(keys, ns):
+        multi = jax.vmap(lambda k, n: fastpath.multinomial(k, n, jnp.asarray(p)))(keys, ns)
+        edges = fastpath.binomial(keys[0], jnp.array([0.0, 5.0, 5.0, 3e9]), jnp.array([0.3, 1.0, 0.0, 1.0]))
+        return multi, edges
+
+    with fastpath.x64_context():
+        draws, b = (np.asarray(v) for v in draw(jax.random.split(jax.random.key(5), ns.size), jnp.asarray(ns)))
+    big, zero, draws = draws[-2], draws[-1], draws[:-2]
+    assert np.all(draws.sum(1) == 1000) and np.all(draws[:, [1, 4]] == 0)
+    check_moments(draws, 1000 * p, 1000 * (np.diag(p) - np.outer(p, p)))
+    assert big.sum() == 1e9 + 7 and np.all(big == np.round(big)) and np.all(zero == 0)
+    np.testing.assert_array_equal(b, [0.0, 5.0, 0.0, 3e9])
+
+
+def test_large_n_counts_exact_int32():
+    n = 2**31 - 1
+    res = ul.simulate(jax.random.key(9), ul.GRR(6, 1.0), p=P6, n=n, reps=R, path="counts")
+    stats = np.asarray(res.stats, np.int64)
+    assert res.stats.dtype == jnp.int32 and np.all(stats.sum(1) == n) and np.all(stats >= 0)
+    f = np.asarray(P6 @ ul.channel(ul.GRR(6, 1.0)).Q)
+    assert np.all(np.abs(stats / n - f) < 1e-4)
+
+
+def test_count_dtype_and_overflow():
+    assert fastpath.count_dtype(2**31 - 1) == np.int32
+    with pytest.raises(ValueError, match="n="):
+        fastpath.count_dtype(2**31)
+    with pytest.raises(ValueError, match="n="):
+        ul.simulate(jax.random.key(0), ul.GRR(6, 1.0), p=P6, n=2**31, path="counts")
+    with pytest.raises(ValueError, match="n="):
+        ul.simulate(jax.random.key(0), ul.GRR(6, 1.0), p=P6, n=2**31, path="per_user")
+    with jax.enable_x64(True):
+        assert fastpath.count_dtype(2**40) == np.int64
+
+
+def test_registry_and_paths_documented():
+    for mech in [ul.GRR(4, 1.0), ul.OUE(4, 1.0), ul.RAPPOR(4, 1.0), ul.URR(4, [0], 1.0), ul.URAP(4, [0], 1.0),
+                 ul.Warner(1.0), ul.Mangat(1.0)]:
+        assert fastpath.has_count_path(mech), type(mech).__name__
+    for name in ("GRR", "URR", "UE", "URAP", "BinaryCA", "OLH", "SS", "EM"):
+        assert name in fastpath.__doc__
+    with pytest.raises(TypeError, match="cls"):
+        fastpath.register_count_sampler("GRR", lambda *a: None)
