@@ -120,13 +120,13 @@ def test_defaults_are_mse_optimal():
 
 def test_aggregate_support_counts_and_emp():
     key = jax.random.key(3)
-    xs = jax.random.randint(key, (4000,), 0, 6, dtype=jnp.int32)
-    for mech in (ul.SS(6, 2.0), ul.OLH(6, 2.0), ul.Wheel(6, 2.0), ul.UE(6, 2.0)):
+    xs = jax.random.randint(key, (3000,), 0, 6, dtype=jnp.int32)
+    for mech in (ul.SS(6, 2.0), ul.OLH(6, 2.0), ul.Wheel(6, 2.0)):
         ys = ul.perturb(jax.random.fold_in(key, 1), mech, xs)
         stats = ul.aggregate(mech, ys)
         assert stats.dtype == jnp.int32 and stats.shape == (6,)
         est = ul.estimate(mech, ys, "emp")
-        target = np.bincount(np.asarray(xs), minlength=6) / 4000
+        target = np.bincount(np.asarray(xs), minlength=6) / 3000
         assert np.abs(np.asarray(est) - target).max() < 0.1
 
 

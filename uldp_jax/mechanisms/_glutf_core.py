@@ -212,6 +212,13 @@ class GLUTFMixin:
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
         return _th.nonpure_estimate(stats, n, p, q, self.f(), self.z(), sens)
 
+    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
+        if self.rule != "pure":
+            return self.estimate_eq30(stats, n)
+        a, b = self.support_affine()
+        return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
+
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
