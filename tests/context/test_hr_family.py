@@ -121,8 +121,9 @@ def test_estimate_from_reports_and_fixed_model(name, key):
     direct = ul.estimate(mech, ys, "emp")
     np.testing.assert_allclose(direct, mech.debias(mech.aggregate(ys), 5000), rtol=1e-6)
     assert abs(float(direct.sum()) - 1.0) < 0.2
-    res = ul.simulate(key, mech, xs=xs, reps=2)
-    assert res.estimates["emp"].shape == (2, mech.d) and res.stats.shape == (2, mech.num_stats)
+    if name == "blk2":  # the per-user fixed-model path of simulate (one compile is enough)
+        res = ul.simulate(key, mech, xs=xs, reps=2)
+        assert res.estimates["emp"].shape == (2, mech.d) and res.stats.shape == (2, mech.num_stats)
 
 
 def test_vmapped_eps_grid(key):
