@@ -139,3 +139,14 @@ def test_large_eps_stable():
         assert np.all(np.isfinite(np.asarray(p_hat))) and float(p_hat[0]) == pytest.approx(1.0)
     for mech in (ul.HR(6, 1e-3), ul.BlockHR([[0, 1], [2, 3, 4]], 1e-3)):
         assert np.all(np.isfinite(ul.channel(mech).Q)) and ul.audit(mech).ok
+
+
+@pytest.mark.parametrize("name", sorted(MECHS))
+def test_channel_products_match_dense(name, x64):
+    """channel_matvec (p Q) and channel_rmatvec (Q w), the structured products EM needs, equal the dense ones."""
+    mech = MECHS[name]()
+    Q = ul.channel(mech).Q
+    rng = np.random.default_rng(0)
+    p, w = rng.dirichlet(np.ones(mech.d), size=2), rng.normal(size=(2, mech.num_outputs))
+    np.testing.assert_allclose(np.asarray(jax.jit(mech.channel_matvec)(jnp.asarray(p))), p @ Q, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(jax.jit(mech.channel_rmatvec)(jnp.asarray(w))), w @ Q.T, atol=1e-13)

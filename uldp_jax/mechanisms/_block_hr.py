@@ -167,6 +167,30 @@ class BlockHR:
         p_block = jnp.moveaxis(p_block, 0, -1)[..., block]
         return (p_block / hr_gap(self.eps) ** 2 - p**2) / jnp.asarray(n)
 
+    def channel_matvec(self, p: jax.Array) -> jax.Array:
+        """Output distribution ``p Q`` (``float[num_outputs]``) of ``p: float[d]``, by batched FWHTs."""
+        p = jnp.asarray(p)
+        batch, c = p.shape[:-1], hr_gap(self.eps)
+        q = jnp.zeros(batch + (self.num_outputs,), p.dtype)
+        for g in _tables(self.blocks).groups:
+            shape = batch + g.gather.shape
+            emb = jnp.zeros(batch + (g.gather.size,), p.dtype).at[..., jnp.asarray(g.flat)].set(
+                p[..., jnp.asarray(g.items)]).reshape(shape)
+            qg = (jnp.sum(emb, -1, keepdims=True) + c * _hadamard.fwht(emb)) / g.K
+            q = q.at[..., jnp.asarray(g.gather.ravel())].set(qg.reshape(batch + (-1,)))
+        return q
+
+    def channel_rmatvec(self, w: jax.Array) -> jax.Array:
+        """``Q w`` (``float[d]``) for ``w: float[num_outputs]`` (the EM E-step's transpose product)."""
+        w = jnp.asarray(w)
+        batch, c, tb = w.shape[:-1], hr_gap(self.eps), _tables(self.blocks)
+        parts = []
+        for g in tb.groups:
+            wg = w[..., jnp.asarray(g.gather)]  # [..., g, K]
+            tot = jnp.sum(wg, -1)[..., jnp.asarray(g.flat // g.K)]
+            parts.append((tot + c * _hadamard.fwht(wg).reshape(batch + (-1,))[..., jnp.asarray(g.flat)]) / g.K)
+        return jnp.concatenate(parts, axis=-1)[..., jnp.asarray(tb.inv)]
+
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         eps, d, M = _base.eps_value(self.eps), self.d, self.num_outputs
         _base.check_channel_size("BlockHR", d, M)

@@ -151,6 +151,29 @@ class HighLowHR:
         p_hadamard = (1.0 - c) + c * p_a  # p([S]) = 2/(e+1) + (e-1)/(e+1) p(A)
         return (jnp.where(sens, p_hadamard / c**2, p / c) - p**2) / jnp.asarray(n)
 
+    def channel_matvec(self, p: jax.Array) -> jax.Array:
+        """Output distribution ``p Q`` (``float[S + t]``) of ``p: float[d]``, with one FWHT of size ``S``."""
+        p = jnp.asarray(p)
+        sens = _tables(self.d, self.sensitive)[0]
+        a_items, b_items = jnp.asarray(np.flatnonzero(sens)), jnp.asarray(np.flatnonzero(~sens))
+        c = hr_gap(self.eps)
+        emb = jnp.zeros(p.shape[:-1] + (self.S,), p.dtype).at[..., 1 : self.s + 1].set(p[..., a_items])
+        p_a = jnp.sum(p[..., a_items], -1, keepdims=True)
+        p_b = jnp.sum(p[..., b_items], -1, keepdims=True)
+        q_s = (p_a + (1.0 - c) * p_b + c * _hadamard.fwht(emb)) / self.S
+        return jnp.concatenate([q_s, c * p[..., b_items]], axis=-1)
+
+    def channel_rmatvec(self, w: jax.Array) -> jax.Array:
+        """``Q w`` (``float[d]``) for ``w: float[S + t]`` (the EM E-step's transpose product)."""
+        w = jnp.asarray(w)
+        c = hr_gap(self.eps)
+        w_s = w[..., : self.S]
+        tot = jnp.sum(w_s, -1, keepdims=True)
+        est_a = (tot + c * _hadamard.fwht(w_s)[..., 1 : self.s + 1]) / self.S
+        est_b = (1.0 - c) * tot / self.S + c * w[..., self.S :]
+        pos = jnp.asarray(_tables(self.d, self.sensitive)[3])
+        return jnp.concatenate([est_a, est_b], axis=-1)[..., pos]
+
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         eps, d, S = _base.eps_value(self.eps), self.d, self.S
         _base.check_channel_size("HighLowHR", d, self.num_outputs)
