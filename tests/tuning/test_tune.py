@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import uldp_jax as ul
@@ -92,6 +93,14 @@ def test_joint_minimize():
         np.testing.assert_allclose(float(out["theta"]), float(th.optimal_theta(2.0, 20, 0.6)), rtol=1e-6)
         np.testing.assert_allclose(float(out["p"]), float(th.optimal_p(2.0, 20, 0.6)), rtol=1e-6)
         assert info.loss.shape == (tuning.DEFAULT_STEPS,)
+
+        def coupled(x):  # a curved valley: the optimum in y moves with x
+            return 1.0 + (x["x"] - 0.3) ** 2 + 10.0 * (x["y"] - x["x"] ** 2) ** 2
+
+        # Coupled problems converge faster with L-BFGS (optax.lbfgs and its zoom line search).
+        out, _ = jax.jit(lambda: tuning.minimize(coupled, {"x": 0.9, "y": 0.1}, {"x": (0, 1), "y": (0, 1)},
+                                                 steps=100, optimizer=optax.lbfgs()))()
+        np.testing.assert_allclose([float(out["x"]), float(out["y"])], [0.3, 0.09], atol=1e-6)
 
 
 def test_tuned_mechanisms_pass_audit():

@@ -193,7 +193,8 @@ def minimize(loss_fn: Callable[[dict], Any], init: dict, domains: dict, steps: i
       loss_fn: ``{name: value} -> scalar`` (positive when ``log``); pure JAX.
       init: ``{name: starting value}``.
       domains: ``{name: (lo, hi)}`` open intervals (``hi=None``: ``(lo, inf)`` with a log transform).
-      steps, optimizer: as in ``solve``.
+      steps, optimizer: as in ``solve``. The default Adam schedule is tuned for the one-dimensional closed forms;
+        for coupled (curved) objectives pass ``optimizer=optax.lbfgs()`` (about 100 steps).
       log: minimise ``log(loss_fn)`` (scale-free; requires a positive objective).
 
     Returns:
