@@ -1,0 +1,90 @@
+"""simulate at scale: chunking invariance, no retracing, progress, path selection and bad input."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import simulate as _sim_fn  # noqa: F401  (the function; the module is below)
+import importlib
+
+sim = importlib.import_module("uldp_jax.simulate")
+
+P5 = np.array([0.4, 0.1, 0.2, 0.2, 0.1])
+KEY = jax.random.key(11)
+
+
+def _stats(**kw):
+    return np.asarray(ul.simulate_stats(KEY, ul.GRR(5, 1.0), p=P5, **kw)[0])
+
+
+def test_per_user_chunking_and_batching_do_not_change_results():
+    base = _stats(n=3000, reps=4, path="per_user", block_size=256)
+    for kw in (dict(chunk_blocks=1), dict(chunk_blocks=5), dict(rep_batch=2), dict(rep_chunk=3)):
+        np.testing.assert_array_equal(_stats(n=3000, reps=4, path="per_user", block_size=256, **kw), base)
+
+
+def test_counts_rep_chunk_does_not_change_results():
+    base = _stats(n=10**6, reps=5, path="counts")
+    np.testing.assert_array_equal(_stats(n=10**6, reps=5, path="counts", rep_chunk=2), base)
+    assert base.shape == (5, 5) and np.all(base.sum(1) == 10**6)
+
+
+def test_auto_path_picks_counts_when_exact():
+    auto = _stats(n=10**6, reps=5)
+    np.testing.assert_array_equal(auto, _stats(n=10**6, reps=5, path="counts"))
+
+
+def test_no_retrace_per_chunk_or_per_call():
+    kw = dict(n=2000, reps=6, path="per_user", block_size=160, rep_chunk=2)
+    before = sim.TRACE_COUNTS["per_user"]
+    first = _stats(**kw)  # 3 chunks of 2 repetitions: one trace
+    assert sim.TRACE_COUNTS["per_user"] - before == 1
+    again = np.asarray(ul.simulate_stats(jax.random.key(12), ul.GRR(5, 2.0), p=P5, **kw)[0])
+    assert sim.TRACE_COUNTS["per_user"] - before == 1  # new key, eps and p: same compiled function
+    assert first.shape == again.shape == (6, 5)
+
+
+def test_progress_reports_per_chunk_and_can_be_off(capsys):
+    _stats(n=2000, reps=6, path="per_user", block_size=160, rep_chunk=2, progress="stderr")
+    err = capsys.readouterr().err
+    assert "2/6 reps" in err and "6/6 reps" in err
+    _stats(n=2000, reps=6, path="per_user", block_size=160, rep_chunk=2, progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress"):
+        _stats(n=2000, reps=2, progress="loud")
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoFastPath:
+    """A GRR look-alike with no registered count sampler."""
+
+    inner: ul.GRR
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_bad_input():
+    mech = _NoFastPath(ul.GRR(5, 1.0))
+    with pytest.raises(ValueError, match="path='counts'"):
+        ul.simulate(KEY, mech, p=P5, n=100, path="counts")
+    with pytest.raises(ValueError, match="path"):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=100, path="fast")
+    with pytest.raises(ValueError, match="shard"):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=100, shard="rows")
+    with pytest.raises(ValueError, match="shard"):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=100, path="counts", shard="users")
+    with pytest.raises(TypeError, match="devices"):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=100, devices=["cpu"])
+    with pytest.raises(ValueError, match="rep_chunk"):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=100, rep_chunk=0)
+    with pytest.raises(ValueError, match="n="):
+        ul.simulate(KEY, ul.GRR(5, 1.0), p=P5, n=2**31, path="counts")
+
+
+def test_single_device_list_matches_default():
+    one = _stats(n=10**6, reps=5, path="counts", devices=jax.devices()[:1])
+    np.testing.assert_array_equal(one, _stats(n=10**6, reps=5, path="counts"))
