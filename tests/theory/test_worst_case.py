@@ -22,7 +22,7 @@ def _family(mask, alphas):
     return np.stack([np.where(mask, a / s, (1 - a) / nn) for a in alphas])
 
 
-@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (6, 1)])
+@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (6, 1), (8, 6)])  # (8, 6): s > N (SPEC.md)
 @pytest.mark.parametrize("eps", [0.2, 1.0, 2.5, 4.0, 7.0])
 def test_urr_worst_cases(d, s, eps):
     mask = _mask(d, s)
@@ -37,7 +37,7 @@ def test_urr_worst_cases(d, s, eps):
     assert np.max(np.asarray(th.urr_l2(cands, mask, eps, n))) <= v2 * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (5, 2)])
+@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (5, 2), (9, 6)])
 def test_urap_prop8_corrected_threshold(d, s):
     mask = _mask(d, s)
     nn = d - s

@@ -38,6 +38,22 @@ def test_collaborative_sampling(mech):
     assert np.mean(pred) < 1.05 * true_run  # the pilot's cost and theta_hat's error are small (003 Fig 6)
 
 
+def test_fixed_model_and_main_only():
+    """xs=... (fixed model, split once at random); combine='main' returns the main users' estimates."""
+    d, s = D, S
+    xs = np.random.default_rng(1).integers(0, d, 20_000).astype(np.int32)
+    mech = ul.URAP(d, tuple(range(s)), 2.0)
+    res = ul.tuning.collaborative_simulate(jax.random.key(1), mech, xs=xs, reps=3, pilot=0.1, combine="main")
+    target = np.bincount(xs, minlength=d) / xs.size
+    np.testing.assert_allclose(res.target, target)
+    assert (res.n_pilot, res.n_main) == (2000, 18_000)
+    np.testing.assert_array_equal(np.asarray(res.estimates), np.asarray(res.main_estimates))
+    assert np.all(np.abs(np.asarray(res.theta_hat) - target[s:].sum()) < 0.05)
+    with jax.enable_x64(True):
+        want = [float(th.optimal_theta(2.0, s, float(t))) for t in np.asarray(res.theta_hat)]
+    np.testing.assert_allclose(res.params, want, rtol=1e-6)
+
+
 def test_bad_input():
     mech = ul.URAP(D, tuple(range(S)), EPS)
     key = jax.random.key(0)
