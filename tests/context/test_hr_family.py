@@ -150,3 +150,15 @@ def test_channel_products_match_dense(name, x64):
     p, w = rng.dirichlet(np.ones(mech.d), size=2), rng.normal(size=(2, mech.num_outputs))
     np.testing.assert_allclose(np.asarray(jax.jit(mech.channel_matvec)(jnp.asarray(p))), p @ Q, atol=1e-14)
     np.testing.assert_allclose(np.asarray(jax.jit(mech.channel_rmatvec)(jnp.asarray(w))), w @ Q.T, atol=1e-13)
+
+
+def test_estimation_methods_plug_in(key):
+    """emp+thr, EM (via channel_matvec/rmatvec) and post-processing run on HR-family stats and land on the simplex."""
+    mech = ul.BlockHR([[0, 3], [1, 2, 4, 5, 6], [7]], 1.0)
+    p = dirichlet(8, 3)
+    methods = ("emp", "emp+thr", "em", "norm-sub", "project")
+    res = ul.simulate(key, mech, p=p, n=20000, reps=2, methods=methods)
+    for m in methods[1:]:
+        est = np.asarray(res.estimates[m], np.float64)
+        assert est.shape == (2, 8) and np.all(est >= -1e-6), m
+        np.testing.assert_allclose(est.sum(axis=1), 1.0, atol=1e-4, err_msg=m)
