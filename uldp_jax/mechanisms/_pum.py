@@ -185,6 +185,12 @@ class PUM:
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         return self.cmn.aggregate(ys, weights)
 
+    def support_affine(self) -> Any:
+        raise TypeError(
+            "PUM reports estimate r over Z, and p needs the bot distributions: use "
+            "ul.pum_estimate(mech, ys, prior=..., method=...) instead of ul.estimate / ul.simulate."
+        )
+
     def check_reports(self, ys: Any) -> None:
         from uldp_jax import _api  # local: _api imports the estimation registry
 
