@@ -23,6 +23,7 @@ import optax
 from uldp_jax.theory import _dispatch, _families
 
 OBJECTIVES = ("mse", "l1")
+MAX_G = 2.0**31 - 1.0  # largest hash range a ULH/OLH accepts (int32 values)
 
 
 class TuneState(NamedTuple):
@@ -138,8 +139,8 @@ def solve(fam: _families.Family, fn: Callable[[Any], Any], s: Any, x0: Any, step
           optimizer: Any = None) -> tuple[Any, Any, TuneInfo]:
     """Minimises ``fn`` over the family's domain from ``x0``; returns ``(x, fn(x), info)``.
 
-    Integer families return the better neighbouring integer of the continuous optimum (``g >= 2``,
-    ``k`` in ``[1, s - 1]``), as a float array. Pure JAX: vmappable over ``s``, ``x0`` and ``fn``'s inputs.
+    Integer families return the better neighbouring integer of the continuous optimum (``g`` in
+    ``[2, 2**31 - 1]``, ``k`` in ``[1, s - 1]``), as a float array. Pure JAX: vmappable over ``s``, ``x0`` and ``fn``'s inputs.
     """
     dom = domain_of(fam, s)
     u0 = dom.to_unconstrained(jnp.asarray(x0, dtype=jnp.result_type(float)))
@@ -147,7 +148,7 @@ def solve(fam: _families.Family, fn: Callable[[Any], Any], s: Any, x0: Any, step
     x = dom.to_param(state.u)
     if fam.integer:
         lo = 2.0 if fam.param == "g" else 1.0
-        hi = jnp.inf if fam.param == "g" else s - 1.0
+        hi = MAX_G if fam.param == "g" else s - 1.0
         a = jnp.clip(jnp.floor(x), lo, hi)
         b = jnp.clip(jnp.ceil(x), lo, hi)
         x = jnp.where(fn(b) < fn(a), b, a)
