@@ -1,6 +1,7 @@
 """uldp_jax: utility-optimized and context-aware local differential privacy in JAX."""
 
 from uldp_jax import estimation, mechanisms, metrics, privacy
+from uldp_jax import fastpath
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
 from uldp_jax.mechanisms import (
     GRR,
@@ -65,6 +66,7 @@ __all__ = [
     "estimate",
     "estimate_from_stats",
     "estimation",
+    "fastpath",
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
