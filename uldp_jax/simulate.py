@@ -37,7 +37,7 @@ import numpy as np
 
 from uldp_jax import _api, _progress, _validate, fastpath
 from uldp_jax._fastpath import _shard
-from uldp_jax.estimation import _registry
+from uldp_jax.estimation import _registry, _report_sim
 
 DEFAULT_BLOCK_SIZE = 1024
 DEFAULT_CHUNK_BYTES = 128 * 2**20
@@ -288,22 +288,23 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
     if isinstance(methods, str):
         methods = (methods,)
     method_options = dict(method_options or {})
-    resolved = {m: _registry.get_method(m) for m in methods}
+    resolved = {m: _registry.get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
     needs_reports = any(spec.input != "stats" for spec in resolved.values())
     if needs_reports and path == "counts":
         raise ValueError("path='counts' cannot serve methods on per-report likelihoods (e.g. EM on every "
                          "report): they need the reports; use path='per_user' or 'auto'.")
-    for m, spec in resolved.items():
-        if spec.input != "stats":
-            raise ValueError(f"Method {m!r} needs per-report data; use ul.estimate on perturbed reports.")
     stats, target, n = simulate_stats(key, mech, xs=xs, p=p, n=n, reps=reps, path=path, block_size=block_size,
                                       chunk_blocks=chunk_blocks, rep_batch=rep_batch, devices=devices,
-                                      shard=shard, rep_chunk=rep_chunk, progress=progress)
+                                      shard=shard, rep_chunk=rep_chunk, progress=progress,
+                                      _needs_reports=needs_reports)
     estimates = {}
     g = grid_size(mech)
     for m in methods:
         opts = method_options.get(m, {})
-        if g is None:
+        if resolved[m].input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
+            estimates[m] = _report_sim.report_estimates(key, mech, m, xs=xs, p=p, n=None if p is None else n,
+                                                        reps=reps, block_size=block_size, options=opts)
+        elif g is None:
             estimates[m] = _api.estimate_from_stats(mech, stats, n, m, **opts)
         else:
             estimates[m] = jax.vmap(lambda mm, st: _api.estimate_from_stats(mm, st, n, m, **opts))(mech, stats)

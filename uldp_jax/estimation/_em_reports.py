@@ -90,46 +90,47 @@ def _split_invertible(mech: Any, ys: jax.Array, check: bool):
 
 
 def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = np.int32) -> SupportReports:
-    """Converts concrete ``bool[n, d]`` reports (host NumPy) into ``SupportReports``.
+    """Converts concrete ``bool[n, d]`` reports into ``SupportReports`` on the host (NumPy), block by block.
 
     Args:
       mech: RAPPOR/UE or URAP.
-      ys: concrete ``bool[n, d]`` reports (NumPy or JAX); may also be a list of such blocks (concatenated).
-      chunk: users per chunk (default: about ``CHUNK_ENTRIES`` gathered entries per chunk).
+      ys: concrete ``bool[n, d]`` reports, or an iterable of such blocks (e.g. a generator, so that the dense
+        reports of a large study never exist at once; memory is that of the packed support lists).
+      chunk: users per chunk of the EM passes (default: about ``CHUNK_ENTRIES`` gathered entries per chunk).
       dtype: index dtype (``np.int16`` halves memory when ``d < 32767``).
     """
-    blocks = ys if isinstance(ys, (list, tuple)) else [ys]
+    blocks = [ys] if hasattr(ys, "shape") else ys
+    d = mech.d
+    packed, weights, inverted, stats = [], [], np.zeros(d, np.int64), np.zeros(d, np.int64)
     for b in blocks:
         _check_bits(mech, b)
-    d = mech.d
-    rows, cols, weights, inverted, stats = [], [], [], np.zeros(d, np.int64), np.zeros(d, np.int64)
-    offset = 0
-    for b in blocks:
         bits, w, inv = _split_invertible(mech, jnp.asarray(b), check=True)
-        r, c = np.nonzero(np.asarray(bits) & np.asarray(w)[:, None])
-        rows.append(r + offset)
-        cols.append(c)
-        weights.append(np.asarray(w))
+        bits, w = np.asarray(bits) & np.asarray(w)[:, None], np.asarray(w)
+        rows, cols = np.nonzero(bits)
+        counts = np.bincount(rows, minlength=bits.shape[0])
+        sup = np.full((bits.shape[0], max(int(counts.max(initial=0)), 1)), d, dtype=dtype)
+        starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
+        sup[rows, np.arange(rows.shape[0]) - starts[rows]] = cols
+        packed.append(sup)
+        weights.append(w)
         inverted += np.asarray(inv)
         stats += np.asarray(mech.aggregate(jnp.asarray(b)))
-        offset += b.shape[0]
-    return _pack(d, np.concatenate(rows), np.concatenate(cols), np.concatenate(weights), inverted, stats, chunk,
-                 dtype)
-
-
-def _pack(d, rows, cols, weight, inverted, stats, chunk, dtype) -> SupportReports:
-    n = weight.shape[0]
-    counts = np.bincount(rows, minlength=n)
-    width = max(int(counts.max(initial=0)), 1)
+    if not packed:
+        raise ValueError("Expected ys to hold at least one block of reports.")
+    width = max(s.shape[1] for s in packed)
+    n = sum(s.shape[0] for s in packed)
     if chunk is None:
         chunk = max(1, min(n, CHUNK_ENTRIES // width))
     chunk = _validate.check_int("chunk", chunk, minimum=1)
     n_pad = -(-n // chunk) * chunk
     support = np.full((n_pad, width), d, dtype=dtype)
-    starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
-    support[rows, np.arange(rows.shape[0]) - starts[rows]] = cols
-    w = np.zeros(n_pad, np.float64)
-    w[:n] = weight
+    row = 0
+    for s in packed:
+        support[row:row + s.shape[0], : s.shape[1]] = s
+        row += s.shape[0]
+    del packed
+    w = np.zeros(n_pad, np.float32)
+    w[:n] = np.concatenate(weights)
     return SupportReports(jnp.asarray(support), jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
                           int(chunk))
 

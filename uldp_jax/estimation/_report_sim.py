@@ -1,0 +1,109 @@
+"""Report-based estimation inside ``simulate``: regenerate each repetition's reports, then estimate.
+
+``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
+"em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
+randomness layout of the per-user path (``uldp_jax.simulate.block_inputs`` + ``mech.perturb_batch``, block
+``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
+aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
+
+Memory: one repetition's reports at a time per ``rep_batch`` (dense, e.g. ``bool[n, d]``), generated block
+by block under ``vmap``; repetitions run under ``lax.map``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.estimation import _registry
+
+MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
+
+
+def _sim_module():
+    return importlib.import_module("uldp_jax.simulate")  # the package re-exports the function of that name
+
+
+def _layout(mech, xs, p, n, block_size):
+    d = mech.d
+    if (xs is None) == (p is None):
+        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
+    if xs is not None:
+        if n is not None:
+            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
+        xs = np.asarray(_validate.check_items("xs", xs, d, ndim=1))
+        n = int(xs.shape[0])
+        if n < 1:
+            raise ValueError("Expected xs to hold at least one user.")
+        num_blocks = math.ceil(n / block_size)
+        padded = np.zeros(num_blocks * block_size, np.int32)
+        padded[:n] = xs
+        return jnp.asarray(padded), n, False, num_blocks
+    target = _validate.check_distribution("p", p, d)
+    n = _validate.check_int("n", n, minimum=1)
+    cdf = np.cumsum(target)
+    return jnp.asarray(cdf / cdf[-1], dtype=jnp.float32), n, True, math.ceil(n / block_size)
+
+
+def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
+                num_blocks: int) -> Any:
+    """All ``n`` reports of one repetition (leading axis = users), in the per-user path's layout."""
+    block_inputs = _sim_module().block_inputs
+
+    def block(b):
+        ky, xs, _ = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+        return mech.perturb_batch(ky, xs)
+
+    ys = jax.vmap(block)(jnp.arange(num_blocks))
+    return jax.tree_util.tree_map(lambda a: a.reshape((num_blocks * block_size,) + a.shape[2:])[:n], ys)
+
+
+def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, p: Any = None, n: Any = None,
+                     reps: int = 1, block_size: int = 1024, rep_batch: int = 1,
+                     options: dict | None = None) -> jax.Array:
+    """Estimates of a report-based method over ``reps`` repetitions, on the reports behind ``simulate``'s stats.
+
+    Args:
+      key: the key given to ``simulate`` (repetition ``r`` uses ``fold_in(key, r)``).
+      mech: a mechanism, or a 1-D grid of them (leaves with a leading axis).
+      method: a registered method name; resolved for ``mech`` (``input="reports"`` methods get the reports,
+        ``input="stats"`` methods their aggregate).
+      xs, p, n: the population, as in ``simulate``.
+      reps: repetitions (>= 1).
+      block_size: users per randomness block; must equal ``simulate``'s for the same reports.
+      rep_batch: repetitions vectorised together (memory knob; results do not depend on it).
+      options: method options.
+
+    Returns:
+      ``float[reps, d]`` (``[g, reps, d]`` for a grid).
+    """
+    _validate.check_key(key)
+    reps = _validate.check_int("reps", reps, minimum=1)
+    block_size = _validate.check_int("block_size", block_size, minimum=1)
+    rep_batch = min(_validate.check_int("rep_batch", rep_batch, minimum=1), reps)
+    spec = _registry.get_method(method, mech)
+    opts = dict(options or {})
+    data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
+    per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
+    if rep_batch * num_blocks * block_size * per_user > MAX_REPORT_BYTES:
+        raise ValueError(f"report_estimates would hold {rep_batch} x {n} reports of {per_user} bytes at once; "
+                         "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
+
+    def one_rep(m, r):
+        ys = rep_reports(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks)
+        if spec.input == "stats":
+            return spec.fn(m, m.aggregate(ys), n, **opts)
+        return spec.fn(m, ys, **opts)
+
+    def all_reps(m):
+        return jax.lax.map(lambda r: one_rep(m, r), jnp.arange(reps), batch_size=rep_batch)
+
+    grid = _sim_module().grid_size(mech)
+    fn = all_reps if grid is None else jax.vmap(all_reps)
+    return jax.jit(fn)(mech)
