@@ -61,11 +61,16 @@ def _list() -> None:
 def _run(name: str, args) -> None:
     from uldp_jax import experiments
     experiments.get_experiment(name)  # fail fast on an unknown name, before any work
-    if args.data is not None and not os.path.exists(args.data.split("=", 1)[-1].split(",")[0]):
-        raise FileNotFoundError(f"data path does not exist: {args.data}")
     os.environ.setdefault("MPLBACKEND", "Agg")
     experiments.run_experiment(name, quick=args.quick, reps=args.reps, data=args.data, out=args.out,
                                seed=args.seed, progress=not args.no_progress)
+
+
+def _user_errors() -> tuple:
+    """Exceptions that mean a user mistake (one-line message); anything else is a bug and keeps its traceback."""
+    from uldp_jax.data import DataError
+    from uldp_jax.experiments._runner import UsageError
+    return (UsageError, DataError, FileNotFoundError, IsADirectoryError, PermissionError)
 
 
 def main(argv=None) -> int:
@@ -80,7 +85,7 @@ def main(argv=None) -> int:
             _run(args.experiment, args)
         else:
             _run("demo", args)
-    except (ValueError, TypeError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except _user_errors() as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         sys.stderr.write(f"uldp: error: {msg}\n")
         return 2

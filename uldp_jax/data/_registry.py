@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from uldp_jax.data import _census, _grid, _loaders, _simple
-from uldp_jax.data._dataset import Dataset
+from uldp_jax.data._dataset import DataError, Dataset
 
 # name -> (proxy factory, loader or None, one-line description)
 _DATASETS: dict[str, tuple[Callable[..., Dataset], Any, str]] = {
@@ -40,8 +40,9 @@ def get_dataset(name: str, path: str | None = None) -> Dataset:
     """The named dataset: loaded from ``path`` (real data, the paper's preprocessing) or its synthetic proxy.
 
     Raises:
-      ValueError: unknown ``name``, or ``path`` given for a dataset that is synthetic in the paper.
-      DataError: ``path`` does not exist or is not in the expected format.
+      ValueError: unknown ``name``.
+      DataError: ``path`` does not exist or is not in the expected format, or is given for a dataset that is
+        synthetic in the paper.
     """
     if name not in _DATASETS:
         raise ValueError(f"Unknown dataset name={name!r}; known: {', '.join(dataset_names())}.")
@@ -49,5 +50,5 @@ def get_dataset(name: str, path: str | None = None) -> Dataset:
     if path is None:
         return proxy()
     if loader is None:
-        raise ValueError(f"Dataset {name!r} is synthetic in the paper; it takes no data path.")
+        raise DataError(f"Dataset {name!r} is synthetic in the paper; it takes no data path.")
     return loader(path)

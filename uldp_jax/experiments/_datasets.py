@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from uldp_jax import data as _data
+from uldp_jax.experiments._runner import UsageError
 
 
 def parse_data_arg(data: str | None, names: list) -> dict:
@@ -17,7 +18,7 @@ def parse_data_arg(data: str | None, names: list) -> dict:
         if "=" in part:
             name, path = part.split("=", 1)
             if name not in names:
-                raise ValueError(f"--data names dataset {name!r}, but this experiment uses {', '.join(names)}.")
+                raise UsageError(f"--data names dataset {name!r}, but this experiment uses {', '.join(names)}.")
         else:
             name, path = names[0], part
         if not os.path.exists(path):

@@ -14,6 +14,10 @@ import jax
 import numpy as np
 
 
+class UsageError(ValueError):
+    """A user mistake on the command line (unknown experiment, bad --reps, --data naming an unused dataset)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Context:
     """What a run needs besides its config: seed, real-data path, progress switch."""
@@ -75,7 +79,7 @@ def experiment_names() -> tuple[str, ...]:
 
 def get_experiment(name: str) -> Experiment:
     if name not in _EXPERIMENTS:
-        raise ValueError(f"Unknown experiment {name!r}; run 'uldp list' to see the {len(_EXPERIMENTS)} experiments.")
+        raise UsageError(f"Unknown experiment {name!r}; run 'uldp list' to see the {len(_EXPERIMENTS)} experiments.")
     return _EXPERIMENTS[name]
 
 
@@ -83,7 +87,7 @@ def make_config(exp: Experiment, quick: bool = False, reps: int | None = None, *
     cfg = dict(exp.quick if quick else exp.full)
     if reps is not None:
         if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-            raise ValueError(f"Expected reps={reps!r} to be an integer >= 1.")
+            raise UsageError(f"Expected reps={reps!r} to be an integer >= 1.")
         cfg["reps"] = reps
     cfg.update({k: v for k, v in overrides.items() if v is not None})
     return cfg
@@ -118,7 +122,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     """
     exp = get_experiment(name)
     if data is not None and not exp.takes_data:
-        raise ValueError(f"Experiment {name!r} uses no dataset; drop --data.")
+        raise UsageError(f"Experiment {name!r} uses no dataset; drop --data.")
     cfg = make_config(exp, quick=quick, reps=reps)
     ctx = Context(seed=seed, data=data, progress=progress)
     folder = os.path.join(out, name)

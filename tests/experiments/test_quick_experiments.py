@@ -1,0 +1,44 @@
+"""Every experiment's --quick config runs and writes its CSV (with config and versions) and PNG.
+
+001's MSE figures (10, 11, 12) share the code of Figs 5, 6, 7 and differ only in the metric; they are checked by
+config, not re-run, to keep this directory fast.
+"""
+
+import os
+
+import pytest
+
+from uldp_jax import experiments
+
+_MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "001-fig7", "003-fig8": "003-fig4"}
+_RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n != "demo"]  # demo: test_cli
+
+
+@pytest.mark.parametrize("name", _RUN)
+def test_quick_run_writes_outputs(name, tmp_path):
+    out = experiments.run_experiment(name, quick=True, out=str(tmp_path), progress=False, echo=None)
+    assert os.path.exists(out["csv"]) and out["figures"]
+    assert all(os.path.getsize(f) > 1000 for f in out["figures"])
+    text = open(out["csv"]).read()
+    assert "# config:" in text and '"uldp_jax": "' in text
+    assert len(text.splitlines()) > 10
+    assert os.path.exists(os.path.join(out["folder"], "summary.md"))
+
+
+@pytest.mark.parametrize("twin,base", sorted(_MSE_TWINS.items()))
+def test_mse_twins_differ_only_in_metric(twin, base):
+    a, b = experiments.get_experiment(twin), experiments.get_experiment(base)
+    assert a.run is b.run
+    for x, y in ((a.full, b.full), (a.quick, b.quick)):
+        assert {k: v for k, v in x.items() if k not in ("metric", "title")} == \
+            {k: v for k, v in y.items() if k not in ("metric", "title")}
+        assert x["metric"] != y["metric"]
+
+
+def test_reps_override_and_errors():
+    exp = experiments.get_experiment("001-fig5")
+    assert experiments.make_config(exp, quick=True, reps=7)["reps"] == 7
+    with pytest.raises(ValueError, match="reps"):
+        experiments.make_config(exp, reps=0)
+    with pytest.raises(ValueError, match="Unknown experiment"):
+        experiments.get_experiment("fig99")
