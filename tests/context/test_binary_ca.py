@@ -68,7 +68,6 @@ def test_eq23_error_corner(e12, e21):
 def test_optimal_region_contains_every_eldp_binary_channel():
     """Theorem 2: every E-LDP binary mechanism's error region lies inside BinaryCA's (here 2 -> 4 outputs)."""
     e12, e21 = 0.6, 1.4
-    E = np.array([[0.0, e12], [e21, 0.0]])
     opt = ul.tradeoff_curve(ul.BinaryCA(e12, e21), 0, 1)
     rng, found = np.random.default_rng(0), 0
     for _ in range(400):

@@ -46,7 +46,7 @@ def test_block_k_is_item_count_not_hadamard_size(x64, moments):
 def test_prop5_bound_is_loose_by_12x(x64):
     """Prop 5: n E l2^2 <= 12 max_j k_j R^2; the exact risk is at most 1/12 of it (SPEC.md)."""
     rng = np.random.default_rng(2)
-    blocks = [list(range(0, 6)), list(range(6, 10)), list(range(10, 20))]
+    blocks = [list(range(6)), list(range(6, 10)), list(range(10, 20))]
     for eps in (0.2, 1.0, 4.0):
         for _ in range(5):
             p = rng.dirichlet(np.full(20, 0.5))
@@ -70,7 +70,7 @@ def test_users_for_tv_is_sufficient(key):
 
 def test_minimax_bounds_dominate_and_match_theorem_orders(x64):
     rng = np.random.default_rng(4)
-    blocks = [list(range(0, 10)), list(range(10, 40)), list(range(40, 50))]
+    blocks = [list(range(10)), list(range(10, 40)), list(range(40, 50))]
     for _ in range(5):
         p = rng.dirichlet(np.full(50, 0.3))
         assert T.hr_users_for_tv(0.1, 1.0, 50) >= T.hr_users_for_tv(0.1, 1.0, 50, p)

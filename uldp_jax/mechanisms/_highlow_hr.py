@@ -11,8 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms import _hadamard
+from uldp_jax.mechanisms import _base, _hadamard
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
 from uldp_jax.privacy import _matrices
 

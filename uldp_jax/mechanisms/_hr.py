@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms import _hadamard
+from uldp_jax.mechanisms import _base, _hadamard
 
 
 def hr_gap(eps: Any) -> jax.Array:

@@ -29,7 +29,8 @@ All functions are ``jax.numpy`` expressions, differentiable in ``eps`` and ``p``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
