@@ -17,8 +17,12 @@ UE/OUE/RAPPOR/SUE  exact           bits are independent given the input and bit 
 URAP               exact           as UE on the sensitive bits; a non-sensitive bit ``j`` is ``Bin(n_j, 1-d2)``.
 BinaryCA/Warner/   exact           ``stats_0 = Bin(n_0, Q00) + Bin(n_1, Q10)``, ``stats_1 = n - stats_0``.
 Mangat
+HR, HighLowHR,     exact           iid model: reports are iid from ``p Q``, so the histogram is one
+BlockHR                            ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K));
+                                   fixed model: ``sum_x Multinomial(n_x, Q[x])`` (O(d K) draws, any n).
 OLH/LH, SS, uLH,   none            the statistic (support counts of hashed / subset reports) is a sum of
-uSS, uWheel                        dependent per-user indicators whose joint law has no O(d) product form;
+uSS, uWheel, uUE,                  dependent per-user indicators whose joint law has no O(d) product form
+GLUTF, PUM                         (uUE's randomized non-sensitive users could get one; not implemented);
                                    they run on the per-user path.
 EM on per-report   none            needs every report (not only counts); it runs on the per-user path.
 likelihoods
@@ -31,9 +35,9 @@ Other mechanisms opt in by defining ``sample_counts(key, counts) -> stats`` (the
 
 In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one
 ``Multinomial(n, p Q)`` (GRR, uRR, BinaryCA); bit mechanisms first draw the true counts ``Multinomial(n, p)``.
-Multinomials are conditional binomials down a binary tree (log2 d levels under one ``lax.scan``). Counts are carried as float64 (exact integers below 2**53), so
-``simulate`` runs this path under a local ``jax.enable_x64`` context; the stats come back as ``int32`` for
-``n <= 2**31 - 1`` (or ``int64`` when x64 is enabled globally); larger ``n`` is refused without x64.
+Multinomials are sequential conditional binomials in two sqrt(d)-wide phases (one ``lax.scan``, O(d) draws).
+Counts are carried as float64 (exact integers below 2**53), so ``simulate`` runs this path under a local
+``jax.enable_x64`` context; the stats come back as ``int32`` for ``n <= 2**31 - 1`` (or ``int64`` when x64 is enabled globally); larger ``n`` is refused without x64.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ FIXED = [
     ul.OUE(6, 0.5),
     ul.URR(6, [1, 4], 2.0),
     ul.URAP(6, [0, 3], 1.0),
+    ul.HR(6, 1.0),
 ]
 
 
@@ -77,7 +78,8 @@ def test_binary_fixed_and_iid_moments_exact():
 P6 = np.array([0.3, 0.0, 0.25, 0.05, 0.1, 0.3])
 
 
-@pytest.mark.parametrize("mech", [ul.GRR(6, 1.0), ul.URAP(6, [0, 3], 1.0)], ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize("mech", [ul.GRR(6, 1.0), ul.URAP(6, [0, 3], 1.0), ul.HR(6, 1.0)],
+                         ids=lambda m: type(m).__name__)
 def test_iid_model_moments_exact(mech):
     res = ul.simulate(jax.random.key(2), mech, p=P6, n=2500, reps=R, path="counts")
     check_moments(res.stats, *exact_moments(mech, p=P6, n=2500))
@@ -143,9 +145,11 @@ def test_count_dtype_and_overflow():
 
 def test_registry_and_paths_documented():
     for mech in [ul.GRR(4, 1.0), ul.OUE(4, 1.0), ul.RAPPOR(4, 1.0), ul.URR(4, [0], 1.0), ul.URAP(4, [0], 1.0),
-                 ul.Warner(1.0), ul.Mangat(1.0)]:
+                 ul.Warner(1.0), ul.Mangat(1.0), ul.HR(4, 1.0), ul.HighLowHR(4, [0], 1.0),
+                 ul.BlockHR([[0, 1], [2, 3]], 1.0)]:
         assert fastpath.has_count_path(mech), type(mech).__name__
-    for name in ("GRR", "URR", "UE", "URAP", "BinaryCA", "OLH", "SS", "EM"):
+    assert not fastpath.has_count_path(ul.SS(4, 1.0)) and not fastpath.has_count_path(ul.OLH(4, 1.0))
+    for name in ("GRR", "URR", "UE", "URAP", "BinaryCA", "HR", "OLH", "SS", "EM"):
         assert name in fastpath.__doc__
     with pytest.raises(TypeError, match="cls"):
         fastpath.register_count_sampler("GRR", lambda *a: None)

@@ -13,11 +13,21 @@ import jax.numpy as jnp
 
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms._binary import BinaryCA, _binary_q
+from uldp_jax.mechanisms._block_hr import BlockHR
+from uldp_jax.mechanisms._highlow_hr import HighLowHR
+from uldp_jax.mechanisms._hr import HR
 from uldp_jax.mechanisms._grr import GRR
 from uldp_jax.mechanisms._ue import RAPPOR, UE
 from uldp_jax.mechanisms._urap import URAP
 from uldp_jax.mechanisms._urr import URR
-from uldp_jax._fastpath._blocks import binomial, independent_bits, keep_or_common, keep_or_common_iid
+from uldp_jax._fastpath._blocks import (
+    binomial,
+    channel_counts,
+    independent_bits,
+    keep_or_common,
+    keep_or_common_iid,
+    multinomial,
+)
 from uldp_jax._fastpath._registry import register_count_sampler
 
 
@@ -77,9 +87,25 @@ def binary_iid(key: jax.Array, mech: BinaryCA, n: jax.Array, p: jax.Array) -> ja
     return jnp.stack([s0, n - s0])
 
 
+def histogram_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
+    """Item reports, stats = output histogram: ``sum_x Multinomial(n_x, Q[x])`` (O(d m) draws, any n).
+
+    ``Q`` is built row by row with the mechanism's ``channel_matvec`` (traceable, unlike ``channel_matrix``).
+    """
+    Q = jax.vmap(mech.channel_matvec)(jnp.eye(mech.d, dtype=counts.dtype))
+    return channel_counts(key, counts, Q.astype(counts.dtype))
+
+
+def histogram_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
+    """iid item reports are iid from ``p Q``: the histogram is one ``Multinomial(n, p Q)`` (HR: O(K log K))."""
+    return multinomial(key, n, jnp.asarray(mech.channel_matvec(p), p.dtype))
+
+
 register_count_sampler(GRR, grr_counts, grr_iid)
 register_count_sampler(URR, urr_counts, urr_iid)
 register_count_sampler(UE, ue_counts)
 register_count_sampler(RAPPOR, ue_counts)
 register_count_sampler(URAP, urap_counts)
 register_count_sampler(BinaryCA, binary_counts, binary_iid)
+for _cls in (HR, HighLowHR, BlockHR):  # report histograms over K Hadamard cells
+    register_count_sampler(_cls, histogram_counts, histogram_iid)

@@ -1,0 +1,158 @@
+"""Benchmark against peers: users/second of one repetition (perturb + aggregate + estimate), same tasks.
+
+Peers (the optional ``bench`` extra: ``pip install -e .[bench]``; pure-LDP also imports scikit-learn and
+statsmodels at import time, and both peers hash ``str`` with xxhash, which xxhash >= 4 rejects, hence the extra
+pins ``xxhash<4``): pure-LDP 1.2.0 (``DE`` = GRR, ``UE`` with
+``use_oue``, ``LH`` with ``use_olh``; it has no subset selection) and multi-freq-ldpy 0.2.5 (``GRR``, ``UE``
+optimal, ``LH`` optimal, ``SS``; its ``*_Aggregator_MI`` estimators). Both perturb one user per Python call, so
+their cost is linear in n: each peer is timed on a subsample of the task's users, grown until it takes about
+``--peer-budget`` seconds, and its users/s is that subsample's rate (stated as ``peer_n`` in the output).
+
+uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (compilation reported separately), on the
+per-user path and, where exact (GRR, OUE), on the count-level fast path (``path="auto"``). OLH/SS aggregate
+in O(n d) vectorised work on the per-user path (no exact count path exists for them).
+
+Tasks: GRR, OUE, OLH, SS x d in {625, 12800} x n in {10^5, 10^6}, eps = 1, iid model with a Zipf-like p.
+Run: ``python experiments/benchmarks/bench_peers.py`` (prints a table, then JSON); ``--d``, ``--n``,
+``--mechs`` restrict the grid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import jax
+import numpy as np
+
+import uldp_jax as ul
+
+
+def _peer_fns(name: str, d: int, eps: float) -> dict:
+    """``{peer: run(xs) -> estimate}`` for the peers that implement ``name``; missing packages are skipped."""
+    fns = {}
+    try:
+        from pure_ldp.frequency_oracles import direct_encoding, local_hashing, unary_encoding
+    except ImportError:
+        direct_encoding = None
+    if direct_encoding is not None and name in ("GRR", "OUE", "OLH"):
+        def pure(xs):
+            if name == "GRR":
+                cli, srv = direct_encoding.DEClient(eps, d), direct_encoding.DEServer(eps, d)
+            elif name == "OUE":
+                cli = unary_encoding.UEClient(eps, d, use_oue=True)
+                srv = unary_encoding.UEServer(eps, d, use_oue=True)
+            else:
+                cli = local_hashing.LHClient(eps, d, use_olh=True)
+                srv = local_hashing.LHServer(eps, d, use_olh=True)
+            for x in xs:  # pure-LDP items are 1..d
+                srv.aggregate(cli.privatise(int(x) + 1))
+            return srv.estimate_all(range(1, d + 1), suppress_warnings=True)
+
+        fns["pure-LDP"] = pure
+    try:
+        from multi_freq_ldpy.pure_frequency_oracles import GRR as mGRR, LH as mLH, SS as mSS, UE as mUE
+    except ImportError:
+        mGRR = None
+    if mGRR is not None:
+        def mfl(xs):
+            xs = [int(x) for x in xs]
+            if name == "GRR":
+                return mGRR.GRR_Aggregator_MI([mGRR.GRR_Client(x, d, eps) for x in xs], d, eps)
+            if name == "OUE":
+                return mUE.UE_Aggregator_MI([mUE.UE_Client(x, d, eps, True) for x in xs], eps, True)
+            if name == "OLH":
+                return mLH.LH_Aggregator_MI([mLH.LH_Client(x, d, eps, True) for x in xs], d, eps, True)
+            return mSS.SS_Aggregator_MI([mSS.SS_Client(x, d, eps) for x in xs], d, eps)
+
+        fns["multi-freq-ldpy"] = mfl
+    return fns
+
+
+def time_peer(run, xs_all: np.ndarray, budget: float) -> tuple[float, int]:
+    """users/s of ``run`` on a growing prefix of ``xs_all`` (until it takes ~``budget`` s)."""
+    run(xs_all[:5])  # warm-up: numba compiles multi-freq-ldpy's SS client on first use
+    m = 50
+    while True:
+        t = time.perf_counter()
+        run(xs_all[:m])
+        secs = time.perf_counter() - t
+        if secs >= budget / 4 or m >= xs_all.size:
+            return m / secs, m
+        m = int(min(xs_all.size, m * max(2.0, budget / max(secs, 1e-3))))
+
+
+def time_uldp(mech, p, n, path) -> tuple[float, float]:
+    """(warm seconds, first-call seconds) of one repetition of ``ul.simulate``."""
+    run = lambda i: ul.simulate(jax.random.key(i), mech, p=p, n=n, reps=1, path=path).estimates[
+        "emp"].block_until_ready()
+    t = time.perf_counter()
+    run(0)
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    run(1)
+    return time.perf_counter() - t, first
+
+
+def make_mech(name: str, d: int, eps: float):
+    return {"GRR": lambda: ul.GRR(d, eps), "OUE": lambda: ul.OUE(d, eps), "OLH": lambda: ul.OLH(d, eps),
+            "SS": lambda: ul.SS(d, eps)}[name]()
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", type=int, nargs="+", default=[625, 12800])
+    ap.add_argument("--n", type=int, nargs="+", default=[10**5, 10**6])
+    ap.add_argument("--mechs", nargs="+", default=["GRR", "OUE", "OLH", "SS"])
+    ap.add_argument("--eps", type=float, default=1.0)
+    ap.add_argument("--peer-budget", type=float, default=4.0)
+    ap.add_argument("--max-draws", type=float, default=1.5e9,
+                    help="skip (and extrapolate linearly from a smaller n) per-user runs above n * draws/user")
+    args = ap.parse_args(argv)
+    rows = []
+    for d in args.d:
+        w = 1.0 / np.arange(1, d + 1)
+        p = w / w.sum()
+        xs_all = np.asarray(jax.random.choice(jax.random.key(7), d, (max(args.n),), p=p))
+        for name in args.mechs:
+            mech = make_mech(name, d, args.eps)
+            peers = {peer: time_peer(run, xs_all, args.peer_budget)
+                     for peer, run in _peer_fns(name, d, args.eps).items()}
+            for n in args.n:
+                row = {"mech": name, "d": d, "n": n}
+                for peer, (ups, m) in peers.items():
+                    row[peer] = {"users_per_s": float(f"{ups:.3g}"), "peer_n": m}
+                best_peer = max([v[0] for v in peers.values()], default=float("nan"))
+                paths = ["per_user"] + (["counts"] if ul.fastpath.has_count_path(mech) else [])
+                for path in paths:
+                    key = f"uldp_jax[{path}]"
+                    draws = n * (1 if name == "GRR" else d)
+                    if path == "per_user" and draws > args.max_draws:
+                        prev = [r for r in rows if r["mech"] == name and r["d"] == d and key in r]
+                        if prev:  # O(n) work: the rate measured at a smaller n carries over
+                            row[key] = dict(prev[-1][key], extrapolated_from_n=prev[-1]["n"])
+                            row[key]["x_best_peer"] = float(f"{row[key]['users_per_s'] / best_peer:.3g}")
+                        continue
+                    warm, first = time_uldp(mech, p, n, path)
+                    row[key] = {"users_per_s": float(f"{n / warm:.3g}"), "seconds": round(warm, 4),
+                                "first_call_s": round(first, 2), "x_best_peer": float(f"{n / warm / best_peer:.3g}")}
+                rows.append(row)
+                print(_fmt(row), flush=True)
+    out = {"device": str(jax.devices()[0]), "eps": args.eps, "rows": rows}
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def _fmt(row: dict) -> str:
+    cells = [f"{row['mech']:>4} d={row['d']:<6} n={row['n']:<8}"]
+    for k, v in row.items():
+        if isinstance(v, dict):
+            extra = f" ({v['x_best_peer']}x peer)" if "x_best_peer" in v else ""
+            extra += " [extrapolated]" if "extrapolated_from_n" in v else ""
+            cells.append(f"{k}: {v['users_per_s']:.3g} users/s{extra}")
+    return " | ".join(cells)
+
+
+if __name__ == "__main__":
+    main()
