@@ -78,7 +78,10 @@ def available_methods(requested: Iterable[str]) -> tuple[str, ...]:
 DEFAULT_PATH = "per_user"
 
 
-def _simulate_kwargs(path: str | None) -> dict:
+def _simulate_kwargs(path: str | dict | None, label: str | None = None) -> dict:
+    """``{"path": ...}`` for ``ul.simulate``; ``path`` may map mechanism labels to paths (others: default)."""
+    if isinstance(path, dict):
+        path = path.get(label)
     params = inspect.signature(ul.simulate_stats).parameters
     return {"path": path or DEFAULT_PATH} if "path" in params else {}
 
@@ -104,7 +107,7 @@ def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], ep
     """
     grid = make_grid(label, d, sensitive, eps)
     probe = make_mechanism(label, d, sensitive, float(eps[0]))
-    stats, target, n = ul.simulate_stats(key, grid, p=p, n=n, reps=reps, **_simulate_kwargs(path))
+    stats, target, n = ul.simulate_stats(key, grid, p=p, n=n, reps=reps, **_simulate_kwargs(path, label))
     target = jnp.asarray(target, jnp.float32)
     out = {}
     for m in methods:

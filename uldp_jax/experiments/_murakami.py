@@ -184,18 +184,21 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
 
 
 _M = ["emp", "emp+thr", "em"]
-_FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv")
-_FIG5Q = dict(_FIG5, datasets=["foursquare"], eps=[0.5], reps=2, n=5_000)
+# Bit-vector mechanisms use the exact O(d) counts path (independent of n); item mechanisms the per-user path.
+_PATH = {"RAPPOR": "auto", "uRAP": "auto"}
+_FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv",
+             path=_PATH)
+_FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, path=None)
 _FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=["emp", "em"], eps=[0.1, "ln d"],
-             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=10, reps=10, metric="tv")
-_FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["RR", "uRR", "uRAP"], s_values=[1, 100], cases=2, reps=1,
-              n=5_000)
+             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=10, reps=10, metric="tv", path=_PATH)
+_FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["uRR"], methods=["emp"], s_values=[1, 100], cases=2,
+              reps=1, n=2_000)
 _FIG7 = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=["emp", "em"], eps=[0.1, 1.0, 6.0],
-             reps=10, metric="tv", n=240_000)
-_FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["RR", "uRR", "uRAP"], reps=2, n=5_000)
+             reps=10, metric="tv", n=240_000, path=_PATH)
+_FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["uRR"], methods=["emp"], reps=2, n=2_000)
 _DEMO = dict(_FIG5, datasets=["foursquare"], eps=[0.1, 0.5, 1.0, 2.0, 5.0, 10.0], reps=5, n=100_000,
-             title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv")
-_DEMOQ = dict(_DEMO, eps=[0.5, 5.0], reps=2, n=10_000)
+             title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv", path=None)
+_DEMOQ = dict(_DEMO, mechanisms=["uRR", "uRAP"], eps=[5.0], reps=2, n=2_000)
 
 
 def _mse(cfg):

@@ -115,7 +115,7 @@ def write_csv(path: str, rows: list, header: dict) -> None:
 
 def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, data: str | None = None,
                    out: str = "results", seed: int = 0, progress: bool = True, echo: Callable = print) -> dict:
-    """Runs experiment ``name`` and writes ``<out>/<name>/{results.csv, *.png, config.json, summary.md}``.
+    """Runs experiment ``name`` and writes ``<out>/<name>/{results.csv, *.png, run_config.json, summary.md}``.
 
     Returns:
       ``{"csv": path, "figures": [paths], "table": str, "elapsed_s": float}``.
@@ -135,7 +135,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
               "elapsed_s": round(elapsed, 2)}
     csv_path = os.path.join(folder, "results.csv")
     write_csv(csv_path, report.rows, header)
-    with open(os.path.join(folder, "config.json"), "w") as fh:
+    with open(os.path.join(folder, "run_config.json"), "w") as fh:
         json.dump(header, fh, indent=2, sort_keys=True, default=str)
     figs = []
     for fname, fig in report.figures.items():
