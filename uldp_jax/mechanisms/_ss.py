@@ -99,7 +99,10 @@ class SS:
         # The k smallest scores form the subset: the own item first (score -1) or never (score 2).
         scores = jnp.where(own, jnp.where(include[..., None], -1.0, 2.0), u)
         _, idx = jax.lax.top_k(-scores, self.k)
-        return jnp.any(idx[..., :, None] == jnp.arange(self.d), axis=-2)
+        idx = idx.reshape(-1, self.k)
+        rows = jnp.arange(idx.shape[0])[:, None]
+        bits = jnp.zeros((idx.shape[0], self.d), bool).at[rows, idx].set(True)
+        return bits.reshape(xs.shape + (self.d,))
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)
