@@ -105,3 +105,16 @@ def test_bad_input():
         T.highlow_hr_l2_risk(1.0, p, (4,))
     with pytest.raises(ValueError, match="blocks"):
         T.block_hr_l2_risk(1.0, p, [[0, 1], [1, 2, 3]])
+
+
+@pytest.mark.parametrize("model", ["iid", "fixed"])
+def test_agrees_with_generic_exact_mse(model, x64):
+    """Closed forms vs ``ul.theory.exact_mse`` (channel + debias matrix, written independently)."""
+    from uldp_jax import theory
+
+    p = np.random.default_rng(5).dirichlet(np.ones(9))
+    blocks = [[0, 4], [1, 2, 3], [5, 6, 7, 8]]
+    for mech, closed in ((ul.HR(9, 0.7), T.hr_l2_risk(0.7, p, model)),
+                         (ul.HighLowHR(9, (2, 6, 7), 0.7), T.highlow_hr_l2_risk(0.7, p, (2, 6, 7), model)),
+                         (ul.BlockHR(blocks, 0.7), T.block_hr_l2_risk(0.7, p, blocks, model))):
+        assert float(closed) / 1000 == pytest.approx(theory.exact_mse(mech, p, 1000, model), rel=1e-9)
