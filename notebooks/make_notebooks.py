@@ -108,7 +108,8 @@ with jax.enable_x64(True):
 e = math.exp(eps)
 theta_star = 1 / (1 + math.sqrt((e * s - (1 - theta_n) * (e - 1)) / (e * (s + e - 1))))
 default = ul.URAP(d, sens, eps)
-print(f"default theta {float(default.theta):.4f}, optax {float(jax.nn.sigmoid(x)):.4f}, closed form {theta_star:.4f}")'''),
+print(f"default theta {float(default.theta):.4f}, optax {float(jax.nn.sigmoid(x)):.4f}, "
+      f"closed form {theta_star:.4f}")'''),
         ("code", '''# The library's tuner does the same for every tunable mechanism (and re-audits small ones).
 # Start from 001's default theta and from deliberately poor k and g.
 for mech in (ul.URAP(d, sens, eps), ul.USS(d, sens, eps, k=s // 2, theta_n=theta_n),

@@ -26,7 +26,8 @@ def normal_proxy(seed: int = 0, d: int = 1000, s: int = 230, n: int = 99_732, sd
     p = np.exp(-0.5 * ((x - (d - 1) / 2) / sd) ** 2)
     rng = np.random.default_rng(seed)
     sens = rng.choice(d, size=s, replace=False)
-    desc = f"Discretised normal (mean {(d - 1) / 2}, sd {sd}) over {d} items; {s} sensitive items drawn with seed {seed}."
+    desc = (f"Discretised normal (mean {(d - 1) / 2}, sd {sd}) over {d} items; {s} sensitive items drawn with "
+            f"seed {seed}.")
     return Dataset("normal", p / p.sum(), tuple(sens.tolist()), n, (d,), "synthetic", desc)
 
 

@@ -6,9 +6,27 @@ from uldp_jax.experiments._runner import (
     Context,
     Experiment,
     Report,
+    UsageError,
     experiment_names,
     get_experiment,
     make_config,
     register,
     run_experiment,
 )
+
+__all__ = [
+    "Context",
+    "Experiment",
+    "Report",
+    "UsageError",
+    "error_curve",
+    "experiment_names",
+    "get_experiment",
+    "make_config",
+    "make_grid",
+    "make_mechanism",
+    "mechanism_names",
+    "nonprivate_error",
+    "register",
+    "run_experiment",
+]

@@ -189,14 +189,14 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
     for r in rows:
         table2.setdefault((r["mechanism"], r["dataset"]), []).append(r["theta_rel_error"])
     t_rows = [dict(mechanism=m, dataset=dn, value=100 * float(np.mean(v))) for (m, dn), v in table2.items()]
-    paper = {("uSS", "foursquare25"): 1.23, ("uSS", "census1200"): 0.40, ("uSS", "drug"): 1.51, ("uSS", "normal"): 2.45,
-             ("uUE", "foursquare25"): 3.35, ("uUE", "census1200"): 4.38, ("uUE", "drug"): 1.79, ("uUE", "normal"): 18.09,
-             ("uLH", "foursquare25"): 0.83, ("uLH", "census1200"): 0.41, ("uLH", "drug"): 1.26, ("uLH", "normal"): 2.90}
+    published = {"uSS": (1.23, 0.40, 1.51, 2.45), "uUE": (3.35, 4.38, 1.79, 18.09), "uLH": (0.83, 0.41, 1.26, 2.90)}
+    paper = {(m, dn): v for m, vals in published.items() for dn, v in zip(_DS, vals)}
     notes.append("Table 2 (mean |theta_hat - theta| / theta, %; paper in brackets): " + "; ".join(
         f"{r['mechanism']} {r['dataset']} {r['value']:.2f} [{paper.get((r['mechanism'], r['dataset']), '-')}]"
         for r in t_rows))
-    notes.append("003's uLH figures use the published z (which exceeds eps); with SPEC.md's corrected z* = (e-1)/(e+s-1) "
-                 "uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not near 003's uLH column.")
+    notes.append("003's uLH figures use the published z (which exceeds eps); with SPEC.md's corrected "
+                 "z* = (e-1)/(e+s-1) uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not "
+                 "near 003's uLH column.")
     fig = _plot.line_panels(panels, "epsilon", "MSE", logx=False)
     table = format_table(t_rows, ("mechanism",), "dataset", fmt="{:.2f}")
     return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes,

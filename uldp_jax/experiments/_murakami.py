@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from uldp_jax import data as _data
 from uldp_jax.experiments import _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
@@ -265,8 +264,8 @@ def run_em_timing(cfg: dict, ctx: Context) -> Report:
     fig = _plot.line_panels([(f"estimation time, eps = {cfg['eps']}", [ln for ln in lines if ln[4]])],
                             "number of attributes", "seconds", logx=False)
     em = [r for r in rows if r["method"] == "EM" and r["attributes"] == cfg["attributes"][-1]]
-    notes = [f"{cfg['attributes'][-1]} attributes, EM: " + ", ".join(f"{r['mechanism']} {r['seconds']:.3g} s (n={r['n']})"
-                                                                       for r in em) +
+    notes = [f"{cfg['attributes'][-1]} attributes, EM: "
+             + ", ".join(f"{r['mechanism']} {r['seconds']:.3g} s (n={r['n']})" for r in em) +
              " (001: 3121 s RR, 1258 s uRR, 5225 s RAPPOR, 1073 s uRAP on a 6-core Xeon; emp/emp+thr < 1 s)."]
     table = format_table(rows, ("mechanism", "method"), "attributes", value_key="seconds")
     return Report(rows, {"em_timing": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))

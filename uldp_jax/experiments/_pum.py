@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import jax
 import numpy as np
 
 import uldp_jax as ul
