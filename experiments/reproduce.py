@@ -4,6 +4,7 @@
     python experiments/reproduce.py 001-fig5 003-fig3 [--quick] [--reps N] [--data PATH]
     python experiments/reproduce.py --all --quick          # every experiment at CI size
     python experiments/reproduce.py --write-configs        # experiments/<name>/config.json from the registry
+    python experiments/reproduce.py 001-fig6 --set cases=4 --set 'datasets=["foursquare"]'   # scaled-down run
 
 Each experiment's configuration lives in ``uldp_jax/experiments`` (``full`` = the paper's sizes, scaled where
 noted; ``quick`` = seconds) and is written next to its results; the CSV header repeats the configuration, the
@@ -33,6 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--write-configs", action="store_true")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                    help='override a config key, e.g. --set cases=4 --set \'datasets=["foursquare"]\'')
     args = ap.parse_args(argv)
     names = list(experiments.experiment_names()) if args.all else args.names
     if args.list:
@@ -48,9 +51,13 @@ def main(argv=None) -> int:
                           default=str)
                 fh.write("\n")
         return 0
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = json.loads(value)
     for n in names:
         experiments.run_experiment(n, quick=args.quick, reps=args.reps, data=args.data, seed=args.seed,
-                                   out=HERE, progress=True)
+                                   out=HERE, progress=True, overrides=overrides)
     return 0
 
 

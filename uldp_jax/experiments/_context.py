@@ -113,7 +113,7 @@ def run_table1(cfg: dict, ctx: Context) -> Report:
 
 _FIG2 = dict(k=1000, eps=1.0, blocks=[10, 20, 50, 100], powers=list(range(10)), reps=10,
              distributions=["geo:0.01", "geo:0.01*", "zipf:1.0", "uniform"], methods=["emp", "project"])
-_FIG2Q = dict(_FIG2, blocks=[10], powers=[2], reps=2, distributions=["geo:0.01"], methods=["emp"])
+_FIG2Q = dict(_FIG2, k=200, blocks=[10], powers=[2], reps=2, distributions=["geo:0.01"], methods=["emp"])
 _TAB1 = dict(eps=1.0, partitions=[(5, 7), (25, 35), (25, 70)], reps=20, methods=["emp", "project"])
 _TAB1Q = dict(_TAB1, partitions=[(5, 7)], reps=2, n=2_000, methods=["emp"], coarsen=5)
 

@@ -114,8 +114,11 @@ def write_csv(path: str, rows: list, header: dict) -> None:
 
 
 def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, data: str | None = None,
-                   out: str = "results", seed: int = 0, progress: bool = True, echo: Callable = print) -> dict:
+                   out: str = "results", seed: int = 0, progress: bool = True, echo: Callable = print,
+                   overrides: dict | None = None) -> dict:
     """Runs experiment ``name`` and writes ``<out>/<name>/{results.csv, *.png, run_config.json, summary.md}``.
+
+    ``overrides`` replace config keys (e.g. ``{"datasets": ["foursquare"]}``); the CSV header records the result.
 
     Returns:
       ``{"csv": path, "figures": [paths], "table": str, "elapsed_s": float}``.
@@ -123,7 +126,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     exp = get_experiment(name)
     if data is not None and not exp.takes_data:
         raise UsageError(f"Experiment {name!r} uses no dataset; drop --data.")
-    cfg = make_config(exp, quick=quick, reps=reps)
+    cfg = make_config(exp, quick=quick, reps=reps, **(overrides or {}))
     ctx = Context(seed=seed, data=data, progress=progress)
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
