@@ -149,3 +149,15 @@ def test_comm_bits_def5():
     h = ul.ULH(10, [0, 1, 2], 1.0, g=3, family="full")
     assert h.comm_bits() == pytest.approx(np.log2(27 * 3 * 8 + 7))
     assert ul.ULH(1000, range(500), 1.0, g=3).comm_bits() > 32
+
+
+@pytest.mark.parametrize("eps", [1e-3, 50.0])
+def test_extreme_eps_stay_private(eps):
+    """z near 1 (large eps) must not round the protected mass f (1 - z) of non-sensitive inputs to 0."""
+    for mech in [ul.USS(6, [0, 1, 2, 3], eps, k=2), ul.UUE(6, [0, 1, 2], eps), ul.ULH(6, [0, 1, 2], eps, g=3, family="full"),
+                 ul.UWheel(6, [0, 1, 2], eps, l=0.3, num_hashes=6), ul.glutf(ul.GRR(3, eps), 6, [0, 1, 2]),
+                 ul.SS(5, eps, k=2), ul.OLH(4, eps, g=2, family="full"), ul.Wheel(3, eps, l=0.4, num_hashes=4)]:
+        rep = ul.audit(mech)
+        assert rep.ok and abs(rep.eps - eps) <= 1e-6 * max(1.0, eps), (mech, rep)
+        p, q, z = mech.pure_probs()
+        assert 0 <= q < p <= 1 and (np.isnan(z) or 0 < z <= 1)

@@ -149,9 +149,25 @@ class GLUTFMixin:
             return _th.uwheel_z_published(self.base.eps, self.base.l)
         raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), got {name}.")
 
+    def f_protected(self) -> jax.Array:
+        r"""``f (1 - z)``: probability that a non-sensitive input gives a protected output, without cancellation.
+
+        For the largest valid z it is :math:`e^{-\varepsilon} s \max_{i,m} p_{im}/\sum_t p_{tm}` (capped at f),
+        which stays accurate when ``z`` rounds to 1 (large eps).
+        """
+        f = self.f()
+        if self.z_rule == "zero":
+            return f
+        if self.z_rule == "published_unsafe":
+            return f * (1.0 - self.z())
+        z = self.z()
+        t = jnp.exp(-jnp.asarray(self.base.eps))
+        # Both forms are exact in real arithmetic; take the one without cancellation (z = 0 stays exactly f).
+        return jnp.where(z < 0.5, f * (1.0 - z), jnp.minimum(self.s * t * self._share(), f))
+
     def z_star(self) -> jax.Array:
-        """003 Theorem 5: ``z* = 1 - f + f z``."""
-        return _th.glutf_z_star(self.f(), self.z())
+        """003 Theorem 5: ``z* = 1 - f + f z`` (computed as ``1 - f (1 - z)``)."""
+        return 1.0 - self.f_protected()
 
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, z*)`` as floats (003 Def 6, Theorem 5). Raises for ``rule="non_pure"``."""
@@ -175,7 +191,7 @@ class GLUTFMixin:
         b_in = jnp.where(sens, jnp.asarray(rank_np)[xs], xprime).astype(jnp.int32)
         yb = self.base.perturb_batch(k_base, b_in)
         go = jax.random.uniform(k_go, xs.shape) < self.f()
-        pair = jax.random.uniform(k_z, xs.shape) < self.z()
+        pair = jax.random.uniform(k_z, xs.shape) * self.f() >= self.f_protected()
         has_base = sens | go
         disclose = ~sens & (~go | pair)
         return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))
@@ -210,7 +226,8 @@ class GLUTFMixin:
         """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
         p, q = self.base._pq() if hasattr(self.base, "_pq") else self.base.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
-        return _th.nonpure_estimate(stats, n, p, q, self.f(), self.z(), sens)
+        f = self.f()
+        return _th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
@@ -239,7 +256,7 @@ class GLUTFMixin:
     def _fz64(self) -> tuple[float, float]:
         with _th.x64():
             mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
-            return float(mech.f()), float(mech.z())
+            return float(mech.f()), float(mech.f_protected())
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Columns: ``[0, m_b)`` base outputs (``Y_P``, base order); ``m_b + j``: non-sensitive item of rank ``j``
@@ -247,17 +264,17 @@ class GLUTFMixin:
         Qb, _ = self.base.channel_matrix()
         m_b, dn = Qb.shape[1], self.d - self.s
         _base.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
-        f, z = self._fz64()
+        f, f1z = self._fz64()
         sens, rank_s, rank_n = self._masks()
         Q = np.zeros((self.d, m_b * (1 + dn) + dn))
         Q[sens, :m_b] = Qb[rank_s[sens]]
         mean = Qb.mean(axis=0)
         for x in np.flatnonzero(~sens):
             j = rank_n[x]
-            Q[x, :m_b] = f * (1.0 - z) * mean
+            Q[x, :m_b] = f1z * mean
             Q[x, m_b + j] = 1.0 - f
             start = m_b + dn + j * m_b
-            Q[x, start:start + m_b] = f * z * mean
+            Q[x, start:start + m_b] = (f - f1z) * mean
         protected = np.zeros(Q.shape[1], dtype=bool)
         protected[:m_b] = True
         return Q, protected

@@ -44,7 +44,7 @@ def likelihood_terms(mech: Any, ys: Any) -> tuple[jax.Array, jax.Array, jax.Arra
     sup = report_support(mech.base, ys.base)  # [n, s]
     k = jnp.sum(sup, axis=1)
     L_s = t + (1.0 - t) * sup
-    L_n = mech.f() * (1.0 - mech.z()) * (t + (1.0 - t) * k / mech.s)
+    L_n = mech.f_protected() * (t + (1.0 - t) * k / mech.s)
     L = jnp.broadcast_to(L_n[:, None], (L_s.shape[0], mech.d)).astype(L_s.dtype)
     L = L.at[:, jnp.asarray(mech.sensitive, jnp.int32)].set(L_s)
     protected = ys.has_base & (ys.item < 0)
