@@ -29,10 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core
-from uldp_jax.estimation import _em_reports
-from uldp_jax.estimation import _registry
-from uldp_jax.estimation import _threshold
+from uldp_jax.estimation import _em_core, _em_reports, _registry, _threshold
 
 DEFAULT_MAX_ITERS = 10_000
 

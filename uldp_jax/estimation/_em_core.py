@@ -22,7 +22,8 @@ step, :math:`p_{new} = F(p')`, and kept only if :math:`L(p') \ge L(p_0)`; otherw
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp

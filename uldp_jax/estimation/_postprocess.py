@@ -17,9 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.estimation import _empirical
-from uldp_jax.estimation import _registry
-from uldp_jax.estimation import _threshold
+from uldp_jax.estimation import _empirical, _registry, _threshold
 
 
 def clip(p_hat: jax.Array) -> jax.Array:
@@ -39,8 +37,7 @@ def _norm_sub_1d(x: jax.Array) -> jax.Array:
         return jnp.where(mask, x + delta, 0.0)
 
     def cond(state):
-        mask, changed = state
-        return changed
+        return state[1]
 
     def body(state):
         mask, _ = state

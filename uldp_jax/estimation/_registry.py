@@ -17,7 +17,7 @@ class Method(NamedTuple):
     fn: Callable[..., Any]
     input: str  # "stats" or "reports"
     doc: str
-    resolver: Callable[[Any], "Method"] | None = None  # per-mechanism concrete form (see get_method)
+    resolver: Callable[[Any], Method] | None = None  # per-mechanism concrete form (see get_method)
 
 
 _METHODS: dict[str, Method] = {}

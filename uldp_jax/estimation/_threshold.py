@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _empirical
-from uldp_jax.estimation import _registry
+from uldp_jax.estimation import _empirical, _registry
 
 
 def check_alpha(alpha: Any) -> Any:
