@@ -235,8 +235,10 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
                     s = min(ds.d, max(1, int(round(share * ds.d))))
                     sens = np.sort(order[:s])
                     theta = float(np.delete(ds.p, sens).sum())
-                    mech = (make(label, ds.d, sens, cfg["eps"], theta) if s < ds.d
-                            else _LDP[label](ds.d, cfg["eps"]))  # all items sensitive: the LDP counterpart
+                    if s == ds.d:  # all items sensitive: the LDP counterpart
+                        mech = _LDP[label](ds.d, cfg["eps"])
+                    else:  # uSS needs k in [1, s - 1]; with one sensitive item it is uRR
+                        mech = make("uRR" if (label == "uSS" and s < 2) else label, ds.d, sens, cfg["eps"], theta)
                     v = theory_mse(mech, ds.p, ds.n)
                     ys.append(v)
                     rows.append(dict(dataset=ds.name, mechanism=label, share=share, s=s, eps=cfg["eps"],

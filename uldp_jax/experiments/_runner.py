@@ -126,7 +126,9 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     exp = get_experiment(name)
     if data is not None and not exp.takes_data:
         raise UsageError(f"Experiment {name!r} uses no dataset; drop --data.")
-    cfg = make_config(exp, quick=quick, reps=reps, **(overrides or {}))
+    overrides = dict(overrides or {})
+    reps = overrides.pop("reps", None) if reps is None else reps
+    cfg = make_config(exp, quick=quick, reps=reps, **overrides)
     ctx = Context(seed=seed, data=data, progress=progress)
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
