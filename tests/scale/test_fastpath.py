@@ -153,3 +153,15 @@ def test_registry_and_paths_documented():
         assert name in fastpath.__doc__
     with pytest.raises(TypeError, match="cls"):
         fastpath.register_count_sampler("GRR", lambda *a: None)
+
+
+def test_multinomial_three_phases_large_domain():
+    """d > 1024 uses three splitting phases; totals exact, means within 5 SE (max over 2000 items)."""
+    p = np.random.default_rng(0).dirichlet(np.ones(2000))
+    with fastpath.x64_context():
+        keys = jax.random.split(jax.random.key(13), 200)
+        draws = np.asarray(jax.jit(jax.vmap(lambda k, pp: fastpath.multinomial(k, 1e6, pp), (0, None)))(
+            keys, jnp.asarray(p)))
+    assert np.all(draws.sum(1) == 1e6)
+    z = (draws.mean(0) - 1e6 * p) / np.sqrt(1e6 * p * (1 - p) / 200)
+    assert np.abs(z).max() < 5.0

@@ -29,13 +29,19 @@ def _conditional_probs(masses: jax.Array) -> jax.Array:
     return jnp.where(suffix > 0, masses / jnp.where(suffix > 0, suffix, 1.0), 0.0)
 
 
-def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
-    """Exact ``Multinomial(n, p)`` counts by sequential conditional binomials, in two sqrt(d)-wide phases.
+def _phases(d: int) -> int:
+    """Number of splitting phases: more phases = fewer sequential steps (P d^(1/P)), more work (P d)."""
+    return 2 if d <= 1024 else (3 if d <= 32768 else 4)
 
-    The ``d`` cells are laid out as a ``[B, B]`` grid (``B = ceil(sqrt(d))``, zero-padded). Phase 1 splits ``n``
-    over the ``B`` rows and phase 2 splits every row's total over its ``B`` cells, each by the sequential rule
-    ``x_j ~ Bin(rest, m_j / sum_{k >= j} m_k)`` (exactly the multinomial's conditional law). Both phases run as
-    one nested ``lax.scan`` (``2 B`` steps of ``B`` binomials, a single binomial call site): O(d) draws.
+
+def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact ``Multinomial(n, p)`` counts by sequential conditional binomials down a ``w``-ary tree.
+
+    The ``d`` cells are the leaves of a tree of depth ``P`` (``P = 2`` up to d = 1024, then 3, 4) and fan-out
+    ``w = ceil(d^(1/P))`` (zero-padded). Phase ``k`` splits every depth-``k`` node's count over its ``w``
+    children by the sequential rule ``x_j ~ Bin(rest, m_j / sum_{i >= j} m_i)``, exactly the multinomial's
+    conditional law. The phases run as one nested ``lax.scan`` over a fixed ``[w^(P-1), w]`` layout (a single
+    binomial call site): ``P w`` sequential steps, ``P d`` draws.
 
     Args:
       key: PRNG key.
@@ -47,10 +53,16 @@ def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
     """
     p = jnp.maximum(jnp.asarray(p), 0.0)
     d = p.shape[-1]
-    width = max(2, math.isqrt(d - 1) + 1)
-    cells = jnp.zeros((width * width,), p.dtype).at[:d].set(p).reshape(width, width)
-    rows = jnp.zeros((width, width), p.dtype).at[0].set(cells.sum(axis=1))
-    probs = jnp.stack([_conditional_probs(rows), _conditional_probs(cells)])  # [phase, row, col]
+    P = _phases(d)
+    w = 2
+    while w**P < d:
+        w += 1
+    rows = w ** (P - 1)
+    leaves = jnp.zeros((w**P,), p.dtype).at[:d].set(p)
+    probs = []
+    for k in range(P):  # static loop over the P phases: conditional split probabilities of depth-k nodes
+        children = leaves.reshape(w ** (k + 1), -1).sum(axis=1).reshape(w**k, w)
+        probs.append(jnp.zeros((rows, w), p.dtype).at[: w**k].set(_conditional_probs(children)))
 
     def phase(totals, inp):
         k_phase, prob = inp
@@ -60,14 +72,13 @@ def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             x = binomial(jax.random.fold_in(k_phase, j), rest, pj)
             return rest - x, x
 
-        _, counts = jax.lax.scan(column, totals, (jnp.arange(width), prob.T))
-        counts = counts.T  # [row, col]
-        return counts[0], counts
+        _, counts = jax.lax.scan(column, totals, (jnp.arange(w), prob.T))
+        counts = counts.T.reshape(-1)  # [rows * w]: depth-(k+1) nodes first, zeros after
+        return counts[:rows], counts
 
-    totals0 = jnp.zeros((width,), p.dtype).at[0].set(jnp.asarray(n, p.dtype))
-    keys = jax.random.split(key, 2)
-    _, counts = jax.lax.scan(phase, totals0, (keys, probs))
-    return counts[1].reshape(-1)[:d]
+    totals0 = jnp.zeros((rows,), p.dtype).at[0].set(jnp.asarray(n, p.dtype))
+    _, counts = jax.lax.scan(phase, totals0, (jax.random.split(key, P), jnp.stack(probs)))
+    return counts[-1][:d]
 
 
 def keep_or_common(key: jax.Array, counts: jax.Array, alpha: jax.Array, common: jax.Array) -> jax.Array:
