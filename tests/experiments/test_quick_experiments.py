@@ -43,3 +43,12 @@ def test_reps_override_and_errors():
         experiments.make_config(exp, reps=0)
     with pytest.raises(ValueError, match="Unknown experiment"):
         experiments.get_experiment("fig99")
+
+
+def test_overrides_are_applied_and_recorded(tmp_path):
+    out = experiments.run_experiment("003-fig7", quick=True, out=str(tmp_path), progress=False, echo=None,
+                                     overrides={"eps": [2.0], "reps": 3})
+    text = open(out["csv"]).read()
+    assert '"eps": [2.0]' in text and '"reps": 3' in text
+    rows = [ln for ln in text.splitlines() if not ln.startswith("#")][1:]
+    assert rows and all(",2.0," in ln or ",2," in ln for ln in rows)
