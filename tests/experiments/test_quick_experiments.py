@@ -11,7 +11,7 @@ import pytest
 from uldp_jax import experiments
 
 _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "001-fig7", "001-fig13": "001-fig8",
-              "003-fig8": "003-fig4"}
+              "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
 _RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n != "demo"]  # demo: test_cli
 
 

@@ -19,8 +19,27 @@ import numpy as np
 import uldp_jax as ul
 from uldp_jax import metrics as _metrics
 
+def topk_f1(p_hat: jax.Array, p: jax.Array, k: int = 30) -> jax.Array:
+    """F1 of the estimated top-``k`` items against the true top-``k`` (003 Fig 9); both sets have ``k`` items, so
+    precision = recall = F1 = overlap / k."""
+    est = jax.lax.top_k(p_hat, k)[1]
+    true = jax.lax.top_k(jnp.broadcast_to(p, p_hat.shape), k)[1]
+    return jnp.sum(jnp.any(est[..., :, None] == true[..., None, :], axis=-1), axis=-1) / k
+
+
+def topk_ndcg(p_hat: jax.Array, p: jax.Array, k: int = 30) -> jax.Array:
+    """NDCG@k of the estimated ranking with the true frequencies as relevances (003 Fig 9)."""
+    disc = 1.0 / jnp.log2(jnp.arange(2, k + 2))
+    pb = jnp.broadcast_to(p, p_hat.shape)
+    est = jax.lax.top_k(p_hat, k)[1]
+    dcg = jnp.sum(jnp.take_along_axis(pb, est, axis=-1) * disc, axis=-1)
+    idcg = jnp.sum(jax.lax.top_k(pb, k)[0] * disc, axis=-1)
+    return dcg / idcg
+
+
 METRICS: dict[str, Callable] = {"tv": _metrics.tv, "mse": _metrics.mse, "l1": _metrics.l1, "mae": _metrics.mae,
-                                "l2sq": _metrics.l2sq}
+                                "l2sq": _metrics.l2sq, "f1@30": topk_f1, "ndcg@30": topk_ndcg}
+HIGHER_IS_BETTER = ("f1@30", "ndcg@30")
 # Registry names of estimation methods and the labels the papers use.
 METHOD_LABELS = {"emp": "emp", "emp+thr": "emp+thr", "em": "EM"}
 

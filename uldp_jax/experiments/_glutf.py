@@ -84,15 +84,16 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
                   "; ".join(ds.summary() for ds in datasets))
 
 
-def _ranking(rows, ds_name, mechs, eps) -> list:
+def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
     out = []
+    better = metric in _common.HIGHER_IS_BETTER
     for e in (eps[0], eps[-1]):
         vals = {r["mechanism"]: r["value"] for r in rows if r["dataset"] == ds_name and r["eps"] == e
                 and r["mechanism"] in mechs and np.isfinite(r["value"])}
         if vals:
-            order = sorted(vals, key=vals.get)
-            out.append(f"{ds_name}, eps={e:g}: lowest MSE {order[0]} ({vals[order[0]]:.3g}); order "
-                       + " < ".join(order) + ".")
+            order = sorted(vals, key=vals.get, reverse=better)
+            out.append(f"{ds_name}, eps={e:g}: best {metric} {order[0]} ({vals[order[0]]:.3g}); order "
+                       + (" > " if better else " < ").join(order) + ".")
     return out
 
 
@@ -123,15 +124,17 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
                               cfg["eps"], means))
                 bar.update(1, f"{ds.name} {label}")
             panels.append((f"{ds.name}: d={ds.d}, s={ds.s}, n={xs.size}", lines))
-            notes += _ranking(rows, ds.name, cfg["mechanisms"], cfg["eps"])
+            notes += _ranking(rows, ds.name, cfg["mechanisms"], cfg["eps"], metric)
     if metric == "mse":
         worst = max((abs(r["value"] / r["theory"] - 1), r["dataset"], r["mechanism"], r["eps"]) for r in rows
                     if r["mechanism"] in cfg["mechanisms"] and np.isfinite(r["theory"]) and r["theory"] > 0)
         notes.append(f"largest |simulated/theory - 1| = {worst[0]:.2f} ({worst[1]}, {worst[2]}, eps={worst[3]}; "
                      f"expected ~ {2 / np.sqrt(reps):.2f} from {reps} repetitions).")
-    fig = _plot.line_panels(panels, "epsilon", metric.upper(), logx=False)
+    fig = _plot.line_panels(panels, "epsilon", metric.upper(), logx=False,
+                            logy=metric not in _common.HIGHER_IS_BETTER)
     table = format_table(rows, ("dataset", "mechanism"), "eps")
-    return Report(rows, {f"eps_vs_{metric}": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, {f"eps_vs_{metric.replace('@', '_at_')}": fig}, table, list(dict.fromkeys(notes)),
+                  "; ".join(ds.summary() for ds in datasets))
 
 
 _DS = ["foursquare25", "census1200", "drug", "normal"]
@@ -149,6 +152,12 @@ register(Experiment("003-fig4", "003 Fig 4: eps vs MSE on Foursquare/Census/Drug
                     run_eps))
 register(Experiment("003-fig8", "003 Fig 8: eps vs MAE (simulated)", dict(_FIG4, metric="mae", title="003 Fig 8"),
                     dict(_FIG4Q, metric="mae"), run_eps))
+_FIG9 = dict(_FIG4, datasets=["foursquare25", "census1200", "normal"], metric="f1@30", title="003 Fig 9")
+register(Experiment("003-fig9", "003 Fig 9: top-30 F1 (frequent items, simulated)", _FIG9,
+                    dict(_FIG4Q, datasets=["foursquare25"], metric="f1@30"), run_eps))
+register(Experiment("003-fig9-ndcg", "003 Fig 9: top-30 NDCG (frequent items, simulated)",
+                    dict(_FIG9, metric="ndcg@30"), dict(_FIG4Q, datasets=["foursquare25"], metric="ndcg@30"),
+                    run_eps))
 
 
 def run_collab(cfg: dict, ctx: Context) -> Report:
