@@ -41,7 +41,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
             lines = []
             npm, nps = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps, metric)
             rows += [dict(dataset=ds.name, mechanism="no privacy", method="", eps=e, metric=metric, value=npm,
-                          se=nps, reps=reps, n=n, d=ds.d, s=ds.s) for e in eps]
+                          se=nps, reps=max(reps, 200), n=n, d=ds.d, s=ds.s) for e in eps]
             lines.append(("no privacy", "no privacy", "", eps, [npm] * len(eps)))
             for mi, mech in enumerate(cfg["mechanisms"]):
                 curves = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, eps, ds.p, n, reps, methods,
