@@ -92,15 +92,15 @@ def test_nonpure_sampling_stats_and_refusals():
         mech.pure_probs()
     with pytest.raises(ValueError, match="estimate_eq30"):
         mech.support_affine()
-    xs = jnp.asarray(np.repeat(np.arange(7), 3000), jnp.int32)
+    xs = jnp.asarray(np.repeat(np.arange(7), 1500), jnp.int32)
     ys = ul.perturb(jax.random.key(0), mech, xs)
     stats = ul.aggregate(mech, ys)
     assert stats.shape == (8,) and stats.dtype == jnp.int32
     est = np.asarray(mech.estimate_eq30(stats, xs.shape[0]))
-    assert np.abs(est - 1 / 7).max() < 0.05
+    assert np.abs(est - 1 / 7).max() < 0.08
     from uldp_jax import testing
     for x in (0, 1):
-        assert testing.sampler_vs_channel(jax.random.key(x), mech, x, 20_000).pvalue > 1e-3
+        assert testing.sampler_vs_channel(jax.random.key(x), mech, x, 10_000).pvalue > 1e-3
     # eq 10's f differs from eq 9's
     pure = ul.glutf(ul.UE(3, 1.0), 7, [0, 3, 6])
     assert float(mech.f()) != pytest.approx(float(pure.f()))

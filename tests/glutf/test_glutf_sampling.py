@@ -22,10 +22,11 @@ SAMPLED = [
 @pytest.mark.parametrize("mech", SAMPLED, ids=lambda m: type(m).__name__)
 @pytest.mark.parametrize("batched", [True, False])
 def test_sampler_matches_channel(mech, batched):
-    """Threshold: p-value > 1e-3 for a sensitive and a non-sensitive input (20k draws each)."""
+    """Threshold: p-value > 1e-3 for a sensitive and a non-sensitive input (20k draws batched, 8k per-user)."""
     nonsens = next(x for x in range(mech.d) if x not in mech.sensitive)
     for x in (mech.sensitive[0], nonsens):
-        res = testing.sampler_vs_channel(jax.random.key(x), mech, x, 20_000, batched=batched)
+        n = 20_000 if batched else 8_000  # per-user keys are costly; 8k draws still resolve these channels
+        res = testing.sampler_vs_channel(jax.random.key(x), mech, x, n, batched=batched)
         assert res.pvalue > 1e-3, (mech, x, res)
 
 
@@ -60,8 +61,9 @@ def test_reports_pytree_jit_and_grid():
     assert stats.dtype == jnp.int32 and stats.shape == (8,)
     # a vmapped grid of uUE mechanisms (eps and p are leaves) runs as one simulation
     grid = jax.vmap(lambda e: ul.UUE(8, [0, 1, 2], e, p=0.5))(jnp.array([0.5, 2.0]))
-    res = ul.simulate(jax.random.key(1), grid, xs=np.repeat(np.arange(8), 50).astype(np.int32), reps=3)
-    assert res.estimates["emp"].shape == (2, 3, 8)
+    res = ul.simulate(jax.random.key(1), grid, xs=np.repeat(np.arange(8), 20).astype(np.int32), reps=2,
+                      block_size=64)
+    assert res.estimates["emp"].shape == (2, 2, 8)
     # gradients flow through p and eps into the closed-form z*
     g = jax.grad(lambda p: ul.UUE(8, [0, 1, 2], 1.0, p=p).z())(0.5)
     assert np.isfinite(g) and g > 0
