@@ -38,9 +38,10 @@ class SupportReports:
     """Bit-vector reports as padded support lists (compact form of the product-likelihood data).
 
     Attributes:
-      support: ``int32[n, L]`` (or int16): the product-part items whose bit is 1 (every item for RAPPOR/UE, the
-        sensitive items for uRAP), padded with ``d``; ``n`` is a multiple of the chunk size (padding rows).
-      weight: ``float[n]``: 1 for a product-part report, 0 for invertible reports and padding rows.
+      support: ``int32[rows, L]`` (or int16): per product-part report, the items whose bit is 1 (every item for
+        RAPPOR/UE, the sensitive items for uRAP), padded with ``d``. ``to_support`` keeps no rows for
+        invertible reports; ``rows`` is a multiple of the chunk size (padding rows have weight 0).
+      weight: ``float[rows]``: 1 for a product-part report, 0 for padding rows (and invertible reports).
       inverted: ``float[d]``: number of invertible reports per item (uRAP non-sensitive bits; 0 for RAPPOR).
       stats: ``float[d]``: the mechanism's aggregate (per-item support counts of all reports), for the start.
       chunk: users per chunk (static).
@@ -104,7 +105,8 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = np.int
     for b in blocks:
         _check_bits(mech, b)
         bits, w, inv = _split_invertible(mech, jnp.asarray(b), check=True)
-        bits, w = np.asarray(bits) & np.asarray(w)[:, None], np.asarray(w)
+        bits = np.asarray(bits)[np.asarray(w)]  # invertible reports only count in `inverted`: drop their rows
+        w = np.ones(bits.shape[0], bool)
         rows, cols = np.nonzero(bits)
         counts = np.bincount(rows, minlength=bits.shape[0])
         sup = np.full((bits.shape[0], max(int(counts.max(initial=0)), 1)), d, dtype=dtype)
@@ -121,7 +123,7 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = np.int
     if chunk is None:
         chunk = max(1, min(n, CHUNK_ENTRIES // width))
     chunk = _validate.check_int("chunk", chunk, minimum=1)
-    n_pad = -(-n // chunk) * chunk
+    n_pad = max(-(-n // chunk), 1) * chunk
     support = np.full((n_pad, width), d, dtype=dtype)
     row = 0
     for s in packed:
