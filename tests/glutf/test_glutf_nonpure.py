@@ -7,6 +7,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax.mechanisms._glutf import base_support
+from uldp_jax.theory import _nonpure_uldp as npth
 from uldp_jax.theory import _pure_uldp as th
 
 CASES = [
@@ -60,8 +61,8 @@ def test_eq30_unbiased_and_eq31_gap(base, d, sens, rule):
     _, ua = _moments(Q, GA, c, n)
     theta_n = c[~smask].sum()
     with th.x64():
-        eq31 = np.asarray(th.nonpure_variance_eq31(ua, c, n, f, z, smask))
-        gap = float(th.nonpure_covariance_gap(theta_n, n, f, z, mech.s))
+        eq31 = np.asarray(npth.nonpure_variance_eq31(ua, c, n, f, z, smask))
+        gap = float(npth.nonpure_covariance_gap(theta_n, n, f, z, mech.s))
         # the library's estimator on the exact expected statistic
         stats = n * (c @ Q @ _stat_matrix(mech))
         est = np.asarray(mech.estimate_eq30(jnp.asarray(stats), n))

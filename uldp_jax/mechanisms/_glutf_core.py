@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms import _base
+from uldp_jax.theory import _nonpure_uldp as _np_th
 from uldp_jax.theory import _pure_uldp as _th
 
 RULES = ("pure", "non_pure")
@@ -227,7 +228,7 @@ class GLUTFMixin:
         p, q = self.base._pq() if hasattr(self.base, "_pq") else self.base.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
         f = self.f()
-        return _th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
+        return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""

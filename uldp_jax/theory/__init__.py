@@ -81,14 +81,12 @@ from uldp_jax.theory._optima import (
     optimal_p,
     optimal_theta,
 )
+from uldp_jax.theory._nonpure_uldp import nonpure_covariance_gap, nonpure_estimate, nonpure_variance_eq31
 from uldp_jax.theory._pure_uldp import (
     glutf_f,
     glutf_f_nonpure,
     glutf_z_max,
     glutf_z_star,
-    nonpure_covariance_gap,
-    nonpure_estimate,
-    nonpure_variance_eq31,
     pure_uldp_estimate,
     pure_uldp_mse,
     pure_uldp_variance,
