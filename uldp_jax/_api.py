@@ -63,7 +63,10 @@ def num_reports(mech: Any, ys: Any) -> int:
     leaves = jax.tree_util.tree_leaves(ys)
     if not leaves or jnp.ndim(leaves[0]) < 1:
         raise ValueError("Expected ys to hold a batch of reports with a leading user axis.")
-    return leaves[0].shape[0]
+    n = leaves[0].shape[0]
+    if n < 1:
+        raise ValueError(f"Expected ys to hold at least one report, got n={n}.")
+    return n
 
 
 def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Array:

@@ -76,3 +76,10 @@ def test_binary_ca_bad_input():
     with pytest.raises(ValueError, match="eps21"):
         ul.BinaryCA(1.0, 0.0)
     ul.BinaryCA(np.inf, 1.0)  # Mangat: allowed
+
+
+def test_zero_reports_and_no_privacy_binary_are_refused():
+    with pytest.raises(ValueError, match="n=0"):
+        ul.estimate(ul.GRR(4, 1.0), jnp.zeros((0,), jnp.int32))
+    with pytest.raises(ValueError, match="eps12"):
+        ul.BinaryCA(float("inf"), float("inf"))

@@ -50,6 +50,9 @@ class BinaryCA:
     def __post_init__(self):
         e12 = _validate.as_param("eps12", self.eps12, lower=0.0, allow_inf=True)
         e21 = _validate.as_param("eps21", self.eps21, lower=0.0, allow_inf=True)
+        if _validate.is_concrete(e12) and _validate.is_concrete(e21) and np.any(np.isinf(e12) & np.isinf(e21)):
+            raise ValueError(f"Expected at most one of eps12={self.eps12!r}, eps21={self.eps21!r} to be inf "
+                             "(both inf is the identity channel: no privacy).")
         object.__setattr__(self, "eps12", e12)
         object.__setattr__(self, "eps21", e21)
 
