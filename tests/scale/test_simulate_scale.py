@@ -1,14 +1,13 @@
 """simulate at scale: chunking invariance, no retracing, progress, path selection and bad input."""
 
 import dataclasses
+import importlib
 
 import jax
 import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax import simulate as _sim_fn  # noqa: F401  (the function; the module is below)
-import importlib
 
 sim = importlib.import_module("uldp_jax.simulate")
 
@@ -26,15 +25,24 @@ def test_per_user_chunking_and_batching_do_not_change_results():
         np.testing.assert_array_equal(_stats(n=3000, reps=4, path="per_user", block_size=256, **kw), base)
 
 
+P6 = np.array([0.3, 0.0, 0.25, 0.05, 0.1, 0.3])
+R = 600  # the shapes of tests/scale/test_fastpath.py: the counts kernels compile once per session
+
+
+def _counts(**kw):
+    return np.asarray(ul.simulate_stats(KEY, ul.GRR(6, 1.0), p=P6, n=2500, **kw)[0])
+
+
 def test_counts_rep_chunk_does_not_change_results():
-    base = _stats(n=10**6, reps=5, path="counts")
-    np.testing.assert_array_equal(_stats(n=10**6, reps=5, path="counts", rep_chunk=2), base)
-    assert base.shape == (5, 5) and np.all(base.sum(1) == 10**6)
+    base = _counts(reps=R, path="counts")
+    two_chunks = _counts(reps=2 * R, path="counts", rep_chunk=R)  # same compiled shape, two host chunks
+    np.testing.assert_array_equal(two_chunks[:R], base)
+    assert base.shape == (R, 6) and np.all(base.sum(1) == 2500)
+    assert not np.array_equal(two_chunks[R:], base)
 
 
 def test_auto_path_picks_counts_when_exact():
-    auto = _stats(n=10**6, reps=5)
-    np.testing.assert_array_equal(auto, _stats(n=10**6, reps=5, path="counts"))
+    np.testing.assert_array_equal(_counts(reps=R), _counts(reps=R, path="counts"))
 
 
 def test_no_retrace_per_chunk_or_per_call():
@@ -86,5 +94,5 @@ def test_bad_input():
 
 
 def test_single_device_list_matches_default():
-    one = _stats(n=10**6, reps=5, path="counts", devices=jax.devices()[:1])
-    np.testing.assert_array_equal(one, _stats(n=10**6, reps=5, path="counts"))
+    np.testing.assert_array_equal(_counts(reps=R, path="counts", devices=jax.devices()[:1]),
+                                  _counts(reps=R, path="counts"))
