@@ -61,13 +61,13 @@ def test_em_boundary_kkt():
         mech = ul.URR(6, (0, 1, 2), 0.5)
         xs = jnp.array([0] * 200 + [3] * 300 + [4] * 100, jnp.int32)
         ys = ul.perturb(jax.random.key(2), mech, xs)
-        p_hat = np.asarray(_em.em(mech, ys, tol=1e-14, max_iters=200_000)[0])
+        p_hat = np.asarray(_em.em(mech, ys, tol=1e-13, max_iters=50_000)[0])
         Q = ul.channel(mech).Q
         c = np.bincount(np.asarray(ys), minlength=6)
         grad = Q @ (c / (p_hat @ Q)) / c.sum()  # = 1 where p > 0, <= 1 where p = 0
         pos = p_hat > 1e-6
-        np.testing.assert_allclose(grad[pos], 1.0, atol=1e-6)
-        assert np.all(grad[~pos] <= 1 + 1e-6)
+        np.testing.assert_allclose(grad[pos], 1.0, atol=1e-5)
+        assert np.all(grad[~pos] <= 1 + 1e-5)
 
 
 @pytest.mark.parametrize("name", ["URR", "URAP"])
@@ -85,7 +85,7 @@ def test_monotone_loglik_and_simplex(name):
             state = _em_core.init(update, jnp.full(5, 0.2))
             stepj = jax.jit(lambda s, step=step: step(update, s))
             lls = [float(state.loglik)]
-            for _ in range(25):
+            for _ in range(15):
                 state = stepj(state)
                 lls.append(float(state.loglik))
                 assert float(jnp.min(state.p_next)) >= 0 and abs(float(jnp.sum(state.p_next)) - 1) < 1e-12
