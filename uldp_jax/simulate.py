@@ -29,7 +29,8 @@ float64.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -307,5 +308,6 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
         elif g is None:
             estimates[m] = _api.estimate_from_stats(mech, stats, n, m, **opts)
         else:
-            estimates[m] = jax.vmap(lambda mm, st: _api.estimate_from_stats(mm, st, n, m, **opts))(mech, stats)
+            estimates[m] = jax.vmap(lambda mm, st, m=m, opts=opts: _api.estimate_from_stats(mm, st, n, m, **opts))(
+                mech, stats)
     return SimResult(estimates, stats, target, n)

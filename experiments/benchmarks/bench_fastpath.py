@@ -34,7 +34,7 @@ def main(argv=None) -> dict:
              "uRAP": ul.URAP(d, sens, 1.0)}
     out = {"device": str(jax.devices()[0]), "n": args.n, "reps": args.reps, "d": d, "mechanisms": {}}
     for name, mech in mechs.items():
-        run = lambda i: ul.simulate(jax.random.key(i), mech, p=p, n=args.n, reps=args.reps,
+        run = lambda i, mech=mech: ul.simulate(jax.random.key(i), mech, p=p, n=args.n, reps=args.reps,
                                     path="counts").estimates["emp"].block_until_ready()
         t = time.perf_counter()
         est = run(0)

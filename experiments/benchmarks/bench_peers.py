@@ -54,7 +54,10 @@ def _peer_fns(name: str, d: int, eps: float) -> dict:
 
         fns["pure-LDP"] = pure
     try:
-        from multi_freq_ldpy.pure_frequency_oracles import GRR as mGRR, LH as mLH, SS as mSS, UE as mUE
+        from multi_freq_ldpy.pure_frequency_oracles import GRR as mGRR
+        from multi_freq_ldpy.pure_frequency_oracles import LH as mLH
+        from multi_freq_ldpy.pure_frequency_oracles import SS as mSS
+        from multi_freq_ldpy.pure_frequency_oracles import UE as mUE
     except ImportError:
         mGRR = None
     if mGRR is not None:

@@ -90,9 +90,9 @@ def test_iid_model_moments_exact(mech):
 def test_fast_path_matches_per_user_in_distribution(mech, model):
     reps = R
     if model == "iid":
-        kw, mean, cov = dict(p=P6, n=2500), *exact_moments(mech, p=P6, n=2500)
+        kw, mean, cov = {"p": P6, "n": 2500}, *exact_moments(mech, p=P6, n=2500)
     else:
-        kw, mean, cov = dict(xs=np.repeat(np.arange(6), COUNTS6)), *exact_moments(mech, counts=COUNTS6)
+        kw, mean, cov = {"xs": np.repeat(np.arange(6), COUNTS6)}, *exact_moments(mech, counts=COUNTS6)
     fast = np.asarray(ul.simulate(jax.random.key(3), mech, reps=reps, path="counts", **kw).stats, np.float64)
     slow = np.asarray(ul.simulate(jax.random.key(4), mech, reps=reps, path="per_user", **kw).stats, np.float64)
     diag = np.maximum(np.diag(cov), 1e-12)

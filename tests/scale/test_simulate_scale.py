@@ -21,7 +21,7 @@ def _stats(**kw):
 
 def test_per_user_chunking_and_batching_do_not_change_results():
     base = _stats(n=3000, reps=4, path="per_user", block_size=256)
-    for kw in (dict(chunk_blocks=1), dict(chunk_blocks=5), dict(rep_batch=2), dict(rep_chunk=3)):
+    for kw in ({"chunk_blocks": 1}, {"chunk_blocks": 5}, {"rep_batch": 2}, {"rep_chunk": 3}):
         np.testing.assert_array_equal(_stats(n=3000, reps=4, path="per_user", block_size=256, **kw), base)
 
 
@@ -46,7 +46,7 @@ def test_auto_path_picks_counts_when_exact():
 
 
 def test_no_retrace_per_chunk_or_per_call():
-    kw = dict(n=2000, reps=6, path="per_user", block_size=160, rep_chunk=2)
+    kw = {"n": 2000, "reps": 6, "path": "per_user", "block_size": 160, "rep_chunk": 2}
     before = sim.TRACE_COUNTS["per_user"]
     first = _stats(**kw)  # 3 chunks of 2 repetitions: one trace
     assert sim.TRACE_COUNTS["per_user"] - before == 1

@@ -11,15 +11,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms._binary import BinaryCA, _binary_q
-from uldp_jax.mechanisms._block_hr import BlockHR
-from uldp_jax.mechanisms._highlow_hr import HighLowHR
-from uldp_jax.mechanisms._hr import HR
-from uldp_jax.mechanisms._grr import GRR
-from uldp_jax.mechanisms._ue import RAPPOR, UE
-from uldp_jax.mechanisms._urap import URAP
-from uldp_jax.mechanisms._urr import URR
 from uldp_jax._fastpath._blocks import (
     binomial,
     channel_counts,
@@ -29,6 +20,15 @@ from uldp_jax._fastpath._blocks import (
     multinomial,
 )
 from uldp_jax._fastpath._registry import register_count_sampler
+from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms._binary import BinaryCA, _binary_q
+from uldp_jax.mechanisms._block_hr import BlockHR
+from uldp_jax.mechanisms._grr import GRR
+from uldp_jax.mechanisms._highlow_hr import HighLowHR
+from uldp_jax.mechanisms._hr import HR
+from uldp_jax.mechanisms._ue import RAPPOR, UE
+from uldp_jax.mechanisms._urap import URAP
+from uldp_jax.mechanisms._urr import URR
 
 
 def grr_counts(key: jax.Array, mech: GRR, counts: jax.Array) -> jax.Array:
