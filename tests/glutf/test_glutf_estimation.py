@@ -98,9 +98,7 @@ MC_MECHS = [
     ul.ULH(10, [0, 3, 4, 8, 9], 2.0),
     ul.UWheel(10, [1, 2, 6], 1.0),
     ul.glutf(ul.SS(4, 2.0, k=2), 10, [0, 1, 2, 3]),
-    ul.SS(8, 1.0),
-    ul.OLH(8, 2.0),
-    ul.Wheel(8, 0.5),
+    ul.OLH(8, 2.0),  # an LDP base: eq 28 with s = d, theta_N = 0
 ]
 
 
