@@ -63,6 +63,20 @@ def as_param(name: str, value: Any, lower: float | None = None, upper: float | N
     return arr
 
 
+def check_keep_probability(name: str, value: Any) -> Any:
+    """A probability in (0, 1) that float32 simulation can represent: ``0 < float32(value) < 1``.
+
+    Values within ~6e-8 of 0 or 1 round to 0 or 1 in float32, where ``1 - value`` vanishes and the debiasing
+    divides by zero; they are refused here instead of producing NaN later.
+    """
+    arr = as_param(name, value, lower=0.0, upper=1.0)
+    if is_concrete(arr):
+        a32 = np.asarray(arr, dtype=np.float32)
+        if np.any(a32 <= 0) or np.any(a32 >= 1):
+            raise ValueError(f"Expected {name}={value!r} to stay inside (0, 1) in float32 (|{name} - 0 or 1| > 6e-8).")
+    return arr
+
+
 def check_eps(value: Any, name: str = "eps") -> Any:
     """eps must be finite and > 0."""
     return as_param(name, value, lower=0.0)

@@ -83,3 +83,13 @@ def test_zero_reports_and_no_privacy_binary_are_refused():
         ul.estimate(ul.GRR(4, 1.0), jnp.zeros((0,), jnp.int32))
     with pytest.raises(ValueError, match="eps12"):
         ul.BinaryCA(float("inf"), float("inf"))
+
+
+@pytest.mark.parametrize("value", [1 - 1e-9, 1e-46])
+def test_keep_probabilities_must_survive_float32(value):
+    with pytest.raises(ValueError, match="theta"):
+        ul.RAPPOR(6, 5.0, theta=value)
+    with pytest.raises(ValueError, match="theta"):
+        ul.URAP(6, [1, 3], 5.0, theta=value)
+    with pytest.raises(ValueError, match="p"):
+        ul.UE(6, 20.0, p=value)

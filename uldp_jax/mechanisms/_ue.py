@@ -158,7 +158,11 @@ class RAPPOR(_UnaryMixin):
         if theta is None:
             theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
                 1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
-        object.__setattr__(self, "theta", _validate.as_param("theta", theta, lower=0.0, upper=1.0))
+        if self.default_theta:  # derived from eps; 1 - theta is computed from eps too (keep_pair)
+            theta = _validate.as_param("theta", theta, lower=0.0, upper=1.0)
+        else:
+            theta = _validate.check_keep_probability("theta", theta)
+        object.__setattr__(self, "theta", theta)
 
     @property
     def keep(self) -> Any:
@@ -186,7 +190,7 @@ class UE(_UnaryMixin):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         p = 0.5 if self.p is None else self.p
-        object.__setattr__(self, "p", _validate.as_param("p", p, lower=0.0, upper=1.0))
+        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
 
     @property
     def keep(self) -> Any:

@@ -49,7 +49,11 @@ class URAP:
         if theta is None:
             theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
                 1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
-        object.__setattr__(self, "theta", _validate.as_param("theta", theta, lower=0.0, upper=1.0))
+        if self.default_theta:  # derived from eps; 1 - theta is computed from eps too (keep_pair)
+            theta = _validate.as_param("theta", theta, lower=0.0, upper=1.0)
+        else:
+            theta = _validate.check_keep_probability("theta", theta)
+        object.__setattr__(self, "theta", theta)
 
     @property
     def s(self) -> int:
