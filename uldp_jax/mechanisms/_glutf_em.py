@@ -53,6 +53,14 @@ def likelihood_terms(mech: Any, ys: Any) -> tuple[jax.Array, jax.Array, jax.Arra
     return L, protected.astype(L.dtype), N
 
 
+PURE_BASES = ("SS", "OLH", "Wheel", "GRR", "UE", "RAPPOR")
+
+
+def supports(mech: Any) -> bool:
+    """Whether ``em_pure`` has the exact likelihood of ``mech``'s reports."""
+    return isinstance(mech, _glutf_core.GLUTFMixin) or type(mech).__name__ in PURE_BASES
+
+
 def em_pure(mech: Any, ys: Any, *, max_iters: int = 2000, tol: float = 1e-10, init: Any = None) -> jax.Array:
     """Exact-likelihood EM (MLE on the simplex) from reports of a pure base or a pure GLUTF mechanism.
 
@@ -67,6 +75,9 @@ def em_pure(mech: Any, ys: Any, *, max_iters: int = 2000, tol: float = 1e-10, in
     Returns:
       ``float[d]`` estimate on the simplex.
     """
+    if not supports(mech):
+        raise ValueError(f"em-pure supports SS, OLH, Wheel, GRR, UE/RAPPOR and GLUTF mechanisms, got "
+                         f"mech={type(mech).__name__}; use method='em'.")
     L, w, N = likelihood_terms(mech, ys)
     n = jnp.sum(w) + jnp.sum(N)
     p0 = jnp.full((mech.d,), 1.0 / mech.d, L.dtype) if init is None else jnp.asarray(init, L.dtype)
