@@ -6,6 +6,8 @@ import dataclasses
 from typing import Any
 
 
+import numpy as np
+
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _glutf
 from uldp_jax.mechanisms._ue import UE
@@ -58,7 +60,10 @@ class UUE(_glutf.GLUTFMixin):
         if p is None:
             with _th.x64():
                 p = float(_th.uue_p_opt(len(sensitive), concrete_eps(self.eps, "p"), self.theta_n))
-        object.__setattr__(self, "p", _validate.as_param("p", p, lower=0.0, upper=1.0))
+            # For eps >~ 33 the optimum is within 6e-8 of 1, where float32 simulation rounds p to 1 and the
+            # estimator divides by zero. Cap the default there: the MSE is flat (q* stays < 1e-14 either way).
+            p = min(p, float(np.nextafter(np.float32(1.0), np.float32(0.0))))
+        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
 
     @property
     def base(self) -> UE:

@@ -55,7 +55,7 @@ class UWheel(_glutf.GLUTFMixin):
         l = self.l
         if l is None:
             l = _wheel.default_l(len(sensitive), concrete_eps(self.eps, "l"), self.theta_n)
-        object.__setattr__(self, "l", _validate.as_param("l", l, lower=0.0, upper=1.0))
+        object.__setattr__(self, "l", _validate.check_keep_probability("l", l))
         object.__setattr__(self, "num_hashes", _olh.check_num_hashes("hash", self.num_hashes, 2, len(sensitive)))
 
     @property

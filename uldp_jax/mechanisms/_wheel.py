@@ -79,7 +79,7 @@ class Wheel:
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         l = default_l(d, self.eps) if self.l is None else self.l
-        object.__setattr__(self, "l", _validate.as_param("l", l, lower=0.0, upper=1.0))
+        object.__setattr__(self, "l", _validate.check_keep_probability("l", l))
         object.__setattr__(self, "num_hashes", _olh.check_num_hashes("hash", self.num_hashes, 2, d))
 
     @property
