@@ -26,3 +26,8 @@ def test_explicit_near_one_parameters_are_refused():
         ul.UWheel(6, [1, 3, 4], 5.0, l=1 - 1e-9)
     with pytest.raises(ValueError, match="l"):
         ul.Wheel(6, 5.0, l=1 - 1e-9)
+
+
+def test_glutf_refuses_bases_without_per_item_counts():
+    with pytest.raises(TypeError, match="base"):
+        ul.glutf(ul.HR(3, 1.0), 6, (0, 2, 5), rule="non_pure")

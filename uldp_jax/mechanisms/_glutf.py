@@ -93,6 +93,12 @@ def check_base(base: Any, s: int, rule: str) -> None:
             f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
     if base.d != s:
         raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
+    if getattr(base, "num_stats", None) != base.d or not (hasattr(base, "support_affine") or hasattr(base, "_pq")
+                                                          or hasattr(base, "probs")):
+        raise TypeError(
+            f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
+            f"debiasing, got {type(base).__name__} (num_stats={getattr(base, 'num_stats', None)}); GLUTF's "
+            "estimators (003 eqs 21, 30) need them.")
 
 
 def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max") -> Any:
