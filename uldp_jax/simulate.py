@@ -24,6 +24,11 @@ Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users'
 *iid* model. On the per-user path each user's value is drawn from ``p`` by inverse CDF in float32 (item masses
 below ~6e-8 are under-sampled by at most 2^-24 each); the counts path draws ``Multinomial(n, p)`` exactly in
 float64.
+
+float32 resolution: per-user samplers compare float32 uniforms with float32 probabilities, so a per-user event
+of probability below ~6e-8 (e.g. GRR's flip at eps >~ 17 on small d) is never drawn; the exact channel, the
+audit and the theory still use float64. At such eps the mechanism is numerically non-private in simulation only;
+the counts path (float64 binomials) keeps these probabilities.
 """
 
 from __future__ import annotations
