@@ -78,7 +78,7 @@ class GRR:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
-        keep, other = self.probs()
+        _, other = self.probs()
         a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
         return jnp.full((self.d,), a), jnp.full((self.d,), other)
 

@@ -23,6 +23,16 @@ def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
     return theta, 1.0 - theta
 
 
+def resolve_theta(theta: Any, eps: Any) -> Any:
+    """Checks an explicit keep-probability, or derives 001's default ``e^{eps/2}/(e^{eps/2}+1)`` from eps."""
+    if theta is not None:
+        return _validate.check_keep_probability("theta", theta)
+    if not _validate.is_concrete(eps):
+        return jax.nn.sigmoid(jnp.asarray(eps) / 2.0)
+    # Derived from eps; 1 - theta is computed from eps too (keep_pair), so no float32 check is needed.
+    return _validate.as_param("theta", 1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), 0.0, 1.0)
+
+
 def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
     r"""(keep, q) of a unary encoding: ``q = keep / ((1 - keep) e^eps + keep)`` (computed with ``e^{-eps}``)."""
     keep = jnp.asarray(keep)
@@ -153,16 +163,8 @@ class RAPPOR(_UnaryMixin):
     def __post_init__(self):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        theta = self.theta
-        object.__setattr__(self, "default_theta", theta is None)
-        if theta is None:
-            theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
-                1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
-        if self.default_theta:  # derived from eps; 1 - theta is computed from eps too (keep_pair)
-            theta = _validate.as_param("theta", theta, lower=0.0, upper=1.0)
-        else:
-            theta = _validate.check_keep_probability("theta", theta)
-        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "default_theta", self.theta is None)
+        object.__setattr__(self, "theta", resolve_theta(self.theta, self.eps))
 
     @property
     def keep(self) -> Any:

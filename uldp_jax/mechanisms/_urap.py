@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms import _ue
+from uldp_jax.mechanisms import _base, _ue
 
 
 @_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "sensitive", "default_theta"))
@@ -44,16 +43,8 @@ class URAP:
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        theta = self.theta
-        object.__setattr__(self, "default_theta", theta is None)
-        if theta is None:
-            theta = jax.nn.sigmoid(jnp.asarray(self.eps) / 2.0) if not _validate.is_concrete(self.eps) else (
-                1.0 / (1.0 + np.exp(-np.asarray(self.eps, np.float64) / 2.0)))
-        if self.default_theta:  # derived from eps; 1 - theta is computed from eps too (keep_pair)
-            theta = _validate.as_param("theta", theta, lower=0.0, upper=1.0)
-        else:
-            theta = _validate.check_keep_probability("theta", theta)
-        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "default_theta", self.theta is None)
+        object.__setattr__(self, "theta", _ue.resolve_theta(self.theta, self.eps))
 
     @property
     def s(self) -> int:

@@ -86,10 +86,10 @@ class URR:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
-        c1, c2, c3 = self.probs()
+        _, c2, c3 = self.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
-        gap = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.s - 1) * jnp.exp(-jnp.asarray(self.eps)))
-        return jnp.where(sens, gap, c3), jnp.where(sens, c2, 0.0)
+        # c1 - c2 = c3: every item's support probability has slope c3; sensitive items add the offset c2.
+        return jnp.full((self.d,), c3), jnp.where(sens, c2, 0.0)
 
     def _channel_parts(self) -> tuple[jax.Array, jax.Array, jax.Array]:
         """``Q = diag(dg) + c2 1 sens^T``: (dg float[d], c2, sens float[d])."""
