@@ -12,7 +12,7 @@ def test_same_key_same_result_and_chunking_invariance():
     mech = ul.URAP(30, [0, 5, 9], 1.0)
     p = np.random.default_rng(0).dirichlet(np.ones(30))
     key = jax.random.key(0)
-    runs = [ul.simulate(key, mech, p=p, n=10_000, reps=3, chunk_blocks=c, path="per_user").stats for c in (1, 2, 3, 10)]
+    runs = [ul.simulate(key, mech, p=p, n=10_000, reps=3, chunk_blocks=c, path="per_user").stats for c in (1, 3)]
     for r in runs[1:]:
         np.testing.assert_array_equal(runs[0], r)
     other = ul.simulate(jax.random.key(1), mech, p=p, n=10_000, reps=3, path="per_user").stats

@@ -109,8 +109,7 @@ def test_presets_and_binary_special_cases():
     np.testing.assert_allclose(ul.channel(ul.BinaryCA(60.0, eps)).Q, ul.channel(ul.Mangat(eps)).Q, atol=1e-12)
 
 
-@pytest.mark.parametrize("batched", [True, False])
-@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("batched,jit", [(True, False), (False, False), (True, True)])
 def test_samplers_match_exact_channel(batched, jit):
     """Pearson chi-square, 20000 draws per input; accept at p > 1e-3 (false alarm 0.1% per test)."""
     key = jax.random.key(0)
