@@ -12,7 +12,8 @@ from uldp_jax import experiments
 
 _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "001-fig7", "001-fig13": "001-fig8",
               "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
-_RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n != "demo"]  # demo: test_cli
+# demo: test_cli; 003-sims: test_multi_metric_run below.
+_RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n not in ("demo", "003-sims")]
 
 
 @pytest.mark.parametrize("name", _RUN)
@@ -52,3 +53,18 @@ def test_overrides_are_applied_and_recorded(tmp_path):
     assert '"eps": [2.0]' in text and '"reps": 3' in text
     rows = [ln for ln in text.splitlines() if not ln.startswith("#")][1:]
     assert rows and all(",2.0," in ln or ",2," in ln for ln in rows)
+
+
+def test_multi_metric_run_scores_one_simulation_with_every_metric(tmp_path):
+    """003-sims: each setting's estimates are scored with all four metrics; top-30 metrics skip Drug (d = 10)."""
+    out = experiments.run_experiment("003-sims", quick=True, out=str(tmp_path), progress=False, echo=None)
+    names = sorted(os.path.basename(f) for f in out["figures"])
+    assert names == ["eps_vs_f1_at_30.png", "eps_vs_mae.png", "eps_vs_mse.png", "eps_vs_ndcg_at_30.png"]
+    rows = [ln.split(",") for ln in open(out["csv"]).read().splitlines() if not ln.startswith("#")]
+    col = {k: i for i, k in enumerate(rows[0])}
+    seen = {(r[col["dataset"]], r[col["metric"]]) for r in rows[1:]}
+    assert seen == {("drug", "mse"), ("drug", "mae")} | {("foursquare25", m) for m in ("mse", "mae", "f1@30",
+                                                                                       "ndcg@30")}
+    for r in rows[1:]:
+        v = float(r[col["value"]])
+        assert (0 <= v <= 1) if "@" in r[col["metric"]] else v > 0

@@ -1,4 +1,6 @@
-"""003 (He et al., GLUTF) reproductions: Fig 3 (theoretical MSE), Fig 4 (eps vs MSE), Fig 5 (sensitive share).
+"""003 (He et al., GLUTF) reproductions: Fig 3 (theoretical MSE), Fig 5 (sensitive share), Fig 7, Table 2.
+
+The simulated Figs 4, 8 and 9 are in ``_glutf_sim``.
 
 Mechanisms use SPEC.md's corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
 separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see SPEC.md).
@@ -97,67 +99,12 @@ def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
     return out
 
 
-def run_eps(cfg: dict, ctx: Context) -> Report:
-    """003 Fig 4 (MSE) / Fig 8 (MAE): eps vs error on the four datasets, simulated, with theory overlaid."""
-    datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
-    metric, reps = cfg["metric"], cfg["reps"]
-    labels = cfg["mechanisms"] + cfg.get("published", [])
-    rows, panels, notes = [], [], []
-    with _common.progress(len(datasets) * len(labels), cfg.get("title", "003 eps sweep"), ctx.progress) as bar:
-        for di, ds in enumerate(datasets):
-            xs = fixed_users(ds.p, ds.n)
-            target = jnp.asarray(np.bincount(xs, minlength=ds.d) / xs.size, jnp.float32)
-            lines = []
-            for li, label in enumerate(labels):
-                means = []
-                for ei, e in enumerate(cfg["eps"]):
-                    mech = make(label, ds.d, ds.sensitive, e, ds.theta_n)
-                    res = ul.simulate(ctx.key(di, li, ei), mech, xs=xs, reps=reps, methods=("emp",),
-                                      **_common._simulate_kwargs(cfg.get("path")))
-                    err = np.asarray(_common.METRICS[metric](res.estimates["emp"], target), np.float64)
-                    mean, se = _common._summarise(err)
-                    th = theory_mse(mech, np.asarray(target, np.float64), xs.size) if metric == "mse" else np.nan
-                    rows.append(dict(dataset=ds.name, mechanism=label, eps=e, metric=metric, value=float(mean),
-                                     se=float(se), theory=th, reps=reps, n=int(xs.size), d=ds.d, s=ds.s))
-                    means.append(float(mean))
-                lines.append((label, label.split(" ")[0], "emp" if label in cfg["mechanisms"] else "emp+thr",
-                              cfg["eps"], means))
-                bar.update(1, f"{ds.name} {label}")
-            panels.append((f"{ds.name}: d={ds.d}, s={ds.s}, n={xs.size}", lines))
-            notes += _ranking(rows, ds.name, cfg["mechanisms"], cfg["eps"], metric)
-    if metric == "mse":
-        worst = max((abs(r["value"] / r["theory"] - 1), r["dataset"], r["mechanism"], r["eps"]) for r in rows
-                    if r["mechanism"] in cfg["mechanisms"] and np.isfinite(r["theory"]) and r["theory"] > 0)
-        notes.append(f"largest |simulated/theory - 1| = {worst[0]:.2f} ({worst[1]}, {worst[2]}, eps={worst[3]}; "
-                     f"expected ~ {2 / np.sqrt(reps):.2f} from {reps} repetitions).")
-    fig = _plot.line_panels(panels, "epsilon", metric.upper(), logx=False,
-                            logy=metric not in _common.HIGHER_IS_BETTER)
-    table = format_table(rows, ("dataset", "mechanism"), "eps")
-    return Report(rows, {f"eps_vs_{metric.replace('@', '_at_')}": fig}, table, list(dict.fromkeys(notes)),
-                  "; ".join(ds.summary() for ds in datasets))
-
-
 _DS = ["foursquare25", "census1200", "drug", "normal"]
 _FIG3 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4,
                                                                                      4.5, 5], reps=1)
 _FIG3Q = dict(_FIG3, datasets=["drug"], eps=[0.5, 5.0])
-_FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50, n=100_000,
-             metric="mse", title="003 Fig 4")
-_FIG4Q = dict(_FIG4, datasets=["drug"], mechanisms=["uSS"], published=["uLH (published z)"], eps=[2.0], reps=2,
-              n=2_000)
-
 register(Experiment("003-fig3", "003 Fig 3: theoretical MSE of each ULDP mechanism (fixed model)", _FIG3, _FIG3Q,
                     run_theory))
-register(Experiment("003-fig4", "003 Fig 4: eps vs MSE on Foursquare/Census/Drug/Normal (simulated)", _FIG4, _FIG4Q,
-                    run_eps))
-register(Experiment("003-fig8", "003 Fig 8: eps vs MAE (simulated)", dict(_FIG4, metric="mae", title="003 Fig 8"),
-                    dict(_FIG4Q, metric="mae"), run_eps))
-_FIG9 = dict(_FIG4, datasets=["foursquare25", "census1200", "normal"], metric="f1@30", title="003 Fig 9")
-register(Experiment("003-fig9", "003 Fig 9: top-30 F1 (frequent items, simulated)", _FIG9,
-                    dict(_FIG4Q, datasets=["foursquare25"], metric="f1@30"), run_eps))
-register(Experiment("003-fig9-ndcg", "003 Fig 9: top-30 NDCG (frequent items, simulated)",
-                    dict(_FIG9, metric="ndcg@30"), dict(_FIG4Q, datasets=["foursquare25"], metric="ndcg@30"),
-                    run_eps))
 
 
 def run_collab(cfg: dict, ctx: Context) -> Report:

@@ -1,0 +1,97 @@
+"""003's simulated figures: Fig 4 (eps vs MSE), Fig 8 (MAE), Fig 9 (top-30 F1 / NDCG), and ``003-sims`` (all four
+metrics from one simulation per setting).
+
+Every (dataset, mechanism, eps) setting is one simulation (the fixed model, one compilation: GLUTF parameters
+are static); its estimates are scored with every metric in ``cfg["metric"]`` (a name or a list), so the four
+figures cost one set of simulations. Top-k metrics are skipped on datasets with fewer than k items (Drug, d = 10;
+003 Fig 9 leaves Drug out too).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+import uldp_jax as ul
+from uldp_jax.experiments import _common, _datasets, _plot
+from uldp_jax.experiments._glutf import _DS, EPS_003, GLUTF_MECHS, PUBLISHED, _ranking, fixed_users, make, theory_mse
+from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
+
+
+def _applies(metric: str, d: int) -> bool:
+    """Top-``k`` metrics (``"f1@30"``) need at least ``k`` items."""
+    return "@" not in metric or d >= int(metric.split("@")[1])
+
+
+def _fig_name(metric: str) -> str:
+    return f"eps_vs_{metric.replace('@', '_at_')}"
+
+
+def run_eps(cfg: dict, ctx: Context) -> Report:
+    """003 Fig 4 (MSE) / Fig 8 (MAE) / Fig 9 (F1, NDCG): eps vs each metric, simulated, MSE theory overlaid."""
+    datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
+    metrics = [cfg["metric"]] if isinstance(cfg["metric"], str) else list(cfg["metric"])
+    reps = cfg["reps"]
+    labels = cfg["mechanisms"] + cfg.get("published", [])
+    rows, notes = [], []
+    panels: dict = {m: [] for m in metrics}
+    with _common.progress(len(datasets) * len(labels), cfg.get("title", "003 eps sweep"), ctx.progress) as bar:
+        for di, ds in enumerate(datasets):
+            xs = fixed_users(ds.p, ds.n)
+            target = jnp.asarray(np.bincount(xs, minlength=ds.d) / xs.size, jnp.float32)
+            ms = [m for m in metrics if _applies(m, ds.d)]
+            lines: dict = {m: [] for m in ms}
+            for li, label in enumerate(labels):
+                means: dict = {m: [] for m in ms}
+                for ei, e in enumerate(cfg["eps"]):
+                    mech = make(label, ds.d, ds.sensitive, e, ds.theta_n)
+                    res = ul.simulate(ctx.key(di, li, ei), mech, xs=xs, reps=reps, methods=("emp",),
+                                      **_common._simulate_kwargs(cfg.get("path")))
+                    for metric in ms:
+                        err = np.asarray(_common.METRICS[metric](res.estimates["emp"], target), np.float64)
+                        mean, se = _common._summarise(err)
+                        th = theory_mse(mech, np.asarray(target, np.float64), xs.size) if metric == "mse" else np.nan
+                        rows.append(dict(dataset=ds.name, mechanism=label, eps=e, metric=metric, value=float(mean),
+                                         se=float(se), theory=th, reps=reps, n=int(xs.size), d=ds.d, s=ds.s))
+                        means[metric].append(float(mean))
+                for metric in ms:
+                    lines[metric].append((label, label.split(" ")[0], "emp" if label in cfg["mechanisms"]
+                                          else "emp+thr", cfg["eps"], means[metric]))
+                bar.update(1, f"{ds.name} {label}")
+            for metric in ms:
+                panels[metric].append((f"{ds.name}: d={ds.d}, s={ds.s}, n={xs.size}", lines[metric]))
+                notes += _ranking([r for r in rows if r["metric"] == metric], ds.name, cfg["mechanisms"], cfg["eps"],
+                                  metric)
+    mse_rows = [r for r in rows if r["metric"] == "mse" and r["mechanism"] in cfg["mechanisms"]
+                and np.isfinite(r["theory"]) and r["theory"] > 0]
+    if mse_rows:
+        worst = max((abs(r["value"] / r["theory"] - 1), r["dataset"], r["mechanism"], r["eps"]) for r in mse_rows)
+        notes.append(f"largest |simulated/theory - 1| = {worst[0]:.2f} ({worst[1]}, {worst[2]}, eps={worst[3]}; "
+                     f"expected ~ {2 / np.sqrt(reps):.2f} from {reps} repetitions).")
+    figs = {_fig_name(m): _plot.line_panels(panels[m], "epsilon", m.upper(), logx=False,
+                                            logy=m not in _common.HIGHER_IS_BETTER) for m in metrics if panels[m]}
+    keys = ("dataset", "mechanism") if len(metrics) == 1 else ("metric", "dataset", "mechanism")
+    table = format_table(rows, keys, "eps")
+    return Report(rows, figs, table, list(dict.fromkeys(notes)), "; ".join(ds.summary() for ds in datasets))
+
+
+_FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50, n=100_000,
+             metric="mse", title="003 Fig 4")
+_FIG4Q = dict(_FIG4, datasets=["drug"], mechanisms=["uSS"], published=["uLH (published z)"], eps=[2.0], reps=2,
+              n=2_000)
+_FIG9 = dict(_FIG4, datasets=["foursquare25", "census1200", "normal"], metric="f1@30", title="003 Fig 9")
+_SIMS = dict(_FIG4, metric=["mse", "mae", "f1@30", "ndcg@30"], title="003 Figs 4/8/9")
+_SIMSQ = dict(_FIG4Q, datasets=["drug", "foursquare25"], metric=["mse", "mae", "f1@30", "ndcg@30"],
+              published=[], n=1_000)
+
+register(Experiment("003-fig4", "003 Fig 4: eps vs MSE on Foursquare/Census/Drug/Normal (simulated)", _FIG4, _FIG4Q,
+                    run_eps))
+register(Experiment("003-fig8", "003 Fig 8: eps vs MAE (simulated)", dict(_FIG4, metric="mae", title="003 Fig 8"),
+                    dict(_FIG4Q, metric="mae"), run_eps))
+register(Experiment("003-fig9", "003 Fig 9: top-30 F1 (frequent items, simulated)", _FIG9,
+                    dict(_FIG4Q, datasets=["foursquare25"], metric="f1@30"), run_eps))
+register(Experiment("003-fig9-ndcg", "003 Fig 9: top-30 NDCG (frequent items, simulated)",
+                    dict(_FIG9, metric="ndcg@30"), dict(_FIG4Q, datasets=["foursquare25"], metric="ndcg@30"),
+                    run_eps))
+register(Experiment("003-sims", "003 Figs 4, 8, 9: eps vs MSE, MAE, top-30 F1 and NDCG from one simulation per "
+                    "setting", _SIMS, _SIMSQ, run_eps))
