@@ -68,3 +68,12 @@ def test_multi_metric_run_scores_one_simulation_with_every_metric(tmp_path):
     for r in rows[1:]:
         v = float(r[col["value"]])
         assert (0 <= v <= 1) if "@" in r[col["metric"]] else v > 0
+
+
+def test_pum_reps_by_mech_overrides_the_repetitions_of_one_mechanism(tmp_path):
+    """001-fig8's ``reps_by_mech`` (EM for uRAP is per report and slow) sets that mechanism's repetitions only."""
+    out = experiments.run_experiment("001-fig8", quick=True, out=str(tmp_path), progress=False, echo=None,
+                                     overrides={"reps_by_mech": {"uRR": 1}, "reps": 3})
+    rows = [ln.split(",") for ln in open(out["csv"]).read().splitlines() if not ln.startswith("#")]
+    col = {k: i for i, k in enumerate(rows[0])}
+    assert len(rows) > 3 and {r[col["reps"]] for r in rows[1:]} == {"1"}
