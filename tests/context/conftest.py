@@ -17,10 +17,16 @@ def x64():
         yield
 
 
+@jax.jit
+def _debias_rows(mech, eye):
+    # One jitted function with the mechanism as a pytree argument: compiled once per mechanism configuration,
+    # not once per call.
+    return jax.vmap(lambda e: mech.debias(e, 1.0))(eye)
+
+
 def _decoder(mech):
     """float64 [m, d] matrix G with debias(stats, n) == stats @ G / n (debias is linear in stats)."""
-    m = mech.num_outputs
-    return np.asarray(jax.jit(jax.vmap(lambda e: mech.debias(e, 1.0)))(jnp.eye(m, dtype=jnp.float64)), np.float64)
+    return np.asarray(_debias_rows(mech, jnp.eye(mech.num_outputs, dtype=jnp.float64)), np.float64)
 
 
 def _moments(mech, p):

@@ -134,6 +134,12 @@ def test_sampler_rejects_wrong_epsilon_channel():
         assert res.pvalue < 1e-6, (mech, res)
 
 
+# One jitted function each (the mechanism is a pytree argument): one compile per mechanism configuration, reused
+# for every input x, instead of a fresh jit of a fresh lambda on every call.
+_jit_perturb_batch = jax.jit(lambda k, m, x: m.perturb_batch(k, x))
+_jit_perturb_one = jax.jit(lambda k, m, x: m.perturb_one(k, x))
+
+
 class _JitWrapped:
     """Delegates to a mechanism but runs its samplers under jit (the jit variant of the tests)."""
 
@@ -143,10 +149,10 @@ class _JitWrapped:
         self.d = mech.d
 
     def perturb_batch(self, key, xs):
-        return jax.jit(lambda k, m, x: m.perturb_batch(k, x))(key, self._m, xs)
+        return _jit_perturb_batch(key, self._m, xs)
 
     def perturb_one(self, key, x):
-        return jax.jit(lambda k, m, x: m.perturb_one(k, x))(key, self._m, x)
+        return _jit_perturb_one(key, self._m, x)
 
 
 @pytest.mark.parametrize("mech", _mechs(1.0), ids=lambda m: type(m).__name__)
