@@ -7,8 +7,9 @@ Unary encodings: a report ``y`` has :math:`P(y|x) = C(y)\,\kappa\,w^{y_x}` with
 .. math:: P(y_i|p) \propto D_i = t\,(1 - s_i) + s_i, \qquad
           p'_x = \frac{p_x}{n}\Big(t \sum_i \frac{1}{D_i} + (1-t) \sum_{i: y_{ix}=1} \frac{1}{D_i}\Big).
 
-One EM step is two passes over the reported ones: a gather-sum for ``s`` and a scatter-add for the second sum
-(O(number of ones)), or two mat-vecs on dense ``bool[n, d]`` reports, chunked over users.
+One EM step is two passes over the reported ones (O(number of ones); ``_em_passes``): a gather-sum for ``s``
+and a column sum for the second sum (a scatter-add on the row layout of ``SupportReports``, gathers and sorted
+segment sums on its column layout), or two mat-vecs on dense ``bool[n, d]`` reports, chunked over users.
 
 uRAP: the sensitive bits follow the same form (the non-sensitive items have weight :math:`w^0` in :math:`D_i`,
 since :math:`(1-\theta)/(1-d_1) = d_2`); a report with non-sensitive bit ``j`` set comes only from ``x = j``
@@ -18,7 +19,6 @@ Reports with two or more non-sensitive bits have probability 0 and are rejected.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -27,113 +27,13 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _threshold
-from uldp_jax.mechanisms import _base
+from uldp_jax.estimation._em_passes import dense_update, support_update
+from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
+from uldp_jax.estimation._support import check_bits as _check_bits
+from uldp_jax.estimation._support import split_invertible as _split_invertible
+from uldp_jax.estimation._support import unary_parts as _unary_parts
 
-CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
-
-
-@_base.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats"), meta_fields=("chunk",))
-@dataclasses.dataclass(frozen=True)
-class SupportReports:
-    """Bit-vector reports as padded support lists (compact form of the product-likelihood data).
-
-    Attributes:
-      support: ``int32[rows, L]`` (or int16): per product-part report, the items whose bit is 1 (every item for
-        RAPPOR/UE, the sensitive items for uRAP), padded with ``d``. ``to_support`` keeps no rows for
-        invertible reports; ``rows`` is a multiple of the chunk size (padding rows have weight 0).
-      weight: ``float[rows]``: 1 for a product-part report, 0 for padding rows (and invertible reports).
-      inverted: ``float[d]``: number of invertible reports per item (uRAP non-sensitive bits; 0 for RAPPOR).
-      stats: ``float[d]``: the mechanism's aggregate (per-item support counts of all reports), for the start.
-      chunk: users per chunk (static).
-    """
-
-    support: Any
-    weight: Any
-    inverted: Any
-    stats: Any
-    chunk: int
-
-
-def _unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
-    """(product-part mask bool[d], has_invertible) for the supported mechanisms."""
-    from uldp_jax.mechanisms import _ue, _urap
-
-    if isinstance(mech, _ue._UnaryMixin):
-        return np.ones(mech.d, bool), False
-    if isinstance(mech, _urap.URAP):
-        return _base.sensitive_mask(mech.d, mech.sensitive), True
-    raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
-                     f"(report_kind={getattr(mech, 'report_kind', None)!r}).")
-
-
-def _check_bits(mech: Any, ys: Any) -> None:
-    if not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
-        raise TypeError(f"Expected ys to be bool[n, {mech.d}] bit-vector reports of {type(mech).__name__}, "
-                        f"got {getattr(ys, 'dtype', type(ys).__name__)}.")
-    if ys.ndim != 2 or ys.shape[1] != mech.d or ys.shape[0] < 1:
-        raise ValueError(f"Expected ys with shape [n, {mech.d}] (n >= 1), got {tuple(ys.shape)}.")
-
-
-def _split_invertible(mech: Any, ys: jax.Array, check: bool):
-    """``(product-part bits bool[n, d], weight bool[n], inverted counts int[d])``."""
-    prod_mask, has_inv = _unary_parts(mech)
-    if not has_inv:
-        return ys, jnp.ones(ys.shape[0], bool), jnp.zeros(mech.d, jnp.int32)
-    nonsens = jnp.asarray(~prod_mask)
-    ns_bits = ys & nonsens
-    k = jnp.sum(ns_bits, axis=1)
-    if check and _validate.is_concrete(ys) and bool(np.any(np.asarray(k) > 1)):
-        raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two or "
-                         "more have probability 0); got a report with more: wrong mechanism?")
-    inverted = jnp.sum(ns_bits, axis=0, dtype=jnp.int32)
-    return ys & jnp.asarray(prod_mask), k == 0, inverted
-
-
-def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = np.int32) -> SupportReports:
-    """Converts concrete ``bool[n, d]`` reports into ``SupportReports`` on the host (NumPy), block by block.
-
-    Args:
-      mech: RAPPOR/UE or URAP.
-      ys: concrete ``bool[n, d]`` reports, or an iterable of such blocks (e.g. a generator, so that the dense
-        reports of a large study never exist at once; memory is that of the packed support lists).
-      chunk: users per chunk of the EM passes (default: about ``CHUNK_ENTRIES`` gathered entries per chunk).
-      dtype: index dtype (``np.int16`` halves memory when ``d < 32767``).
-    """
-    blocks = [ys] if hasattr(ys, "shape") else ys
-    d = mech.d
-    packed, weights, inverted, stats = [], [], np.zeros(d, np.int64), np.zeros(d, np.int64)
-    for b in blocks:
-        _check_bits(mech, b)
-        bits, w, inv = _split_invertible(mech, jnp.asarray(b), check=True)
-        bits = np.asarray(bits)[np.asarray(w)]  # invertible reports only count in `inverted`: drop their rows
-        w = np.ones(bits.shape[0], bool)
-        rows, cols = np.nonzero(bits)
-        counts = np.bincount(rows, minlength=bits.shape[0])
-        sup = np.full((bits.shape[0], max(int(counts.max(initial=0)), 1)), d, dtype=dtype)
-        starts = np.concatenate([[0], np.cumsum(counts)])[:-1]
-        sup[rows, np.arange(rows.shape[0]) - starts[rows]] = cols
-        packed.append(sup)
-        weights.append(w)
-        inverted += np.asarray(inv)
-        stats += np.asarray(mech.aggregate(jnp.asarray(b)))
-    if not packed:
-        raise ValueError("Expected ys to hold at least one block of reports.")
-    width = max(s.shape[1] for s in packed)
-    n = sum(s.shape[0] for s in packed)
-    if chunk is None:
-        chunk = max(1, min(n, CHUNK_ENTRIES // width))
-    chunk = _validate.check_int("chunk", chunk, minimum=1)
-    n_pad = max(-(-n // chunk), 1) * chunk
-    support = np.full((n_pad, width), d, dtype=dtype)
-    row = 0
-    for s in packed:
-        support[row:row + s.shape[0], : s.shape[1]] = s
-        row += s.shape[0]
-    del packed
-    w = np.zeros(n_pad, np.float32)
-    w[:n] = np.concatenate(weights)
-    return SupportReports(jnp.asarray(support), jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
-                          int(chunk))
+__all__ = ["SupportReports", "dense_update", "em_reports", "support_update", "to_support"]
 
 
 def _check_support(mech: Any, rep: SupportReports) -> None:
@@ -147,6 +47,8 @@ def _check_support(mech: Any, rep: SupportReports) -> None:
                          f"and {rep.stats.shape}.")
     if sup.shape[0] % rep.chunk:
         raise ValueError(f"Expected reports.support rows ({sup.shape[0]}) to be a multiple of chunk={rep.chunk}.")
+    if rep.col_rows is not None:
+        _check_columns(rep, d)
     prod_mask, _ = _unary_parts(mech)
     if _validate.is_concrete(sup) and sup.size:
         s = np.asarray(sup)
@@ -158,79 +60,18 @@ def _check_support(mech: Any, rep: SupportReports) -> None:
             raise ValueError("Expected reports.support to hold only product-part (sensitive) items.")
 
 
-def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None) -> _em_core.Update:
-    """The EM map on ``SupportReports`` (two chunked passes over the reported ones).
-
-    ``pass_dtype`` (e.g. ``jnp.float32`` under x64) runs the two passes in that precision, with per-chunk
-    results accumulated in ``p``'s dtype (about 1.5x faster on CPU; the log-likelihood stays accurate to
-    ~1e-9 per report, so use ``tol >= 1e-8``).
-    """
-    d = rep.inverted.shape[0]
-    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
-    num_chunks = rep.support.shape[0] // rep.chunk
-    sup = rep.support.reshape(num_chunks, rep.chunk, -1)
-    wts = rep.weight.reshape(num_chunks, rep.chunk)
-
-    def update(p):
-        dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-        total = jnp.sum(p).astype(dt)
-        p_pad = jnp.concatenate([p, jnp.zeros((1,), p.dtype)]).astype(dt)
-        tt = t.astype(dt)
-
-        def chunk_pass(carry, a):
-            b_acc, a_acc, l_acc = carry
-            idx, w = a
-            w = w.astype(dt)
-            s = jnp.sum(p_pad[idx], axis=1)
-            den = tt * (total - s) + s
-            inv = jnp.where(w > 0, w / jnp.where(den > 0, den, 1.0), 0.0)
-            b = jnp.zeros(d + 1, dt).at[idx].add(jnp.broadcast_to(inv[:, None], idx.shape))
-            ll = jnp.sum(jnp.where(w > 0, w * jnp.log(jnp.where(w > 0, den, 1.0)), 0.0))
-            return (b_acc + b.astype(p.dtype), a_acc + jnp.sum(inv).astype(p.dtype),
-                    l_acc + ll.astype(p.dtype)), None
-
-        zero = jnp.zeros((), p.dtype)
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d + 1, p.dtype), zero, zero), (sup, wts))
-        inv_counts = rep.inverted.astype(p.dtype)
-        l_inv = jnp.sum(jnp.where(inv_counts > 0, inv_counts * jnp.log(p), 0.0))
-        p_new = (p * (t * a + (1.0 - t) * b[:d]) + inv_counts) / n
-        return p_new, (l_prod + l_inv) / n
-
-    return update
-
-
-def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,
-                 chunk: int) -> _em_core.Update:
-    """The EM map on dense product-part reports ``bits: bool[n, d]`` (chunked mat-vecs)."""
-    n_rows, d = bits.shape
-    num_chunks = -(-n_rows // chunk)
-    pad = num_chunks * chunk - n_rows
-    bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
-    weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
-    n = jnp.sum(weight) + jnp.sum(inverted)
-
-    def update(p):
-        total = jnp.sum(p)
-
-        def chunk_pass(carry, a):
-            b_acc, a_acc, l_acc = carry
-            yb, w = a
-            yf = yb.astype(p.dtype)
-            s = yf @ p
-            den = t * (total - s) + s
-            inv = jnp.where(w > 0, w / jnp.where(den > 0, den, 1.0), 0.0)
-            l_acc = l_acc + jnp.sum(jnp.where(w > 0, w * jnp.log(jnp.where(w > 0, den, 1.0)), 0.0))
-            return (b_acc + inv @ yf, a_acc + jnp.sum(inv), l_acc), None
-
-        zero = jnp.zeros((), p.dtype)
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d, p.dtype), zero, zero),
-                                         (bits, weight.astype(p.dtype)))
-        inv_counts = inverted.astype(p.dtype)
-        l_inv = jnp.sum(jnp.where(inv_counts > 0, inv_counts * jnp.log(p), 0.0))
-        p_new = (p * (t * a + (1.0 - t) * b) + inv_counts) / n
-        return p_new, (l_prod + l_inv) / n
-
-    return update
+def _check_columns(rep: SupportReports, d: int) -> None:
+    cols, item, rows = rep.col_rows, rep.col_item, rep.block_rows
+    if cols.ndim != 3 or item is None or item.shape != cols.shape[:2]:
+        raise ValueError(f"Expected reports.col_rows [blocks, S, seg] and reports.col_item [blocks, S], got "
+                         f"{cols.shape} and {None if item is None else item.shape}.")
+    if rows < 1 or rows % rep.chunk or cols.shape[0] * rows != rep.support.shape[0]:
+        raise ValueError(f"Expected block_rows ({rows}) a multiple of chunk={rep.chunk} with blocks x block_rows "
+                         f"= support rows ({rep.support.shape[0]}).")
+    if _validate.is_concrete(cols) and cols.size:
+        c, it = np.asarray(cols), np.asarray(item)
+        if c.max() > rows or it.min() < 0 or it.max() > d:
+            raise ValueError(f"Expected reports.col_rows in [0, {rows}] and reports.col_item in [0, {d}].")
 
 
 def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, accelerate: bool = True,
