@@ -20,18 +20,30 @@ Mangat
 HR, HighLowHR,     exact           iid model: reports are iid from ``p Q``, so the histogram is one
 BlockHR                            ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K));
                                    fixed model: ``sum_x Multinomial(n_x, Q[x])`` (O(d K) draws, any n).
-OLH/LH, SS, uLH,   none            the statistic (support counts of hashed / subset reports) is a sum of
-uSS, uWheel, uUE,                  dependent per-user indicators whose joint law has no O(d) product form
-GLUTF, PUM                         (uUE's randomized non-sensitive users could get one; not implemented);
-                                   they run on the per-user path.
+uUE; GLUTF over    exact           per non-sensitive item ``Multinomial(n_x, (1 - f, f z, f (1 - z)))`` (alone /
+a base with a                      pair / protected-only); the go users' ``x'`` are iid uniform, so the base runs
+counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
+(GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``_fastpath._glutf``.
+SS, uSS           none            support counts of n k-subsets are the column sums of a random 0/1 matrix with
+                                   row sums k; for 2 <= k <= d - 1 their joint law (it counts 0/1 matrices with
+                                   given margins; k = d - 1 would need a per-item multinomial over the d - 1
+                                   other items, O(d^2)) has no product or multinomial form, so no O(d) exact
+                                   sampler is known. Per-user path: Floyd's algorithm, ``min(k, d - k) + 2``
+                                   exact uniform integers per user (``mechanisms._ksubset``). SS with k = 1 is
+                                   GRR and uSS with k = 1 is uRR (``ul.GRR`` / ``ul.URR`` have counts paths);
+                                   SS keeps one per-user code path for every k.
+OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
+uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
+GLUTF over OLH/                    product form; they run on the per-user path.
+Wheel/SS
 EM on per-report   none            needs every report (not only counts); it runs on the per-user path.
 likelihoods
 =================  ==============  ===========================================================================
 
 Other mechanisms opt in by defining ``sample_counts(key, counts) -> stats`` (the exact law of
 ``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)``, as floats) or by
-``register_count_sampler(cls, fn, iid_fn)``; the building blocks ``multinomial``, ``keep_or_common(_iid)``,
-``independent_bits`` and ``channel_counts`` are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
+``register_count_sampler(cls, fn, iid_fn, when)``; the building blocks ``multinomial``, ``keep_or_common(_iid)``,
+``independent_bits``, ``multinomial_rows`` and ``channel_counts`` are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
 
 In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one
 ``Multinomial(n, p Q)`` (GRR, uRR, BinaryCA); bit mechanisms first draw the true counts ``Multinomial(n, p)``.
@@ -46,7 +58,7 @@ from typing import Any
 
 import jax
 
-from uldp_jax._fastpath import _samplers  # noqa: F401  (registers the built-in samplers)
+from uldp_jax._fastpath import _glutf, _samplers  # noqa: F401  (register the built-in samplers)
 from uldp_jax._fastpath._blocks import (
     binomial,
     channel_counts,
@@ -55,6 +67,7 @@ from uldp_jax._fastpath._blocks import (
     keep_or_common,
     keep_or_common_iid,
     multinomial,
+    multinomial_rows,
     x64_context,
 )
 from uldp_jax._fastpath._registry import count_sampler, has_count_path, iid_sampler, register_count_sampler
@@ -96,6 +109,7 @@ __all__ = [
     "keep_or_common",
     "keep_or_common_iid",
     "multinomial",
+    "multinomial_rows",
     "register_count_sampler",
     "sample_counts",
     "sample_counts_iid",

@@ -1,8 +1,9 @@
 """Benchmark: the exact count-level fast path at n = 10^9 users x 100 repetitions (d = 625, eps = 1).
 
 ``ul.simulate(..., path="counts")`` end to end (sample the stats of every repetition exactly in distribution,
-estimate "emp") for GRR, uRR, OUE, uRAP, iid model with a Zipf-like p; uRR/uRAP protect the first 10% of
-items. Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
+estimate "emp") for GRR, uRR, OUE, uRAP and uUE (GLUTF over UE: per-item alone/pair/protected multinomials,
+then the base's independent bits), iid model with a Zipf-like p; uRR/uRAP/uUE protect the first 10% of items.
+``--mechs`` restricts the list. Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
 
 Run: ``python experiments/benchmarks/bench_fastpath.py`` (prints JSON). Target: < 2 s per warm call.
 """
@@ -25,13 +26,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--n", type=int, default=10**9)
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--mechs", nargs="+", default=["GRR", "uRR", "OUE", "uRAP", "uUE"])
     args = ap.parse_args(argv)
     d = args.d
     w = 1.0 / np.arange(1, d + 1)
     p = w / w.sum()
     sens = list(range(max(1, d // 10)))
     mechs = {"GRR": ul.GRR(d, 1.0), "uRR": ul.URR(d, sens, 1.0), "OUE": ul.OUE(d, 1.0),
-             "uRAP": ul.URAP(d, sens, 1.0)}
+             "uRAP": ul.URAP(d, sens, 1.0), "uUE": ul.UUE(d, sens, 1.0)}
+    mechs = {name: mechs[name] for name in args.mechs}
     out = {"device": str(jax.devices()[0]), "n": args.n, "reps": args.reps, "d": d, "mechanisms": {}}
     for name, mech in mechs.items():
         run = lambda i, mech=mech: ul.simulate(jax.random.key(i), mech, p=p, n=args.n, reps=args.reps,

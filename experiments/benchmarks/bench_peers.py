@@ -9,10 +9,13 @@ their cost is linear in n: each peer is timed on a subsample of the task's users
 ``--peer-budget`` seconds, and its users/s is that subsample's rate (stated as ``peer_n`` in the output).
 
 uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (compilation reported separately), on the
-per-user path and, where exact (GRR, OUE), on the count-level fast path (``path="counts"``). OLH/SS aggregate
-in O(n d) vectorised work on the per-user path (no exact count path exists for them). Per-user runs whose
-``n x draws per user`` exceeds ``--max-draws`` are timed at the largest n under it (reported as
-``measured_at_n``; the per-user path's cost is linear in n, so users/s carries over).
+per-user path and, where exact (GRR, OUE), on the count-level fast path (``path="counts"``), plus
+``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call (no eager work per call;
+what ``simulate``'s fixed per-call cost adds is the difference). OLH aggregates in O(n d) vectorised work and
+SS draws ``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm) on the per-user path (no
+exact count path exists for them). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
+at the largest n under it (reported as ``measured_at_n``; the per-user path's cost is linear in n, so users/s
+carries over).
 
 Tasks: GRR, OUE, OLH, SS x d in {625, 12800} x n in {10^5, 10^6}, eps = 1, iid model with a Zipf-like p.
 Run: ``python experiments/benchmarks/bench_peers.py`` (prints a table, then JSON); ``--d``, ``--n``,
@@ -100,6 +103,36 @@ def time_uldp(mech, p, n, path) -> tuple[float, float]:
     return time.perf_counter() - t, first
 
 
+def time_fused(mech, p, n) -> tuple[float, float]:
+    """(warm seconds, first-call seconds) of one jitted call: exact counts draw + "emp" estimate."""
+    with ul.fastpath.x64_context():
+        pj = jax.numpy.asarray(p, jax.numpy.float64)
+
+        @jax.jit
+        def one(key, mech, n):
+            stats = jax.numpy.round(ul.fastpath.sample_counts_iid(key, mech, n, pj)).astype(jax.numpy.int32)
+            return ul.estimate_from_stats(mech, stats[None], n, "emp")
+
+        nf = jax.numpy.float64(n)
+        t = time.perf_counter()
+        one(jax.random.key(0), mech, nf).block_until_ready()
+        first = time.perf_counter() - t
+        runs = 20
+        t = time.perf_counter()
+        for i in range(runs):
+            one(jax.random.key(i + 1), mech, nf).block_until_ready()
+        return (time.perf_counter() - t) / runs, first
+
+
+def draws_per_user(name: str, mech) -> int:
+    """Random draws per user of the per-user path (for ``--max-draws``)."""
+    if name == "GRR":
+        return 1
+    if name == "SS":
+        return min(mech.k, mech.d - mech.k) + 2
+    return mech.d
+
+
 def make_mech(name: str, d: int, eps: float):
     return {"GRR": lambda: ul.GRR(d, eps), "OUE": lambda: ul.OUE(d, eps), "OLH": lambda: ul.OLH(d, eps),
             "SS": lambda: ul.SS(d, eps)}[name]()
@@ -129,13 +162,16 @@ def main(argv=None) -> dict:
                 for peer, (ups, m) in peers.items():
                     row[peer] = {"users_per_s": float(f"{ups:.3g}"), "peer_n": m}
                 best_peer = max([v[0] for v in peers.values()], default=float("nan"))
-                paths = ["per_user"] + (["counts"] if ul.fastpath.has_count_path(mech) else [])
+                paths = ["per_user"] + (["counts", "counts-fused"] if ul.fastpath.has_count_path(mech) else [])
                 for path in paths:
                     key = f"uldp_jax[{path}]"
                     n_run = n
                     if path == "per_user":  # O(n) work: above --max-draws, time a smaller n (same users/s)
-                        n_run = int(min(n, max(1000, args.max_draws // (1 if name == "GRR" else d))))
-                    warm, first = time_uldp(mech, p, n_run, path)
+                        n_run = int(min(n, max(1000, args.max_draws // draws_per_user(name, mech))))
+                    if path == "counts-fused":
+                        warm, first = time_fused(mech, p, n_run)
+                    else:
+                        warm, first = time_uldp(mech, p, n_run, path)
                     row[key] = {"users_per_s": float(f"{n_run / warm:.3g}"), "seconds": round(warm, 4),
                                 "first_call_s": round(first, 2),
                                 "x_best_peer": float(f"{n_run / warm / best_peer:.3g}")}

@@ -1,6 +1,6 @@
 """Benchmark: users/second of the per-user simulation path, against the raw JAX RNG rate on this machine.
 
-Task (issue 2 item 7): GRR, OUE, uRR, uRAP at d = 625, n = 10^6, eps = 1, iid model (Zipf-like p), 10 reps,
+Task (issue 2 item 7): GRR, OUE, uRR, uRAP, SS at d = 625, n = 10^6, eps = 1, iid model (Zipf-like p), 10 reps,
 ``ul.simulate(..., path="per_user")`` end to end (perturb every user, aggregate on device, estimate "emp").
 Compilation is excluded (one warm-up call on the same shapes). For uRR/uRAP the sensitive set is the first
 10% of items (s = 63).
@@ -8,11 +8,12 @@ Compilation is excluded (one warm-up call on the same shapes). For uRR/uRAP the 
 Raw RNG: ``jax.random.uniform`` / ``bernoulli`` / ``randint`` draws per second in a jitted reduction over
 2^24 draws (a sum, so that nothing is copied to the host). Each mechanism's RNG limit is the users/s the
 draws it needs would allow: GRR and uRR 1 uniform + 1 randint per user, plus 1 uniform for the user's value
-(iid model); OUE d uniforms + 1; uRAP s + 1 uniforms + 1.
+(iid model); OUE d uniforms + 1; uRAP s + 1 uniforms + 1; SS 2 uniforms + ``min(k, d - k) + 2`` uint32 words
+(``bits``; Floyd's algorithm with exact integers).
 
 Run: ``python experiments/benchmarks/bench_per_user.py [--n 1000000 --reps 10 --bit-reps 2]`` (prints JSON).
-The bit mechanisms (OUE, uRAP) cost d (or s) draws per user, so ``--bit-reps`` lets them run fewer
-repetitions; users/s does not depend on the number of repetitions.
+The bit mechanisms (OUE, uRAP) and SS cost d (or s, or k) draws per user, so ``--bit-reps`` lets them run fewer
+repetitions; users/s does not depend on the number of repetitions. ``--mechs`` restricts the list.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def raw_rng_rates(size: int = 2**24, repeat: int = 3) -> dict:
         "uniform": jax.jit(lambda k: jnp.sum(jax.random.uniform(k, (size,)))),
         "bernoulli": jax.jit(lambda k: jnp.sum(jax.random.bernoulli(k, 0.3, (size,)))),
         "randint": jax.jit(lambda k: jnp.sum(jax.random.randint(k, (size,), 0, 624))),
+        "bits": jax.jit(lambda k: jnp.sum(jax.random.bits(k, (size,), jnp.uint32) >> 8)),
     }
     rates = {}
     for name, fn in fns.items():
@@ -63,6 +65,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--bit-reps", type=int, default=2)
     ap.add_argument("--eps", type=float, default=1.0)
+    ap.add_argument("--mechs", nargs="+", default=["GRR", "OUE", "uRR", "uRAP", "SS"])
     args = ap.parse_args(argv)
     d, n = args.d, args.n
     w = 1.0 / np.arange(1, d + 1)
@@ -70,13 +73,16 @@ def main(argv=None) -> dict:
     s = max(1, d // 10)
     sens = list(range(s))
     rng = raw_rng_rates()
-    u, ri = rng["uniform"], rng["randint"]
+    u, ri, bits = rng["uniform"], rng["randint"], rng["bits"]
+    ss = ul.SS(d, args.eps)
     mechs = {
         "GRR": (ul.GRR(d, args.eps), args.reps, 1 / (2 / u + 1 / ri)),
         "OUE": (ul.OUE(d, args.eps), args.bit_reps, u / (d + 1)),
         "uRR": (ul.URR(d, sens, args.eps), args.reps, 1 / (2 / u + 1 / ri)),
         "uRAP": (ul.URAP(d, sens, args.eps), args.bit_reps, u / (s + 2)),
+        "SS": (ss, args.bit_reps, 1 / (2 / u + (min(ss.k, d - ss.k) + 2) / bits)),
     }
+    mechs = {name: mechs[name] for name in args.mechs}
     out = {"device": str(jax.devices()[0]), "cpu_count": os.cpu_count(), "d": d, "n": n, "eps": args.eps,
            "raw_rng_draws_per_s": {k: float(f"{v:.4g}") for k, v in rng.items()}, "mechanisms": {}}
     for name, (mech, reps, limit) in mechs.items():

@@ -80,6 +80,23 @@ def multinomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
     return counts[-1][:d]
 
 
+def multinomial_rows(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact ``Multinomial(n_i, p)`` for every entry of ``n`` (float ``[r]``), one shared ``p`` (float ``[c]``).
+
+    ``c`` sequential conditional binomial steps (one ``lax.scan``, a single binomial call site); returns
+    ``float[r, c]`` with rows summing to ``n``. Meant for small ``c`` (a few cells).
+    """
+    cond = _conditional_probs(jnp.maximum(jnp.asarray(p, n.dtype), 0.0))
+
+    def column(rest, col):
+        j, pj = col
+        x = binomial(jax.random.fold_in(key, j), rest, jnp.broadcast_to(pj, rest.shape))
+        return rest - x, x
+
+    _, cells = jax.lax.scan(column, n, (jnp.arange(cond.shape[0]), cond))
+    return cells.T
+
+
 def keep_or_common(key: jax.Array, counts: jax.Array, alpha: jax.Array, common: jax.Array) -> jax.Array:
     """Exact output histogram of ``Q[x] = alpha_x e_x + (1 - alpha_x) common`` (keep, else draw from ``common``).
 

@@ -9,10 +9,12 @@ import jax
 
 _SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
 _IID_SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
+_WHEN: dict[type, Callable[[Any], bool]] = {}
 
 
 def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
-                           iid_fn: Callable[..., jax.Array] | None = None) -> None:
+                           iid_fn: Callable[..., jax.Array] | None = None,
+                           when: Callable[[Any], bool] | None = None) -> None:
     """Registers the exact count samplers of mechanism class ``cls``.
 
     Args:
@@ -20,6 +22,8 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
       fn: ``fn(key, mech, counts float[d]) -> float[num_stats]``, the law of the stats given the true counts.
       iid_fn: optional ``iid_fn(key, mech, n, p float[d]) -> float[num_stats]``, the law in the iid model when it
         is cheaper than drawing ``Multinomial(n, p)`` true counts first (e.g. one multinomial over ``p Q``).
+      when: optional ``when(mech) -> bool``: the samplers apply only to instances for which it is true (e.g. a
+        GLUTF mechanism whose base has a count path); default: every instance of ``cls``.
     """
     if not isinstance(cls, type):
         raise TypeError(f"Expected cls={cls!r} to be a mechanism class.")
@@ -27,7 +31,13 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
         raise TypeError(f"Expected fn={fn!r} to be callable.")
     if iid_fn is not None and not callable(iid_fn):
         raise TypeError(f"Expected iid_fn={iid_fn!r} to be callable.")
+    if when is not None and not callable(when):
+        raise TypeError(f"Expected when={when!r} to be callable.")
     _SAMPLERS[cls] = fn
+    if when is None:
+        _WHEN.pop(cls, None)
+    else:
+        _WHEN[cls] = when
     if iid_fn is None:
         _IID_SAMPLERS.pop(cls, None)
     else:
@@ -36,14 +46,21 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
 
 def iid_sampler(mech: Any) -> Callable[..., jax.Array] | None:
     """The registered iid-model sampler ``fn(key, mech, n, p)`` of ``mech``, or ``None``."""
+    if not _applies(mech):
+        return None
     return _IID_SAMPLERS.get(type(mech))
+
+
+def _applies(mech: Any) -> bool:
+    when = _WHEN.get(type(mech))
+    return when is None or bool(when(mech))
 
 
 def count_sampler(mech: Any) -> Callable[..., jax.Array] | None:
     """The exact count sampler of ``mech`` (``fn(key, mech, counts)``), or ``None`` when it has none."""
     fn = _SAMPLERS.get(type(mech))
     if fn is not None:
-        return fn
+        return fn if _applies(mech) else None
     method = getattr(type(mech), "sample_counts", None)
     if callable(method):
         return lambda key, m, counts: m.sample_counts(key, counts)

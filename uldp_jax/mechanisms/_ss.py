@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _ksubset
 from uldp_jax.theory import _pure_uldp as _th
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
@@ -90,18 +90,16 @@ class SS:
         return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
-        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones (``d + 1`` uniforms per user)."""
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones.
+
+        Own item w.p. ``p*`` (one float32 uniform), then the rest by Floyd's algorithm
+        (``min(k, d - k) + 2`` exact uniform integers per user; see ``uldp_jax.mechanisms._ksubset``).
+        """
         p, _ = self._pq()
         k_in, k_u = jax.random.split(key)
         include = jax.random.uniform(k_in, xs.shape) < p
-        u = jax.random.uniform(k_u, xs.shape + (self.d,))
-        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
-        # The k smallest scores form the subset: the own item first (score -1) or never (score 2).
-        scores = jnp.where(own, jnp.where(include[..., None], -1.0, 2.0), u)
-        _, idx = jax.lax.top_k(-scores, self.k)
-        idx = idx.reshape(-1, self.k)
-        rows = jnp.arange(idx.shape[0])[:, None]
-        bits = jnp.zeros((idx.shape[0], self.d), bool).at[rows, idx].set(True)
+        flat = jnp.reshape(xs, (-1,))
+        bits = _ksubset.subset_bits(k_u, flat, jnp.reshape(include, (-1,)), self.d, self.k)
         return bits.reshape(xs.shape + (self.d,))
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:

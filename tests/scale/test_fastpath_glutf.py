@@ -1,0 +1,80 @@
+"""Count-level fast path of GLUTF mechanisms whose base has one (uUE; GLUTF over UE, rule "non_pure").
+
+Exact first two moments of the aggregate statistic come from the exact channel: a report in channel column
+``c`` adds the vector ``T[c]`` (its support, or 003 eq 30's statistic), so one user of item ``x`` has mean
+``Q[x] T`` and second moment ``T' diag(Q[x]) T``. Thresholds as in ``test_fastpath.py``: sample means within
+3.5 standard errors of the exact mean, covariance entries within 4.5 SE (SE of a sample covariance:
+``sqrt((S_jj S_kk + S_jk^2) / R)``); fast vs per-user means within 3 SE of their difference, covariances within
+4 SE. Fixed keys, so every run is the same.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import uldp_jax as ul
+from uldp_jax import fastpath
+
+_spec = importlib.util.spec_from_file_location("_fastpath_tests", Path(__file__).with_name("test_fastpath.py"))
+_fastpath_tests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fastpath_tests)
+check_moments = _fastpath_tests.check_moments  # shared thresholds: 3.5 SE on means, 4.5 SE on covariances
+
+R = 600
+COUNTS = np.array([300, 0, 1200, 50, 7, 443])
+SENS = [1, 3, 4]
+
+
+def _column_stats(mech):
+    """``T [m, num_stats]``: the statistic each channel column adds (support; eq 30 for rule='non_pure')."""
+    S = np.asarray(mech.channel_support(), np.float64)
+    if mech.rule == "pure":
+        return S
+    m_b, dn = int(mech.base.num_outputs), mech.d - mech.s
+    T = np.zeros((S.shape[0], mech.d + 1))
+    T[:m_b, :mech.d] = S[:m_b]  # protected-only reports: base support, and one more |Y'|
+    T[:m_b, -1] = 1.0
+    T[m_b:m_b + dn, :mech.d] = S[m_b:m_b + dn]  # x alone
+    return T  # pairs add nothing to eq 30's statistic
+
+
+def exact_moments(mech, counts):
+    Q = np.asarray(mech.channel_matrix()[0], np.float64)
+    T = _column_stats(mech)
+    mean_x = Q @ T
+    mean = counts @ mean_x
+    second = np.einsum("x,xc,ci,cj->ij", counts.astype(np.float64), Q, T, T)
+    return mean, second - (mean_x.T * counts) @ mean_x
+
+
+def test_registry_follows_the_base():
+    assert fastpath.has_count_path(ul.UUE(6, SENS, 1.0))
+    assert fastpath.has_count_path(ul.glutf(ul.GRR(3, 1.0), 6, SENS))
+    assert not fastpath.has_count_path(ul.USS(6, SENS, 1.0, k=2))  # SS with k >= 2 has no exact count path
+    assert not fastpath.has_count_path(ul.SS(6, 1.0, k=5))
+    assert not fastpath.has_count_path(ul.ULH(6, SENS, 1.0))
+    assert not fastpath.has_count_path(ul.glutf(ul.OLH(3, 1.0), 6, SENS))
+
+
+def test_uue_counts_exact_and_match_per_user():
+    mech = ul.UUE(6, SENS, 1.0)
+    xs = np.repeat(np.arange(6), COUNTS)
+    mean, cov = exact_moments(mech, COUNTS)
+    fast = np.asarray(ul.simulate(jax.random.key(0), mech, xs=xs, reps=R, path="counts").stats, np.float64)
+    slow = np.asarray(ul.simulate(jax.random.key(1), mech, xs=xs, reps=R, path="per_user").stats, np.float64)
+    check_moments(fast, mean, cov)
+    check_moments(slow, mean, cov)
+    diag = np.maximum(np.diag(cov), 1e-12)
+    assert (np.abs(fast.mean(0) - slow.mean(0)) / np.sqrt(2 * diag / R)).max() < 3.0
+    se_cov = np.sqrt(2 * (np.outer(diag, diag) + cov**2) / R)
+    assert (np.abs(np.cov(fast.T) - np.cov(slow.T)) / se_cov).max() < 4.0
+
+
+def test_nonpure_glutf_counts_exact():
+    mech = ul.glutf(ul.OUE(3, 1.0), 6, SENS, rule="non_pure")
+    res = ul.simulate(jax.random.key(2), mech, xs=np.repeat(np.arange(6), COUNTS), reps=R, path="counts")
+    stats = np.asarray(res.stats)
+    assert stats.shape == (R, 7) and np.all(stats[:, 0] + stats[:, 2] + stats[:, 5] + stats[:, 6] <= COUNTS.sum())
+    check_moments(stats, *exact_moments(mech, COUNTS))
