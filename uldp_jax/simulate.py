@@ -33,6 +33,7 @@ the counts path (float64 binomials) keeps these probabilities.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -249,6 +250,13 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     return jnp.asarray(stats), target, n
 
 
+@functools.lru_cache(maxsize=64)
+def _jitted_estimate(method: str, n: int):
+    """``jit(lambda mech, stats: estimate_from_stats(mech, stats, n, method))``, cached: the counts path's
+    estimate costs microseconds of device work, so eager dispatch would dominate a call (measured ~6-15 ms)."""
+    return jax.jit(lambda mech, stats: _api.estimate_from_stats(mech, stats, n, method))
+
+
 class _progress_ctx:
     def __init__(self, progress, total):
         self.bar = _progress.make_progress(progress, total)
@@ -307,11 +315,14 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
                                       _needs_reports=needs_reports)
     estimates = {}
     g = grid_size(mech)
+    counts_path = _resolve_path(path, mech, needs_reports) == "counts"
     for m in methods:
         opts = method_options.get(m, {})
         if resolved[m].input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
             estimates[m] = _report_sim.report_estimates(key, mech, m, xs=xs, p=p, n=None if p is None else n,
                                                         reps=reps, block_size=block_size, options=opts)
+        elif g is None and not opts and counts_path:  # O(d) work: jitted, no eager dispatch per call
+            estimates[m] = _jitted_estimate(m, n)(mech, stats)
         elif g is None:
             estimates[m] = _api.estimate_from_stats(mech, stats, n, m, **opts)
         else:
