@@ -8,10 +8,11 @@ optimal, ``LH`` optimal, ``SS``; its ``*_Aggregator_MI`` estimators). Both pertu
 their cost is linear in n: each peer is timed on a subsample of the task's users, grown until it takes about
 ``--peer-budget`` seconds, and its users/s is that subsample's rate (stated as ``peer_n`` in the output).
 
-uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (compilation reported separately), on the
+uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (best of up to 3 calls; compilation reported
+separately), on the
 per-user path and, where exact (GRR, OUE), on the count-level fast path (``path="counts"``), plus
-``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call (no eager work per call;
-what ``simulate``'s fixed per-call cost adds is the difference). OLH aggregates in O(n d) vectorised work and
+``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call (median of 20; no eager
+work per call; what ``simulate``'s fixed per-call cost adds is the difference). OLH aggregates in O(n d) vectorised work and
 SS draws ``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm) on the per-user path (no
 exact count path exists for them). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
 at the largest n under it (reported as ``measured_at_n``; the per-user path's cost is linear in n, so users/s
@@ -92,15 +93,19 @@ def time_peer(run, xs_all: np.ndarray, budget: float) -> tuple[float, int]:
 
 
 def time_uldp(mech, p, n, path) -> tuple[float, float]:
-    """(warm seconds, first-call seconds) of one repetition of ``ul.simulate``."""
+    """(warm seconds, first-call seconds) of one repetition of ``ul.simulate``; warm = best of up to 3 calls
+    (repeated only while a call takes under 2 s, so that a load spike on a shared machine does not count)."""
     run = lambda i: ul.simulate(jax.random.key(i), mech, p=p, n=n, reps=1, path=path).estimates[
         "emp"].block_until_ready()
     t = time.perf_counter()
     run(0)
     first = time.perf_counter() - t
-    t = time.perf_counter()
-    run(1)
-    return time.perf_counter() - t, first
+    warm = []
+    while len(warm) < 3 and (not warm or warm[-1] < 2.0):
+        t = time.perf_counter()
+        run(len(warm) + 1)
+        warm.append(time.perf_counter() - t)
+    return min(warm), first
 
 
 def time_fused(mech, p, n) -> tuple[float, float]:
@@ -117,11 +122,12 @@ def time_fused(mech, p, n) -> tuple[float, float]:
         t = time.perf_counter()
         one(jax.random.key(0), mech, nf).block_until_ready()
         first = time.perf_counter() - t
-        runs = 20
-        t = time.perf_counter()
-        for i in range(runs):
+        warm = []
+        for i in range(20):
+            t = time.perf_counter()
             one(jax.random.key(i + 1), mech, nf).block_until_ready()
-        return (time.perf_counter() - t) / runs, first
+            warm.append(time.perf_counter() - t)
+        return float(np.median(warm)), first
 
 
 def draws_per_user(name: str, mech) -> int:
