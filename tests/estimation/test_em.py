@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 import uldp_jax as ul
-from uldp_jax.estimation import _em, _em_core, _em_reports
+from uldp_jax.estimation import _em, _em_core, _em_reports, _support
 
 P5 = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
 TIGHT = dict(tol=1e-15, max_iters=100_000)
@@ -120,6 +120,30 @@ def test_vmap_over_reps_and_support_form():
     np.testing.assert_array_equal(np.asarray(sup.stats), np.asarray(mech.aggregate(ys[1])))
     np.testing.assert_allclose(np.asarray(_em_reports.em_reports(mech, sup, tol=1e-6)[0]),
                                np.asarray(batched[1]), atol=1e-4)
+
+
+def test_column_layout_same_em_map(monkeypatch):
+    """Column layout (several uint16 row blocks, segment sums) = row layout (scatter-add) = dense reports: same
+    EM map and log-likelihood, in float64 and with float32 passes."""
+    monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 150)  # force 3 blocks of rows
+    with jax.enable_x64(True):
+        mech = ul.URAP(9, (0, 2, 3, 7), 1.0)
+        xs = jnp.arange(400, dtype=jnp.int32) % 9
+        ys = ul.perturb(jax.random.key(8), mech, xs)
+        blocks = [np.asarray(ys[:170]), np.asarray(ys[170:])]
+        rows = _em_reports.to_support(mech, blocks, layout="rows")
+        cols = _em_reports.to_support(mech, blocks, chunk=16, layout="columns")
+        assert cols.col_rows.shape[0] == 3 and cols.support.dtype == jnp.uint16
+        bits, w, inv = _em_reports._split_invertible(mech, ys, check=True)
+        t = jnp.exp(-1.0)
+        p = jnp.asarray(np.random.default_rng(0).dirichlet(np.ones(9)))
+        want = _em_reports.dense_update(t, bits & w[:, None], w, inv, 64)(p)
+        for rep, pdt, atol in ((rows, None, 1e-12), (cols, None, 1e-12), (cols, jnp.float32, 1e-6)):
+            got = jax.jit(lambda r, q, pdt=pdt: _em_reports.support_update(t, r, pdt)(q))(rep, p)
+            np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), atol=atol)
+            np.testing.assert_allclose(float(got[1]), float(want[1]), atol=atol)
+        np.testing.assert_allclose(np.asarray(_em_reports.em_reports(mech, cols, tol=1e-12)[0]),
+                                   np.asarray(_em_reports.em_reports(mech, ys, tol=1e-12)[0]), atol=1e-8)
 
 
 def test_estimate_dispatch_binary_dense_fallback():

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.estimation import _report_sim
+from uldp_jax.estimation import _report_sim, _support
 
 sim = importlib.import_module("uldp_jax.simulate")
 
@@ -32,26 +32,47 @@ def test_regenerated_reports_are_those_behind_stats():
         np.testing.assert_array_equal(np.asarray(mech.aggregate(ys_x)), np.asarray(stats_x[r]))
     np.testing.assert_allclose(np.asarray(res.estimates["em"][1]), np.asarray(ul.estimate(mech, ys, "em")),
                                atol=1e-5)
+    # simulate's EM sees these reports as support lists packed block by block (never dense n x d)
+    data, n, iid, nb = _report_sim._layout(mech, None, p, 500, 128)
+    sup, wt, inv, st, widest = _report_sim._packed_blocks(jax.random.fold_in(key, 1), mech, data, n, iid, 128, nb, 4)
+    bits, keep, inv_want = _support.split_invertible(mech, ys, check=True)
+    prod = np.asarray(bits & keep[:, None])
+    assert int(jnp.max(widest)) == prod.sum(1).max() and sup.dtype == jnp.uint16
+    got = np.zeros((nb * 128, 9), bool)
+    np.put_along_axis(got, np.asarray(sup.reshape(-1, 4), np.int64), True, axis=1)
+    np.testing.assert_array_equal(got[:500, :8], prod)
+    assert not got[500:, :8].any() and not got[:, :8][np.asarray(wt).reshape(-1) == 0].any()
+    np.testing.assert_array_equal(np.asarray(jnp.sum(wt)), np.asarray(jnp.sum(keep)))
+    np.testing.assert_array_equal(np.asarray(jnp.sum(inv, 0)), np.asarray(inv_want))
+    np.testing.assert_array_equal(np.asarray(jnp.sum(st, 0)), np.asarray(res.stats[1]))
 
 
 def test_fig5_like_ordering():
-    """001 Fig 5 (synthetic analogue): d = 100, |X_S| = 10, n = 20000, Zipf(1) p, eps in {1, ln d}.
+    """001 Fig 5 / §6.2: "emp+thr" and "EM" significantly outperform "emp" "since [their] estimates are always
+    non-negative"; the gap is largest in the high-privacy regime, where emp's negative entries dominate TV.
 
-    Mean TV over 2 repetitions, for RR, RAPPOR, uRR and uRAP: at eps = 1, EM and emp+thr are below emp
-    (at most 0.85 x; uRAP 0.058 / 0.059 vs 0.073); at eps = ln d they are no worse than emp (this dense Zipf law leaves emp few negative
-    entries there, so the gap is small: e.g. uRR 0.026 for all three, RR 0.052 / 0.047 / 0.052).
+    Synthetic analogue at 001's smallest eps = 0.1: d = 100, |X_S| = 10, n = 2000, Zipf(1) p, 3 repetitions.
+    Claim tested for RR, RAPPOR, uRR and uRAP: mean TV of emp+thr and of EM <= 0.5 x that of emp (measured:
+    at most 0.24 x; e.g. uRR 0.56 / 0.69 vs 2.8, RAPPOR 0.49 / 0.94 vs 18). One compile per mechanism (reports,
+    emp, emp+thr and EM in one jitted, repetition-vmapped function); simulate's report path is tested above.
     """
-    d, s, n = 100, 10, 20_000
+    d, s, n, reps, eps = 100, 10, 2000, 3, 0.1
     w = 1.0 / np.arange(1, d + 1)
-    p = w / w.sum()
+    p = jnp.asarray(w / w.sum(), jnp.float32)
     sens = tuple(range(0, d, d // s))  # spread over head and tail
-    eps = jnp.array([1.0, np.log(d)])
-    makers = {"RR": lambda e: ul.GRR(d, e), "RAPPOR": lambda e: ul.RAPPOR(d, e),
-              "uRR": lambda e: ul.URR(d, sens, e), "uRAP": lambda e: ul.URAP(d, sens, e)}
-    for name, make in makers.items():
-        grid = jax.vmap(make)(eps)
-        res = ul.simulate(jax.random.key(5), grid, p=p, n=n, reps=2, methods=("emp", "emp+thr", "em"))
-        tv = {m: np.asarray(ul.metrics.tv(est, p)).mean(axis=-1) for m, est in res.estimates.items()}
-        for i, factor in enumerate((0.85, 1.0 + 1e-3)):
-            assert tv["em"][i] < factor * tv["emp"][i], (name, i, tv)
-            assert tv["emp+thr"][i] < factor * tv["emp"][i], (name, i, tv)
+    xs = jax.random.choice(jax.random.key(0), d, (reps, n), p=p).astype(jnp.int32)
+    keys = jax.random.split(jax.random.key(1), reps)
+    methods = ("emp", "emp+thr", "em")
+
+    @jax.jit
+    def mean_tv(mech):
+        def one(k, x):
+            ys = mech.perturb_batch(k, x)
+            return jnp.stack([ul.metrics.tv(ul.estimate(mech, ys, m), p) for m in methods])
+
+        return jnp.mean(jax.vmap(one)(keys, xs), axis=0)
+
+    for mech in (ul.GRR(d, eps), ul.RAPPOR(d, eps), ul.URR(d, sens, eps), ul.URAP(d, sens, eps)):
+        tv = dict(zip(methods, np.asarray(mean_tv(mech))))
+        assert tv["emp+thr"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)
+        assert tv["em"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)

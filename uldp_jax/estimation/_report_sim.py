@@ -6,8 +6,11 @@ randomness layout of the per-user path (``uldp_jax.simulate.block_inputs`` + ``m
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
 
-Memory: one repetition's reports at a time per ``rep_batch`` (dense, e.g. ``bool[n, d]``), generated block
-by block under ``vmap``; repetitions run under ``lax.map``.
+Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) are packed block by block
+into padded support lists (``SupportReports``, row layout): memory O(number of ones), never a dense
+``bool[n, d]``. The list width is the widest product-part report over all repetitions, found by a first pass
+that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
+forms are generated whole per repetition (dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _registry
+from uldp_jax.estimation import _registry, _support
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
+BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists
 
 
 def _sim_module():
@@ -90,10 +94,11 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
     spec = _registry.get_method(method, mech)
     opts = dict(options or {})
     data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
+    grid = _sim_module().grid_size(mech)
+    if _is_unary(mech):
+        return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
-    if rep_batch * num_blocks * block_size * per_user > MAX_REPORT_BYTES:
-        raise ValueError(f"report_estimates would hold {rep_batch} x {n} reports of {per_user} bytes at once; "
-                         "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
+    _check_bytes(rep_batch, num_blocks * block_size, per_user)
 
     def one_rep(m, r):
         ys = rep_reports(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks)
@@ -104,6 +109,67 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
     def all_reps(m):
         return jax.lax.map(lambda r: one_rep(m, r), jnp.arange(reps), batch_size=rep_batch)
 
-    grid = _sim_module().grid_size(mech)
     fn = all_reps if grid is None else jax.vmap(all_reps)
     return jax.jit(fn)(mech)
+
+
+def _is_unary(mech: Any) -> bool:
+    try:
+        _support.unary_parts(mech)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
+    if rep_batch * rows * per_user > MAX_REPORT_BYTES:
+        raise ValueError(f"report_estimates would hold {rep_batch} x {rows} reports of {per_user} bytes at once; "
+                         "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
+
+
+def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
+    """``pack_bits`` over the blocks of one repetition (``lax.map``, a few blocks at a time)."""
+    block_inputs = _sim_module().block_inputs
+
+    def block(b):
+        ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+        return _support.pack_bits(mech, mech.perturb_batch(ky, xs), w, width)
+
+    batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * mech.d)))
+    return jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+
+
+def _row_chunk(rows: int, width: int) -> int:
+    """The largest divisor of ``rows`` with at most ``CHUNK_ENTRIES / 4`` entries per chunk (>= 1)."""
+    target = max(1, _support.CHUNK_ENTRIES // 4 // width)
+    divisors = [c for c in range(1, min(rows, target) + 1) if rows % c == 0]
+    return divisors[-1]
+
+
+def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
+    """Report-based estimates from support lists packed block by block (module docstring)."""
+
+    def over_reps(fn):
+        def all_reps(m):
+            return jax.lax.map(lambda r: fn(m, r), jnp.arange(reps), batch_size=rep_batch)
+
+        return jax.jit(all_reps if grid is None else jax.vmap(all_reps))
+
+    def rep_width(m, r):
+        return jnp.max(_packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks, 1)[4])
+
+    width = max(int(np.max(np.asarray(over_reps(rep_width)(mech)))), 1)
+    rows = num_blocks * block_size
+    _check_bytes(rep_batch, rows, width * np.dtype(_support.index_dtype(mech.d)).itemsize)
+    chunk = _row_chunk(rows, width)
+
+    def one_rep(m, r):
+        sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
+                                             width)
+        if spec.input == "stats":
+            return spec.fn(m, jnp.sum(st, axis=0), n, **opts)
+        rep = _support.SupportReports(sup.reshape(rows, width), wt.reshape(rows), jnp.sum(inv, axis=0),
+                                      jnp.sum(st, axis=0), None, None, chunk, 0)
+        return spec.fn(m, rep, **opts)
+
+    return over_reps(one_rep)(mech)

@@ -114,6 +114,24 @@ def pack_block(mech: Any, ys: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray, 
     return sup, np.asarray(inv, np.int64), stats
 
 
+def pack_bits(mech: Any, bits: jax.Array, mask: jax.Array, width: int) -> tuple:
+    """JAX (jittable) packing of one block ``bits: bool[B, d]`` with user mask ``mask: bool[B]``.
+
+    Returns ``(support [B, width], weight float32[B], inverted int32[d], stats int32[d], widest int32[])``:
+    masked users and invertible reports get weight 0 and an all-padding row; ``widest`` is the largest
+    number of product-part ones of a row (rows wider than ``width`` are cut: callers size ``width`` with a
+    first call and check it).
+    """
+    bits = bits & mask[:, None]
+    prod, keep, inverted = split_invertible(mech, bits, check=False)
+    prod = prod & keep[:, None]
+    dtype = index_dtype(mech.d)
+    support = jax.vmap(lambda row: jnp.nonzero(row, size=width, fill_value=mech.d)[0])(prod).astype(dtype)
+    stats = mech.aggregate(bits, mask)
+    widest = jnp.max(jnp.sum(prod, axis=1, dtype=jnp.int32), initial=0)
+    return support, (keep & mask).astype(jnp.float32), inverted, stats, widest
+
+
 def column_segments(sup: np.ndarray, d: int, seg: int) -> tuple[np.ndarray, np.ndarray]:
     """Column layout of one block ``sup[B, L]`` (items, padded with ``d``): ``(uint16[S, seg], int32[S])``.
 
