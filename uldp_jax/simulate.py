@@ -47,9 +47,9 @@ from uldp_jax._fastpath import _shard
 from uldp_jax.estimation import _registry, _report_sim
 
 DEFAULT_BLOCK_SIZE = 1024
-# ~8 MiB of per-chunk draws keeps a chunk's intermediates near the CPU's L2/L3 (128 MiB ran OUE/OLH/SS 2-5x
+# ~1 MiB of per-chunk intermediates keeps a chunk in the CPU's L2 cache (128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x
 # slower at d = 625); results never depend on it.
-DEFAULT_CHUNK_BYTES = 8 * 2**20
+DEFAULT_CHUNK_BYTES = 2**20
 DEFAULT_COUNTS_REP_CHUNK = 1024  # repetitions vmapped at once on the counts path (O(d) memory each)
 
 
@@ -84,7 +84,9 @@ def grid_size(mech: Any) -> int | None:
 
 
 def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int) -> int:
-    per_block = block_size * max(int(getattr(mech, "num_stats", 1)), 1) * 4 * 3
+    # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
+    width = 1 if getattr(mech, "report_kind", None) == "item" else max(int(getattr(mech, "num_stats", 1)), 1)
+    per_block = block_size * width * 4 * 3
     return int(max(1, min(num_blocks, DEFAULT_CHUNK_BYTES // per_block)))
 
 

@@ -13,7 +13,7 @@ Uniform integers are exact: Lemire's multiply-shift with rejection (a draw is re
 redrawn in a loop, so the values are exactly uniform and independent.
 
 Cost: ``kk + 2`` random words per user (``kk = min(k, d - k)``) and ``kk`` steps on a ``ceil(d / 32)``-word
-bitmap per user (one-hot word updates for small ``d``, gather/scatter on a bool map for large ``d``).
+bitmap per user (one-hot word updates for small ``d``, word gathers/scatters for large ``d``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-# Bitmaps of at most this many 32-bit words use one-hot word updates (no gather/scatter); larger use a bool map.
+# Bitmaps of at most this many 32-bit words use one-hot word updates (no gather/scatter); larger ones gather words.
 ONEHOT_MAX_WORDS = 32
 
 
@@ -86,20 +86,24 @@ def _floyd_onehot(t, xs, inc, d, kk):
 
 
 def _floyd_gather(t, xs, inc, d, kk):
-    """Floyd on a ``bool[d + 1, B]`` map with gather/scatter (row ``d`` absorbs the skipped step)."""
+    """Floyd on a packed ``uint32[W + 1, B]`` bitmap with word gathers/scatters (bit ``d`` absorbs a skipped step)."""
+    n_words = d // 32 + 1
     cols = jnp.arange(xs.shape[0])
 
     def step(bm, inp):
         i, ti = inp
         ti = jnp.where(ti == xs, d - 1, ti)
         ji = jnp.where(xs == d - 1 - kk + i, d - 1, d - 1 - kk + i)
-        v = jnp.where(bm[ti, cols], ji, ti)
+        hit = (bm[ti >> 5, cols] >> (ti & 31).astype(jnp.uint32)) & 1
+        v = jnp.where(hit > 0, ji, ti)
         v = jnp.where((i > 0) | ~inc, v, d)
-        return bm.at[v, cols].set(True, unique_indices=True), None
+        word = bm[v >> 5, cols] | (jnp.uint32(1) << (v & 31).astype(jnp.uint32))
+        return bm.at[v >> 5, cols].set(word, unique_indices=True), None
 
-    bm0 = jnp.zeros((d + 1, xs.shape[0]), bool)
+    bm0 = jnp.zeros((n_words, xs.shape[0]), jnp.uint32)
     bm, _ = jax.lax.scan(step, bm0, (jnp.arange(kk, dtype=jnp.int32), t))
-    return bm[:d].T
+    shifts = jnp.arange(32, dtype=jnp.uint32)[None, :, None]
+    return ((bm[:, None, :] >> shifts) & 1).reshape(n_words * 32, -1)[:d].T > 0
 
 
 def subset_bits(key: jax.Array, xs: jax.Array, include: jax.Array, d: int, k: int) -> jax.Array:
