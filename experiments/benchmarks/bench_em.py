@@ -10,12 +10,26 @@ What is timed: the EM solve alone (start from "emp+thr", SQUAREM unless --plain)
 from the aggregate histogram (RR, uRR) or from the bit-vector reports packed as support lists (RAPPOR, uRAP).
 Generating the reports and packing them is setup, not timed (001 times the estimation only).
 
-Stopping rule (001 does not state one): stop when the mean log-likelihood per report increases by at most
-``tol`` nats in one iteration (default 1e-9 in float64, i.e. 2.4e-4 nats in total at n = 240000), or after
-``max_iters`` iterations. Default ``tol`` = 1e-7 (0.024 nats of total log-likelihood per iteration at n = 240000,
-far below the statistical resolution of a 12800-parameter likelihood). The passes over the RAPPOR/uRAP reports
-run in float32 with float64 accumulation (``--pass-dtype``). Seconds are wall-clock and process CPU time
-(``cpu_seconds``, all threads); the machine is shared, so the load average is recorded. Run: ``python experiments/benchmarks/bench_em.py`` (prints JSON).
+Stopping rule (001 does not state one; the same for every mechanism and in the "before" figures): stop after
+the first iteration (a SQUAREM cycle, or an EM step with --plain) in which the mean log-likelihood *per report*
+rose by at most ``tol`` nats, or after ``max_iters`` iterations. ``tol`` = 1e-7 here (0.024 nats of total
+log-likelihood per iteration at n = 240000, far below the statistical resolution of a 12800-parameter
+likelihood; the library's float64 default is 1e-10). The log-likelihood is summed in float64 per report; the
+two passes over the RAPPOR/uRAP reports (gathers and their sums) run in float32 (``--pass-dtype``).
+
+RAPPOR/uRAP reports are packed as ``SupportReports`` with the column layout (``--layout columns``): uint16 item
+lists by row for the gather-sum of ``p`` and uint16 row lists by column (blocks of <= 65535 rows, segments of
+256) for the second sum, so an EM map is two gathers plus sorted segment sums (no scatter-add). XLA CPU splits
+each gather fusion over both cores. SQUAREM cycles cost two EM maps (``_em_core``).
+
+Figures (RAPPOR: nnz = 146M reported ones; machine shared, load average 10-12 during every run, so wall time is
+2-3x the CPU time): before (row layout, scatter-add, int16, SQUAREM with 3 maps a cycle, float32 per-chunk
+log-likelihood): 97 EM maps (32 cycles), 0.72 CPU s a map, 70 s CPU / 103 s wall. After: see the README's EM
+section (``experiments/benchmarks/README.md``), which lists the per-map time, map counts and speedups.
+
+Seconds are wall-clock and process CPU time (``cpu_seconds``, all threads); the load average is recorded.
+Run: ``python experiments/benchmarks/bench_em.py`` (prints JSON; about 4 min of setup per bit-vector mechanism
+for generating and packing the reports, not timed); ``--mechs RAPPOR`` for one mechanism.
 """
 
 from __future__ import annotations
@@ -78,6 +92,7 @@ def main():
     ap.add_argument("--plain", action="store_true", help="plain EM instead of SQUAREM")
     ap.add_argument("--float32", action="store_true")
     ap.add_argument("--mechs", default="RR,uRR,RAPPOR,uRAP")
+    ap.add_argument("--layout", default="columns", help="SupportReports layout: columns (default) or rows")
     args = ap.parse_args()
     ctx = jax.enable_x64(not args.float32)
     ctx.__enter__()
@@ -87,12 +102,13 @@ def main():
     sens = tuple(range(s))
     mechs = {"RR": ul.GRR(d, eps), "uRR": ul.URR(d, sens, eps), "RAPPOR": ul.RAPPOR(d, eps),
              "uRAP": ul.URAP(d, sens, eps)}
-    opts = dict(tol=args.tol, max_iters=args.max_iters, accelerate=not args.plain)
-    out = {"setting": dict(d=d, s=s, n=n, eps=eps, tol_per_report=args.tol, max_iters=args.max_iters,
-                           pass_dtype=args.pass_dtype, load_average=list(os.getloadavg()), cpus=os.cpu_count(),
-                           accelerate=not args.plain, dtype="float32" if args.float32 else "float64",
-                           devices=str(jax.devices()), true_p="Zipf(1), random order"),
-           "results": {}}
+    opts = {"tol": args.tol, "max_iters": args.max_iters, "accelerate": not args.plain}
+    setting = {"d": d, "s": s, "n": n, "eps": eps, "tol_per_report": args.tol, "max_iters": args.max_iters,
+               "pass_dtype": args.pass_dtype, "layout": args.layout, "load_average": list(os.getloadavg()),
+               "cpus": os.cpu_count(), "accelerate": not args.plain,
+               "dtype": "float32" if args.float32 else "float64", "devices": str(jax.devices()),
+               "true_p": "Zipf(1), random order"}
+    out = {"setting": setting, "results": {}}
     for name in args.mechs.split(","):
         mech = mechs[name]
         t0 = time.perf_counter()
@@ -101,7 +117,7 @@ def main():
             fn = jax.jit(lambda m, st: _em.em_stats(m, st, None, **opts))
         else:
             data = _em_reports.to_support(mech, report_blocks(jax.random.fold_in(key, 2), mech, p, n),
-                                          dtype=np.int16 if d < 32767 else np.int32)
+                                          layout=args.layout)
             pdt = jnp.float32 if args.pass_dtype == "float32" else None
             fn = jax.jit(lambda m, r, pdt=pdt: _em_reports.em_reports(m, r, pass_dtype=pdt, **opts))
         setup = time.perf_counter() - t0
@@ -114,14 +130,17 @@ def main():
         stats = data if mech.report_kind == "item" else data.stats
         p_thr = ul.estimation.empirical_threshold(mech, stats, n)
         p_emp = ul.estimation.empirical(mech, stats, n)
-        out["results"][name] = dict(
-            seconds=round(secs, 3), cpu_seconds=round(cpu, 3), paper_seconds=PAPER_SECONDS[name],
-            speedup_vs_paper=round(PAPER_SECONDS[name] / secs, 1),
-            speedup_vs_paper_cpu_seconds=round(PAPER_SECONDS[name] / max(cpu, 1e-9), 1), compile_seconds=round(compile_s, 2),
-            setup_seconds=round(setup, 2), iterations=int(info.num_steps), em_map_evals=int(info.num_evals),
-            converged=bool(info.converged), final_loglik_change_per_report=float(info.loglik_change),
-            tv_emp=round(tv(p_emp, p), 4), tv_emp_thr=round(tv(p_thr, p), 4), tv_em=round(tv(p_hat, p), 4),
-            report_nnz=None if mech.report_kind == "item" else int(np.sum(np.asarray(data.support) < d)))
+        out["results"][name] = {
+            "seconds": round(secs, 3), "cpu_seconds": round(cpu, 3), "paper_seconds": PAPER_SECONDS[name],
+            "speedup_vs_paper": round(PAPER_SECONDS[name] / secs, 1),
+            "speedup_vs_paper_cpu_seconds": round(PAPER_SECONDS[name] / max(cpu, 1e-9), 1),
+            "compile_seconds": round(compile_s, 2), "setup_seconds": round(setup, 2),
+            "iterations": int(info.num_steps), "em_map_evals": int(info.num_evals),
+            "seconds_per_map": round(secs / int(info.num_evals), 4),
+            "cpu_seconds_per_map": round(cpu / int(info.num_evals), 4),
+            "converged": bool(info.converged), "final_loglik_change_per_report": float(info.loglik_change),
+            "tv_emp": round(tv(p_emp, p), 4), "tv_emp_thr": round(tv(p_thr, p), 4), "tv_em": round(tv(p_hat, p), 4),
+            "report_nnz": None if mech.report_kind == "item" else int(np.sum(np.asarray(data.support) < d))}
         print(json.dumps({name: out["results"][name]}), flush=True)
     ctx.__exit__(None, None, None)
     print(json.dumps(out, indent=1))
