@@ -10,7 +10,8 @@ mech)`` applies it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 class Method(NamedTuple):
