@@ -24,8 +24,10 @@ each gather fusion over both cores. SQUAREM cycles cost two EM maps (``_em_core`
 
 Figures (RAPPOR: nnz = 146M reported ones; machine shared, load average 10-12 during every run, so wall time is
 2-3x the CPU time): before (row layout, scatter-add, int16, SQUAREM with 3 maps a cycle, float32 per-chunk
-log-likelihood): 97 EM maps (32 cycles), 0.72 CPU s a map, 70 s CPU / 103 s wall. After: see the README's EM
-section (``experiments/benchmarks/README.md``), which lists the per-map time, map counts and speedups.
+log-likelihood): 97 EM maps (32 cycles), 0.72 CPU s a map, 70 s CPU / 103 s wall. After (load 13-15): 85 maps
+(42 cycles), 0.62 CPU s / 1.10 s wall a map, 52.7 s CPU / 93.8 s wall (99x / 56x faster than 001's 5225 s);
+uRAP 73 maps, 1.98 s CPU / 2.07 s wall (540x / 520x; before: 10.2 s wall); RR 0.055 s, uRR 0.046 s wall.
+Details and what changed: the EM section of ``experiments/benchmarks/README.md``.
 
 Seconds are wall-clock and process CPU time (``cpu_seconds``, all threads); the load average is recorded.
 Run: ``python experiments/benchmarks/bench_em.py`` (prints JSON; about 4 min of setup per bit-vector mechanism
