@@ -37,6 +37,12 @@ def _finish(p, t, a, b, inverted, n, l_prod):
     return p_new, (l_prod + l_inv) / n
 
 
+def _pass_inputs(p, pass_dtype):
+    """``(pass dtype, sum(p), p padded with a 0 at index d in the pass dtype)`` for the gathers."""
+    dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
+    return dt, jnp.sum(p), jnp.concatenate([p, jnp.zeros((1,), p.dtype)]).astype(dt)
+
+
 def _row_sums(table, idx):
     """``sum(table[idx], axis=-1)`` chunk by chunk: ``idx[num_chunks, chunk, L]`` -> ``[num_chunks * chunk]``."""
     _, out = jax.lax.scan(lambda c, i: (c, jnp.sum(table[i], axis=-1)), 0, idx)
@@ -59,9 +65,7 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None) ->
     wts = rep.weight.reshape(num_chunks, rep.chunk)
 
     def update(p):
-        dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-        total = jnp.sum(p)
-        p_pad = jnp.concatenate([p, jnp.zeros((1,), p.dtype)]).astype(dt)
+        dt, total, p_pad = _pass_inputs(p, pass_dtype)
 
         def chunk_pass(carry, a):
             b_acc, a_acc, l_acc = carry
@@ -93,9 +97,7 @@ def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any) -> _em_c
     cols = rep.col_rows.reshape(num_blocks, num_seg // col_chunk, col_chunk, seg)
 
     def update(p):
-        dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-        total = jnp.sum(p)
-        p_pad = jnp.concatenate([p, jnp.zeros((1,), p.dtype)]).astype(dt)
+        dt, total, p_pad = _pass_inputs(p, pass_dtype)
 
         def block_pass(carry, a):
             b_acc, a_acc, l_acc = carry
