@@ -77,3 +77,21 @@ def test_pum_reps_by_mech_overrides_the_repetitions_of_one_mechanism(tmp_path):
     rows = [ln.split(",") for ln in open(out["csv"]).read().splitlines() if not ln.startswith("#")]
     col = {k: i for i, k in enumerate(rows[0])}
     assert len(rows) > 3 and {r[col["reps"]] for r in rows[1:]} == {"1"}
+
+
+def test_error_curve_runs_report_based_em_for_bit_mechanisms():
+    """report_reps > 0 adds EM on the exact per-report likelihood for RAPPOR/uRAP (001 Figs 5-7)."""
+    import jax
+    import numpy as np
+
+    from uldp_jax.experiments import _common
+
+    d, p = 12, np.full(12, 1 / 12)
+    out = _common.error_curve(jax.random.key(0), "uRAP", d, [0, 1, 2], [1.0, 4.0], p, 400, 2,
+                              ("emp", "em"), report_reps=2)
+    assert set(out) == {"emp", "em"}
+    mean, se = out["em"]
+    assert mean.shape == (2,) and np.all(np.isfinite(mean)) and np.all(mean >= 0) and np.all(se >= 0)
+    assert mean[1] < mean[0]  # less noise at eps = 4 than at eps = 1
+    skipped = _common.error_curve(jax.random.key(0), "uRAP", d, [0, 1, 2], [1.0], p, 400, 2, ("emp", "em"))
+    assert set(skipped) == {"emp"}

@@ -140,17 +140,18 @@ def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], ep
 
 
 def _report_errors(key, label, d, sensitive, eps, p, n, reps, method, metric) -> np.ndarray:
-    """``float[len(eps), reps]`` errors of a report-based method (one repetition's reports at a time)."""
-    logits = jnp.log(jnp.asarray(p, jnp.float32))
+    """``float[len(eps), reps]`` errors of a report-based method.
+
+    ``ul.simulate`` regenerates each repetition's reports block by block as support lists (memory O(reported
+    ones), never the dense ``n x d`` bits), so this scales to 001's census domains.
+    """
     target = jnp.asarray(p, jnp.float32)
     err = np.zeros((len(eps), reps))
     for gi, e in enumerate(eps):
         mech = make_mechanism(label, d, sensitive, float(e))
-        for r in range(reps):  # per-report likelihoods: the reports of one repetition fill memory
-            kx, ky = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, gi), r))
-            xs = jax.random.categorical(kx, logits, shape=(n,)).astype(jnp.int32)
-            est = ul.estimate(mech, ul.perturb(ky, mech, xs), method)
-            err[gi, r] = float(METRICS[metric](est, target))
+        res = ul.simulate(jax.random.fold_in(key, gi), mech, p=p, n=n, reps=reps, methods=(method,),
+                          path="per_user")
+        err[gi] = np.asarray(METRICS[metric](res.estimates[method], target), np.float64)
     return err
 
 
