@@ -21,14 +21,14 @@ to a single device for the same key (see ``uldp_jax._fastpath._shard``). Repetit
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
-*iid* model. On the per-user path each user's value is drawn from ``p`` by inverse CDF in float32 (item masses
-below ~6e-8 are under-sampled by at most 2^-24 each); the counts path draws ``Multinomial(n, p)`` exactly in
-float64.
+*iid* model. On the per-user path each user's value is drawn from ``p`` with an alias table built in float64
+(two random words per user; every item's probability is exact up to ``2^-33``, see ``alias_table``); the counts path draws ``Multinomial(n, p)`` exactly in float64.
 
-float32 resolution: per-user samplers compare float32 uniforms with float32 probabilities, so a per-user event
-of probability below ~6e-8 (e.g. GRR's flip at eps >~ 17 on small d) is never drawn; the exact channel, the
-audit and the theory still use float64. At such eps the mechanism is numerically non-private in simulation only;
-the counts path (float64 binomials) keeps these probabilities.
+float32 resolution: most per-user samplers compare float32 uniforms with float32 probabilities, so a per-user
+event of probability below ~6e-8 is never drawn (e.g. a bit flip of OUE/RAPPOR at eps >~ 17); the exact channel,
+the audit and the theory still use float64. At such eps the mechanism is numerically non-private in simulation
+only; the counts path (float64 binomials) keeps these probabilities. GRR and uRR threshold their flip event on a
+uint32 word (``mechanisms/_uniform.py``), so their flips are drawn down to probability 2^-32.
 """
 
 from __future__ import annotations
@@ -90,11 +90,60 @@ def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int) -> int:
     return int(max(1, min(num_blocks, DEFAULT_CHUNK_BYTES // per_block)))
 
 
+def alias_table(p: Any) -> tuple[jax.Array, jax.Array]:
+    """Walker/Vose alias table of ``p`` over ``D = 2^ceil(log2 d)`` columns: ``(threshold uint32[D], alias int32[D])``.
+
+    Column ``c`` (uniform, from the top ``log2 D`` bits of a word) yields item ``c`` if a second word is below
+    ``threshold[c]``, else ``alias[c]``; built in float64, so every item's probability is ``p`` up to
+    ``2^-33 / D`` per column, ``2^-33`` in all (padding columns have threshold 0). ``alias_probs`` recovers the
+    implied distribution.
+    """
+    p = np.asarray(p, np.float64)
+    d = p.shape[0]
+    size = 1 << max(1, (d - 1).bit_length())
+    q = np.zeros(size)
+    q[:d] = p / p.sum() * size
+    alias = np.arange(size, dtype=np.int64)
+    small = [i for i in range(size) if q[i] < 1.0]
+    large = [i for i in range(size) if q[i] >= 1.0]
+    while small and large:  # Vose: fill each under-full column from an over-full one
+        s, g = small.pop(), large.pop()
+        alias[s] = g
+        q[g] -= 1.0 - q[s]
+        (small if q[g] < 1.0 else large).append(g)
+    for i in small + large:  # rounding leftovers: full columns
+        q[i], alias[i] = 1.0, i
+    thr = np.minimum(np.round(q * 2.0**32), 2.0**32 - 1).astype(np.uint32)
+    table = (jnp.asarray(thr), jnp.asarray(alias.astype(np.int32)))
+    err = np.max(np.abs(alias_probs(table, d) - p / p.sum()))
+    if not err <= 1e-9:  # a guard on the float64 construction (never seen: errors are ~1e-12)
+        raise ValueError(f"alias_table: the table misses p by {err:.3g} (expected <= 1e-9); p={p!r}.")
+    return table
+
+
+def alias_probs(table: tuple[Any, Any], d: int) -> np.ndarray:
+    """float64[d]: the distribution ``sample_alias`` draws from ``table`` (exact, for tests and audits)."""
+    thr, alias = (np.asarray(a) for a in table)
+    own = thr.astype(np.float64) / 2.0**32 / thr.shape[0]
+    probs = np.bincount(np.arange(thr.shape[0]), own, minlength=thr.shape[0])
+    probs += np.bincount(alias, 1.0 / thr.shape[0] - own, minlength=thr.shape[0])
+    return probs[:d]
+
+
+def sample_alias(key: jax.Array, table: tuple[jax.Array, jax.Array], shape: tuple[int, ...]) -> jax.Array:
+    """int32 draws from an ``alias_table``: two uint32 words each (column, then threshold), no rejection."""
+    thr, alias = table
+    shift = 32 - (thr.shape[0].bit_length() - 1)
+    k_col, k_thr = jax.random.split(key)
+    col = (jax.random.bits(k_col, shape, jnp.uint32) >> shift).astype(jnp.int32)
+    return jnp.where(jax.random.bits(k_thr, shape, jnp.uint32) < thr[col], col, alias[col])
+
+
 def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, iid: bool, block_size: int):
     """The randomness layout of one block of users: ``(key for the mechanism, xs int32[B], mask bool[B])``.
 
     Block ``b`` of repetition key ``key_r`` covers users ``[b * B, (b + 1) * B)``; users ``>= n`` are masked.
-    In the iid model ``data`` is the float32 CDF of ``p``; in the fixed model it is the padded ``xs``.
+    In the iid model ``data`` is ``alias_table(p)``; in the fixed model it is the padded ``xs``.
     Report-based estimators regenerate exactly the reports behind ``stats`` with
     ``mech.perturb_batch(*block_inputs(...)[:2])`` (``sample_stats`` uses the same draws as ``perturb_batch``).
     """
@@ -102,8 +151,7 @@ def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, 
     idx = b * block_size + jnp.arange(block_size)
     w = idx < n
     if iid:
-        u = jax.random.uniform(kx, (block_size,))
-        xs = jnp.clip(jnp.searchsorted(data, u, side="right"), 0, data.shape[0] - 1).astype(jnp.int32)
+        xs = sample_alias(kx, data, (block_size,))
     else:
         xs = jax.lax.dynamic_slice_in_dim(data, b * block_size, block_size)
     return ky, xs, w
@@ -236,8 +284,7 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     num_chunks = math.ceil(num_blocks / chunk_blocks)
     chunks_local = math.ceil(num_chunks / ndev) if (mesh is not None and mode == "users") else num_chunks
     if iid:
-        cdf = np.cumsum(target)
-        data = jnp.asarray(cdf / cdf[-1], dtype=jnp.float32)
+        data = alias_table(target)
     else:
         total = chunks_local * (ndev if mode == "users" else 1) * chunk_blocks * block_size
         padded = np.zeros(total, dtype=np.int32)

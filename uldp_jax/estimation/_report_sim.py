@@ -51,8 +51,7 @@ def _layout(mech, xs, p, n, block_size):
         return jnp.asarray(padded), n, False, num_blocks
     target = _validate.check_distribution("p", p, d)
     n = _validate.check_int("n", n, minimum=1)
-    cdf = np.cumsum(target)
-    return jnp.asarray(cdf / cdf[-1], dtype=jnp.float32), n, True, math.ceil(n / block_size)
+    return _sim_module().alias_table(target), n, True, math.ceil(n / block_size)
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,

@@ -227,8 +227,7 @@ register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE
 def _report_blocks(key: jax.Array, mech: Any, p: np.ndarray, n: int, block_size: int = 2048) -> Iterator:
     """One repetition's reports, block by block, in ``simulate``'s per-user randomness layout (iid model)."""
     sim = importlib.import_module("uldp_jax.simulate")  # the package re-exports the function of that name
-    cdf = np.cumsum(p)
-    data = jnp.asarray(cdf / cdf[-1], jnp.float32)
+    data = sim.alias_table(p)
 
     @jax.jit
     def block(m, b):

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _uniform
 
 
 @_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d",))
@@ -64,12 +64,13 @@ class GRR:
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns reports of the same shape."""
-        keep, _ = self.probs()
+        _, other_p = self.probs()
         k_keep, k_other = jax.random.split(key)
-        u = jax.random.uniform(k_keep, xs.shape)
-        r = jax.random.randint(k_other, xs.shape, 0, self.d - 1, dtype=jnp.int32)
+        r = _uniform.uniform_ints(k_other, self.d - 1, xs.shape)
         other = r + (r >= xs).astype(jnp.int32)
-        return jnp.where(u < keep, xs, other).astype(jnp.int32)
+        # the flip (prob (d - 1) q, from e^{-eps}) is the thresholded event: accurate down to 2^-32 at large eps
+        flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), (self.d - 1) * other_p)
+        return jnp.where(flip, other, xs).astype(jnp.int32)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.d, weights)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _uniform
 
 
 @_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "sensitive"))
@@ -66,18 +66,19 @@ class URR:
         return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
-        c1, _, c3 = self.probs()
+        _, c2, _ = self.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
         items = jnp.asarray(self.sensitive, dtype=jnp.int32)
         rank = jnp.asarray(np.cumsum(_base.sensitive_mask(self.d, self.sensitive)) - 1, dtype=jnp.int32)[xs]
         k_keep, k_other = jax.random.split(key)
-        u = jax.random.uniform(k_keep, xs.shape)
         # Sensitive x: one of the s - 1 other sensitive items; non-sensitive x: one of the s sensitive items.
-        j = jax.random.randint(k_other, xs.shape, 0, jnp.where(sens, max(self.s - 1, 1), self.s), dtype=jnp.int32)
+        j = _uniform.uniform_ints(k_other, jnp.where(sens, max(self.s - 1, 1), self.s), xs.shape)
         j = jnp.where(sens, j + (j >= rank).astype(jnp.int32), j)
         other = items[jnp.clip(j, 0, self.s - 1)]
-        keep = jnp.where(sens, c1, c3)
-        return jnp.where(u < keep, xs, other).astype(jnp.int32)
+        # the flip (prob (s - 1) c2 or s c2, from e^{-eps}) is the thresholded event: accurate down to 2^-32
+        flip_p = jnp.where(sens, max(self.s - 1, 0) * c2, self.s * c2)
+        flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), flip_p)
+        return jnp.where(flip, other, xs).astype(jnp.int32)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.d, weights)

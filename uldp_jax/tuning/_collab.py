@@ -82,8 +82,7 @@ def _rep_stats(key, mech, rep_ids, n, data, iid: bool, block_size: int, num_bloc
 def _data(iid: bool, p: Any, xs: Any, n: int, block_size: int) -> tuple[jax.Array, int]:
     num_blocks = math.ceil(n / block_size)
     if iid:
-        cdf = np.cumsum(p)
-        return jnp.asarray(cdf / cdf[-1], jnp.float32), num_blocks
+        return _sim.alias_table(p), num_blocks
     padded = np.zeros(num_blocks * block_size, np.int32)
     padded[:n] = xs
     return jnp.asarray(padded), num_blocks
