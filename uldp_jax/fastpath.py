@@ -24,14 +24,16 @@ uUE; GLUTF over    exact           per non-sensitive item ``Multinomial(n_x, (1 
 a base with a                      pair / protected-only); the go users' ``x'`` are iid uniform, so the base runs
 counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
 (GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``_fastpath._glutf``.
-SS, uSS           none            support counts of n k-subsets are the column sums of a random 0/1 matrix with
-                                   row sums k; for 2 <= k <= d - 1 their joint law (it counts 0/1 matrices with
-                                   given margins; k = d - 1 would need a per-item multinomial over the d - 1
-                                   other items, O(d^2)) has no product or multinomial form, so no O(d) exact
-                                   sampler is known. Per-user path: Floyd's algorithm, ``min(k, d - k) + 2``
-                                   exact uniform integers per user (``mechanisms._ksubset``). SS with k = 1 is
-                                   GRR and uSS with k = 1 is uRR (``ul.GRR`` / ``ul.URR`` have counts paths);
-                                   SS keeps one per-user code path for every k.
+SS                 iid model:      labels ``0 .. d - 2`` name the other items of each user (label ``l`` is item
+                   exact;          ``l`` below ``x``, ``l + 1`` from ``x`` on), so the uniform subset of labels has
+                   fixed model:    an ``x``-free law: one scan over the labels with users binned by how many they
+                   none            hold so far and by whether ``x`` is passed; iid ``x`` make every step a set of
+                                   binomials (``_fastpath._ss``, ``d - 1`` steps of O(window) draws, any n).
+                                   Given fixed counts the "x is passed" moves are multivariate hypergeometric
+                                   (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
+                                   ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms._ksubset``).
+uSS                none            the SS base would see fixed sensitive counts plus uniform go users: it needs
+                                   the fixed-model sampler above (not implemented). Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
 GLUTF over OLH/                    product form; they run on the per-user path.

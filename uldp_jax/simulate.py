@@ -218,19 +218,22 @@ def _check_inputs(mech, xs, p, n):
     return None, target, _validate.check_int("n", n, minimum=1), True
 
 
-def _resolve_path(path, mech, needs_reports: bool) -> str:
+def _resolve_path(path, mech, needs_reports: bool, iid: bool) -> str:
     if path not in ("auto", "per_user", "counts"):
         raise ValueError(f"Expected path={path!r} in ('auto', 'per_user', 'counts').")
+    has = fastpath.has_count_path(mech, iid=iid)
     if path == "counts":
-        if not fastpath.has_count_path(mech):
-            raise ValueError(f"path='counts': mech={type(mech).__name__} has no exact count-level fast path "
+        if not has:
+            where = (" for the fixed model (xs=...); it has one in the iid model (p=..., n=...)"
+                     if fastpath.has_count_path(mech, iid=True) else "")
+            raise ValueError(f"path='counts': mech={type(mech).__name__} has no exact count-level fast path{where} "
                              "(see uldp_jax.fastpath); use path='per_user' or 'auto'.")
         if needs_reports:
             raise ValueError("path='counts' cannot serve methods on per-report likelihoods (they need every "
                              "report); use path='per_user' or 'auto'.")
         return "counts"
     if path == "auto":
-        return "counts" if (fastpath.has_count_path(mech) and not needs_reports) else "per_user"
+        return "counts" if (has and not needs_reports) else "per_user"
     return path
 
 
@@ -250,7 +253,7 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     if shard not in ("auto", "reps", "users"):
         raise ValueError(f"Expected shard={shard!r} in ('auto', 'reps', 'users').")
     xs, target, n, iid = _check_inputs(mech, xs, p, n)
-    path = _resolve_path(path, mech, _needs_reports)
+    path = _resolve_path(path, mech, _needs_reports, iid)
     devs = _shard.resolve_devices(devices)
     mesh = _shard.make_mesh(devs)
     ndev = len(devs)
@@ -364,7 +367,7 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
                                       _needs_reports=needs_reports)
     estimates = {}
     g = grid_size(mech)
-    counts_path = _resolve_path(path, mech, needs_reports) == "counts"
+    counts_path = _resolve_path(path, mech, needs_reports, p is not None) == "counts"
     for m in methods:
         opts = method_options.get(m, {})
         if resolved[m].input == "reports":  # regenerate the reports behind `stats` (same randomness layout)

@@ -103,6 +103,48 @@ def test_fast_path_matches_per_user_in_distribution(mech, model):
     check_moments(slow, mean, cov)
 
 
+def _ss_iid_moments(mech, p, n):
+    """Exact iid-model mean and covariance of SS support counts from the channel over all k-subsets."""
+    Q = np.asarray(ul.channel(mech).Q, np.float64)
+    bits = mech._subsets().astype(np.float64)
+    w = p @ Q  # law of one report
+    f = w @ bits
+    return n * f, n * ((bits.T * w) @ bits - np.outer(f, f))
+
+
+def test_ss_iid_counts_exact_and_match_per_user():
+    """SS(6, k=3): own-in users track 2 of 5 labels, own-out users the complement of 3 (both branches)."""
+    mech = ul.SS(6, 1.0, k=3)
+    assert not fastpath.has_count_path(mech) and fastpath.has_count_path(mech, iid=True)
+    mean, cov = _ss_iid_moments(mech, P6, 2500)
+    fast = ul.simulate(jax.random.key(5), mech, p=P6, n=2500, reps=R)  # "auto" takes the iid counts path
+    assert fast.stats.dtype == jnp.int32 and np.all(np.asarray(fast.stats).sum(1) == 3 * 2500)
+    check_moments(fast.stats, mean, cov)
+    slow = ul.simulate(jax.random.key(6), mech, p=P6, n=2500, reps=R, path="per_user")
+    check_moments(slow.stats, mean, cov)
+    with pytest.raises(ValueError, match="iid model"):
+        ul.simulate(jax.random.key(0), mech, xs=np.arange(6), path="counts")
+    fixed = ul.simulate(jax.random.key(0), mech, xs=np.arange(6), reps=2)  # "auto": per user in the fixed model
+    assert np.all(np.asarray(fixed.stats).sum(1) == 18)
+
+
+def test_ss_iid_counts_large_n_and_windows():
+    """n = 10^9 (any n, one scan): totals exact; the per-item mean within 5 SE (d = 40, k = 10, narrow windows)."""
+    from uldp_jax._fastpath import _ss
+
+    mech = ul.SS(40, 2.0, k=10)
+    assert _ss.window_width(40, 10) == 11  # clipped to the k + 1 bins here
+    p = np.random.default_rng(1).dirichlet(np.ones(40))
+    with jax.enable_x64(True):
+        stats = np.asarray(jax.jit(jax.vmap(lambda k: _ss.ss_counts_iid(k, mech, jnp.float64(1e9), jnp.asarray(p))))(
+            jax.random.split(jax.random.key(7), 8)))
+    assert np.all(stats.sum(1) == 10 * 10**9)
+    a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+    f = b + a * p
+    dev = np.abs(stats.mean(0) - 1e9 * f) / np.sqrt(1e9 * f * (1 - f) / 8)
+    assert dev.max() < 5.0
+
+
 def test_multinomial_exact_moments_and_edges():
     p = np.array([0.5, 0.0, 0.2, 0.3, 0.0])
     ns = np.concatenate([np.full(4000, 1000.0), [1e9 + 7, 0.0]])
@@ -149,6 +191,7 @@ def test_registry_and_paths_documented():
                  ul.BlockHR([[0, 1], [2, 3]], 1.0)]:
         assert fastpath.has_count_path(mech), type(mech).__name__
     assert not fastpath.has_count_path(ul.SS(4, 1.0)) and not fastpath.has_count_path(ul.OLH(4, 1.0))
+    assert fastpath.has_count_path(ul.SS(4, 1.0), iid=True) and not fastpath.has_count_path(ul.OLH(4, 1.0), iid=True)
     for name in ("GRR", "URR", "UE", "URAP", "BinaryCA", "HR", "OLH", "SS", "EM"):
         assert name in fastpath.__doc__
     with pytest.raises(TypeError, match="cls"):

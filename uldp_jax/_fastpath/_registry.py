@@ -12,14 +12,15 @@ _IID_SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
 _WHEN: dict[type, Callable[[Any], bool]] = {}
 
 
-def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
+def register_count_sampler(cls: type, fn: Callable[..., jax.Array] | None,
                            iid_fn: Callable[..., jax.Array] | None = None,
                            when: Callable[[Any], bool] | None = None) -> None:
     """Registers the exact count samplers of mechanism class ``cls``.
 
     Args:
       cls: the mechanism class.
-      fn: ``fn(key, mech, counts float[d]) -> float[num_stats]``, the law of the stats given the true counts.
+      fn: ``fn(key, mech, counts float[d]) -> float[num_stats]``, the law of the stats given the true counts
+        (fixed model); ``None`` when only the iid model has an exact sampler (then ``iid_fn`` is required).
       iid_fn: optional ``iid_fn(key, mech, n, p float[d]) -> float[num_stats]``, the law in the iid model when it
         is cheaper than drawing ``Multinomial(n, p)`` true counts first (e.g. one multinomial over ``p Q``).
       when: optional ``when(mech) -> bool``: the samplers apply only to instances for which it is true (e.g. a
@@ -27,8 +28,10 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array],
     """
     if not isinstance(cls, type):
         raise TypeError(f"Expected cls={cls!r} to be a mechanism class.")
-    if not callable(fn):
-        raise TypeError(f"Expected fn={fn!r} to be callable.")
+    if fn is None and iid_fn is None:
+        raise TypeError("Expected fn or iid_fn to be callable, got neither.")
+    if fn is not None and not callable(fn):
+        raise TypeError(f"Expected fn={fn!r} to be callable (or None with an iid_fn).")
     if iid_fn is not None and not callable(iid_fn):
         raise TypeError(f"Expected iid_fn={iid_fn!r} to be callable.")
     if when is not None and not callable(when):
@@ -58,15 +61,19 @@ def _applies(mech: Any) -> bool:
 
 def count_sampler(mech: Any) -> Callable[..., jax.Array] | None:
     """The exact count sampler of ``mech`` (``fn(key, mech, counts)``), or ``None`` when it has none."""
-    fn = _SAMPLERS.get(type(mech))
-    if fn is not None:
-        return fn if _applies(mech) else None
+    if type(mech) in _SAMPLERS:
+        fn = _SAMPLERS[type(mech)]
+        return fn if (fn is not None and _applies(mech)) else None
     method = getattr(type(mech), "sample_counts", None)
     if callable(method):
         return lambda key, m, counts: m.sample_counts(key, counts)
     return None
 
 
-def has_count_path(mech: Any) -> bool:
-    """True when ``mech``'s aggregate statistic can be sampled exactly from true counts."""
-    return count_sampler(mech) is not None
+def has_count_path(mech: Any, iid: bool = False) -> bool:
+    """True when ``mech``'s aggregate statistic can be sampled exactly without per-user draws.
+
+    ``iid=False`` (default): from the true counts (fixed model, hence also the iid model); ``iid=True``: in the
+    iid model (``n`` users drawn from ``p``), which some mechanisms (SS) support only there.
+    """
+    return count_sampler(mech) is not None or (iid and iid_sampler(mech) is not None)

@@ -20,12 +20,14 @@ from uldp_jax._fastpath._blocks import (
     multinomial,
 )
 from uldp_jax._fastpath._registry import register_count_sampler
+from uldp_jax._fastpath._ss import ss_counts_iid
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms._binary import BinaryCA, _binary_q
 from uldp_jax.mechanisms._block_hr import BlockHR
 from uldp_jax.mechanisms._grr import GRR
 from uldp_jax.mechanisms._highlow_hr import HighLowHR
 from uldp_jax.mechanisms._hr import HR
+from uldp_jax.mechanisms._ss import SS
 from uldp_jax.mechanisms._ue import RAPPOR, UE
 from uldp_jax.mechanisms._urap import URAP
 from uldp_jax.mechanisms._urr import URR
@@ -107,5 +109,6 @@ register_count_sampler(UE, ue_counts)
 register_count_sampler(RAPPOR, ue_counts)
 register_count_sampler(URAP, urap_counts)
 register_count_sampler(BinaryCA, binary_counts, binary_iid)
+register_count_sampler(SS, None, ss_counts_iid)  # iid model only (see _fastpath._ss)
 for _cls in (HR, HighLowHR, BlockHR):  # report histograms over K Hadamard cells
     register_count_sampler(_cls, histogram_counts, histogram_iid)
