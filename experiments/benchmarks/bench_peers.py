@@ -10,11 +10,12 @@ their cost is linear in n: each peer is timed on a subsample of the task's users
 
 uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (best of up to 3 calls; compilation reported
 separately), on the
-per-user path and, where exact (GRR, OUE), on the count-level fast path (``path="counts"``), plus
-``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call (median of 20; no eager
-work per call; what ``simulate``'s fixed per-call cost adds is the difference). OLH aggregates in O(n d) vectorised work and
-SS draws ``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm) on the per-user path (no
-exact count path exists for them). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
+per-user path and, where exact (GRR, OUE, and SS in the iid model), on the count-level fast path
+(``path="counts"``), plus ``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call
+(median of 20; no eager work per call; what ``simulate``'s fixed per-call cost adds is the difference). OLH
+aggregates in O(n d) vectorised work on the per-user path (no exact count path); SS's per-user path draws
+``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm), its counts path scans the ``d - 1``
+other-item labels with binomials (``uldp_jax/_fastpath/_ss.py``). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
 at the largest n under it (reported as ``measured_at_n``; the per-user path's cost is linear in n, so users/s
 carries over).
 
@@ -168,7 +169,8 @@ def main(argv=None) -> dict:
                 for peer, (ups, m) in peers.items():
                     row[peer] = {"users_per_s": float(f"{ups:.3g}"), "peer_n": m}
                 best_peer = max([v[0] for v in peers.values()], default=float("nan"))
-                paths = ["per_user"] + (["counts", "counts-fused"] if ul.fastpath.has_count_path(mech) else [])
+                counts = ul.fastpath.has_count_path(mech, iid=True)  # the tasks use the iid model (p, n)
+                paths = ["per_user"] + (["counts", "counts-fused"] if counts else [])
                 for path in paths:
                     key = f"uldp_jax[{path}]"
                     n_run = n

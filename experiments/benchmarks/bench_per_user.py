@@ -5,11 +5,12 @@ Task (issue 2 item 7): GRR, OUE, uRR, uRAP, SS at d = 625, n = 10^6, eps = 1, ii
 Compilation is excluded (one warm-up call on the same shapes). For uRR/uRAP the sensitive set is the first
 10% of items (s = 63).
 
-Raw RNG: ``jax.random.uniform`` / ``bernoulli`` / ``randint`` draws per second in a jitted reduction over
-2^24 draws (a sum, so that nothing is copied to the host). Each mechanism's RNG limit is the users/s the
-draws it needs would allow: GRR and uRR 1 uniform + 1 randint per user, plus 1 uniform for the user's value
-(iid model); OUE d uniforms + 1; uRAP s + 1 uniforms + 1; SS 2 uniforms + ``min(k, d - k) + 2`` uint32 words
-(``bits``; Floyd's algorithm with exact integers).
+Raw RNG: ``jax.random.uniform`` / ``bernoulli`` / ``randint`` / ``bits`` draws per second in a jitted
+reduction over 2^24 draws (a sum, so that nothing is copied to the host). Each mechanism's RNG limit is the
+users/s the draws it makes would allow: every user's value costs 2 uint32 words (``bits``; the iid model's
+alias table, ``simulate.alias_table``); GRR and uRR then 2 words (flip threshold + exact Lemire integer,
+``mechanisms/_uniform.py``); OUE d uniforms; uRAP s + 1 uniforms; SS 1 uniform + ``min(k, d - k) + 2`` words
+(Floyd's algorithm with exact integers).
 
 Run: ``python experiments/benchmarks/bench_per_user.py [--n 1000000 --reps 10 --bit-reps 2]`` (prints JSON).
 The bit mechanisms (OUE, uRAP) and SS cost d (or s, or k) draws per user, so ``--bit-reps`` lets them run fewer
@@ -73,14 +74,14 @@ def main(argv=None) -> dict:
     s = max(1, d // 10)
     sens = list(range(s))
     rng = raw_rng_rates()
-    u, ri, bits = rng["uniform"], rng["randint"], rng["bits"]
+    u, bits = rng["uniform"], rng["bits"]
     ss = ul.SS(d, args.eps)
     mechs = {
-        "GRR": (ul.GRR(d, args.eps), args.reps, 1 / (2 / u + 1 / ri)),
-        "OUE": (ul.OUE(d, args.eps), args.bit_reps, u / (d + 1)),
-        "uRR": (ul.URR(d, sens, args.eps), args.reps, 1 / (2 / u + 1 / ri)),
-        "uRAP": (ul.URAP(d, sens, args.eps), args.bit_reps, u / (s + 2)),
-        "SS": (ss, args.bit_reps, 1 / (2 / u + (min(ss.k, d - ss.k) + 2) / bits)),
+        "GRR": (ul.GRR(d, args.eps), args.reps, bits / 4),
+        "OUE": (ul.OUE(d, args.eps), args.bit_reps, 1 / (2 / bits + d / u)),
+        "uRR": (ul.URR(d, sens, args.eps), args.reps, bits / 4),
+        "uRAP": (ul.URAP(d, sens, args.eps), args.bit_reps, 1 / (2 / bits + (s + 1) / u)),
+        "SS": (ss, args.bit_reps, 1 / (1 / u + (min(ss.k, d - ss.k) + 4) / bits)),
     }
     mechs = {name: mechs[name] for name in args.mechs}
     out = {"device": str(jax.devices()[0]), "cpu_count": os.cpu_count(), "d": d, "n": n, "eps": args.eps,
