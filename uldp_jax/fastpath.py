@@ -32,12 +32,13 @@ SS                 iid model:      labels ``0 .. d - 2`` name the other items of
                                    Given fixed counts the "x is passed" moves are multivariate hypergeometric
                                    (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
                                    ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms._ksubset``).
-uSS                none            the SS base would see fixed sensitive counts plus uniform go users: it needs
-                                   the fixed-model sampler above (not implemented). Per-user path.
+uSS; GLUTF over    iid model:      sensitive users are iid from ``p | X_S`` and go users iid uniform on ``X_S``:
+SS                 exact; fixed    two iid populations of the SS label scan above (``_fastpath._glutf.glutf_iid``).
+                   model: none     Given fixed counts it would need SS's fixed-model sampler. Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
 GLUTF over OLH/                    product form; they run on the per-user path.
-Wheel/SS
+Wheel
 EM on per-report   none            needs every report (not only counts); it runs on the per-user path.
 likelihoods
 =================  ==============  ===========================================================================

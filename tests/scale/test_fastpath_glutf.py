@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 import uldp_jax as ul
 from uldp_jax import fastpath
@@ -52,7 +53,8 @@ def exact_moments(mech, counts):
 def test_registry_follows_the_base():
     assert fastpath.has_count_path(ul.UUE(6, SENS, 1.0))
     assert fastpath.has_count_path(ul.glutf(ul.GRR(3, 1.0), 6, SENS))
-    assert not fastpath.has_count_path(ul.USS(6, SENS, 1.0, k=2))  # SS with k >= 2 has no exact count path
+    assert not fastpath.has_count_path(ul.USS(6, SENS, 1.0, k=2))  # SS has no fixed-model count path
+    assert fastpath.has_count_path(ul.USS(6, SENS, 1.0, k=2), iid=True)  # ... but an iid one (two populations)
     assert not fastpath.has_count_path(ul.SS(6, 1.0, k=5))
     assert not fastpath.has_count_path(ul.ULH(6, SENS, 1.0))
     assert not fastpath.has_count_path(ul.glutf(ul.OLH(3, 1.0), 6, SENS))
@@ -78,3 +80,23 @@ def test_nonpure_glutf_counts_exact():
     stats = np.asarray(res.stats)
     assert stats.shape == (R, 7) and np.all(stats[:, 0] + stats[:, 2] + stats[:, 5] + stats[:, 6] <= COUNTS.sum())
     check_moments(stats, *exact_moments(mech, COUNTS))
+
+
+def iid_moments(mech, p, n):
+    """Exact iid-model mean and covariance: one report is a draw from ``p Q`` adding ``T[c]``."""
+    Q = np.asarray(mech.channel_matrix()[0], np.float64)
+    T = _column_stats(mech)
+    w = p @ Q
+    f = w @ T
+    return n * f, n * ((T.T * w) @ T - np.outer(f, f))
+
+
+@pytest.mark.parametrize("rule", ["pure", "non_pure"])
+def test_uss_iid_counts_exact(rule):
+    """uSS (SS base with k = 2 of s = 4 sensitive items) in the iid model: sensitive and go users are two iid
+    populations of one label scan; a sensitive item with p = 0 still gets go users."""
+    mech = ul.glutf(ul.SS(4, 1.0, k=2), 7, [0, 2, 3, 6], rule=rule)
+    p = np.array([0.3, 0.1, 0.0, 0.25, 0.05, 0.2, 0.1])
+    assert fastpath.has_count_path(mech, iid=True) and not fastpath.has_count_path(mech)
+    res = ul.simulate(jax.random.key(8), mech, p=p, n=3000, reps=R)  # "auto": the iid counts path
+    check_moments(res.stats, *iid_moments(mech, p, 3000))

@@ -15,7 +15,9 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
 * ``rule="non_pure"`` (003 eq 30): base support counts of the protected-only reports (sensitive users and the
   protected-only cell) at ``X_S``; alone counts at ``X_N``; their number ``|Y'|`` last.
 
-Every step is an exact multinomial/binomial split of independent per-user events, so the result has exactly
+In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
+and its go users iid uniform on ``X_S``: two iid populations, which SS's label scan takes at once
+(``glutf_iid``). Every step is an exact multinomial/binomial split of independent per-user events, so the result has exactly
 the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32 resolution of the
 per-user path's uniforms, see ``uldp_jax.simulate``).
 """
@@ -28,10 +30,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax._fastpath import _ss
 from uldp_jax._fastpath._blocks import multinomial, multinomial_rows
 from uldp_jax._fastpath._registry import count_sampler, register_count_sampler
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms._glutf import GLUTF
+from uldp_jax.mechanisms._ss import SS
 from uldp_jax.mechanisms._ulh import ULH
 from uldp_jax.mechanisms._uss import USS
 from uldp_jax.mechanisms._uue import UUE
@@ -40,27 +44,68 @@ from uldp_jax.mechanisms._uwheel import UWheel
 
 def glutf_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
     """Exact statistic of a GLUTF mechanism given true counts ``float[d]`` (see the module docstring)."""
-    sens = _base.sensitive_mask(mech.d, mech.sensitive)
-    s_idx, n_idx = np.flatnonzero(sens), np.flatnonzero(~sens)
-    f = jnp.asarray(mech.f(), counts.dtype)
-    fp = jnp.asarray(mech.f_protected(), counts.dtype)
+    s_idx, n_idx = _split(mech)
     k_cells, k_go, k_base = jax.random.split(key, 3)
-    cells = multinomial_rows(k_cells, counts[n_idx], jnp.stack([1.0 - f, f - fp, fp]))
-    alone, pair, prot = cells[:, 0], cells[:, 1], cells[:, 2]
-    pure = mech.rule == "pure"
-    go = jnp.sum(pair + prot) if pure else jnp.sum(prot)
+    cells, go = _cells(k_cells, mech, counts[n_idx])
     base_in = counts[s_idx] + multinomial(k_go, go, jnp.ones((len(s_idx),), counts.dtype))
     base_stats = count_sampler(mech.base)(k_base, mech.base, base_in)
-    stats = jnp.zeros((mech.d,), counts.dtype).at[s_idx].set(base_stats)
+    return _assemble(mech, cells, base_stats, jnp.sum(counts[s_idx]))
+
+
+def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
+    """Exact statistic of ``n`` iid users from ``p``; an SS base (uSS) runs on two iid populations.
+
+    The sensitive users are ``Bin(n, p(X_S))`` iid draws from ``p | X_S`` and the go users iid uniform on
+    ``X_S``, so SS's iid scan (``_fastpath._ss.ss_counts_mixed``) takes both at once; other bases draw the true
+    counts ``Multinomial(n, p)`` and run ``glutf_counts``.
+    """
+    if count_sampler(mech.base) is not None:
+        k_true, k_mech = jax.random.split(key)
+        return glutf_counts(k_mech, mech, multinomial(k_true, n, p))
+    s_idx, n_idx = _split(mech)
+    p = jnp.asarray(p, jnp.asarray(n).dtype)
+    k_true, k_cells, k_base = jax.random.split(key, 3)
+    mass_s = jnp.sum(p[s_idx])
+    true = multinomial(k_true, n, jnp.append(p[n_idx], mass_s))  # non-sensitive items, then all of X_S
+    cells, go = _cells(k_cells, mech, true[:-1])
+    uniform = jnp.full((len(s_idx),), 1.0 / len(s_idx), p.dtype)
+    p_s = jnp.where(mass_s > 0, p[s_idx] / jnp.where(mass_s > 0, mass_s, 1.0), uniform)
+    base_stats = _ss.ss_counts_mixed(k_base, mech.base, jnp.stack([true[-1], go]), jnp.stack([p_s, uniform]))
+    return _assemble(mech, cells, base_stats, true[-1])
+
+
+def _split(mech: Any) -> tuple[np.ndarray, np.ndarray]:
+    sens = _base.sensitive_mask(mech.d, mech.sensitive)
+    return np.flatnonzero(sens), np.flatnonzero(~sens)
+
+
+def _cells(key: jax.Array, mech: Any, counts_n: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Alone / pair / protected-only cell counts ``[|X_N|, 3]`` and the number of go users."""
+    f = jnp.asarray(mech.f(), counts_n.dtype)
+    fp = jnp.asarray(mech.f_protected(), counts_n.dtype)
+    cells = multinomial_rows(key, counts_n, jnp.stack([1.0 - f, f - fp, fp]))
+    go = jnp.sum(cells[:, 1] + cells[:, 2]) if mech.rule == "pure" else jnp.sum(cells[:, 2])
+    return cells, go
+
+
+def _assemble(mech: Any, cells: jax.Array, base_stats: jax.Array, n_sensitive: jax.Array) -> jax.Array:
+    s_idx, n_idx = _split(mech)
+    alone, pair, prot = cells[:, 0], cells[:, 1], cells[:, 2]
+    pure = mech.rule == "pure"
+    stats = jnp.zeros((mech.d,), base_stats.dtype).at[s_idx].set(base_stats)
     stats = stats.at[n_idx].set(alone + pair if pure else alone)
     if pure:
         return stats
-    return jnp.append(stats, jnp.sum(counts[s_idx]) + jnp.sum(prot))
+    return jnp.append(stats, n_sensitive + jnp.sum(prot))
 
 
 def _base_has_counts(mech: Any) -> bool:
     return count_sampler(mech.base) is not None
 
 
+def _base_has_iid_counts(mech: Any) -> bool:
+    return _base_has_counts(mech) or isinstance(mech.base, SS)
+
+
 for _cls in (GLUTF, UUE, USS, ULH, UWheel):  # applies whenever the base has an exact count sampler
-    register_count_sampler(_cls, glutf_counts, when=_base_has_counts)
+    register_count_sampler(_cls, glutf_counts, glutf_iid, when=_base_has_counts, iid_when=_base_has_iid_counts)

@@ -10,11 +10,13 @@ import jax
 _SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
 _IID_SAMPLERS: dict[type, Callable[..., jax.Array]] = {}
 _WHEN: dict[type, Callable[[Any], bool]] = {}
+_IID_WHEN: dict[type, Callable[[Any], bool]] = {}
 
 
 def register_count_sampler(cls: type, fn: Callable[..., jax.Array] | None,
                            iid_fn: Callable[..., jax.Array] | None = None,
-                           when: Callable[[Any], bool] | None = None) -> None:
+                           when: Callable[[Any], bool] | None = None,
+                           iid_when: Callable[[Any], bool] | None = None) -> None:
     """Registers the exact count samplers of mechanism class ``cls``.
 
     Args:
@@ -25,6 +27,7 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array] | None,
         is cheaper than drawing ``Multinomial(n, p)`` true counts first (e.g. one multinomial over ``p Q``).
       when: optional ``when(mech) -> bool``: the samplers apply only to instances for which it is true (e.g. a
         GLUTF mechanism whose base has a count path); default: every instance of ``cls``.
+      iid_when: optional, the same for ``iid_fn`` (default: ``when``), e.g. uSS has only an iid sampler.
     """
     if not isinstance(cls, type):
         raise TypeError(f"Expected cls={cls!r} to be a mechanism class.")
@@ -34,8 +37,9 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array] | None,
         raise TypeError(f"Expected fn={fn!r} to be callable (or None with an iid_fn).")
     if iid_fn is not None and not callable(iid_fn):
         raise TypeError(f"Expected iid_fn={iid_fn!r} to be callable.")
-    if when is not None and not callable(when):
-        raise TypeError(f"Expected when={when!r} to be callable.")
+    for name, cond in (("when", when), ("iid_when", iid_when)):
+        if cond is not None and not callable(cond):
+            raise TypeError(f"Expected {name}={cond!r} to be callable.")
     _SAMPLERS[cls] = fn
     if when is None:
         _WHEN.pop(cls, None)
@@ -45,11 +49,16 @@ def register_count_sampler(cls: type, fn: Callable[..., jax.Array] | None,
         _IID_SAMPLERS.pop(cls, None)
     else:
         _IID_SAMPLERS[cls] = iid_fn
+    if iid_when is None:
+        _IID_WHEN.pop(cls, None)
+    else:
+        _IID_WHEN[cls] = iid_when
 
 
 def iid_sampler(mech: Any) -> Callable[..., jax.Array] | None:
     """The registered iid-model sampler ``fn(key, mech, n, p)`` of ``mech``, or ``None``."""
-    if not _applies(mech):
+    when = _IID_WHEN.get(type(mech))
+    if not (_applies(mech) if when is None else bool(when(mech))):
         return None
     return _IID_SAMPLERS.get(type(mech))
 

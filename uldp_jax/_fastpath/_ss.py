@@ -40,20 +40,33 @@ from uldp_jax._fastpath._blocks import _conditional_probs, binomial
 
 def ss_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
     """``float[d]`` support counts of ``n`` iid users from ``p`` under ``SS(d, eps, k)`` (exact law)."""
-    d, k = mech.d, mech.k
     n = jnp.asarray(n)
-    dtype = n.dtype
+    return ss_counts_mixed(key, mech, n[None], jnp.asarray(p, n.dtype)[None])
+
+
+def ss_counts_mixed(key: jax.Array, mech: Any, ns: jax.Array, ps: jax.Array) -> jax.Array:
+    """Support counts of ``P`` iid populations at once: ``ns[i]`` users drawn from ``ps[i]`` (``float[P, d]``).
+
+    One scan for all populations (rows ``(population, own item in/out)``), so the counts are their exact joint
+    sum; uSS's base uses two (sensitive users from ``p | X_S``, go users uniform on ``X_S``).
+    """
+    d, k = mech.d, mech.k
+    ns = jnp.asarray(ns)
+    dtype = ns.dtype
+    pops = ns.shape[0]
     p_own = jnp.asarray(mech._pq()[0], dtype)
     k_own, k_scan = jax.random.split(key)
-    n_in = binomial(k_own, n, p_own)
-    ko = np.array([k, k - 1])  # others per user: group 0 own item out, group 1 own item in
+    n_in = binomial(k_own, ns, p_own)
+    ko = np.tile([k, k - 1], pops)  # others per user, rows (population, group): own item out, own item in
     flip = 2 * ko > d - 1
-    kk = np.where(flip, d - 1 - ko, ko)  # labels tracked per group (the complement when flipped)
+    kk = np.where(flip, d - 1 - ko, ko)  # labels tracked per row (the complement when flipped)
     bins = int(kk.max()) + 1
     width = window_width(d, int(kk.max()))
-    need = jnp.asarray(kk[:, None] - np.arange(bins + width)[None, :], dtype)  # labels still to take per (group, r)
-    move = _conditional_probs(jnp.asarray(p, dtype))  # P(x = l | x >= l)
-    A0 = jnp.zeros((2, bins + width), dtype).at[:, 0].set(jnp.stack([n - n_in, n_in]))  # width zero bins pad
+    need = jnp.asarray(kk[:, None] - np.arange(bins + width)[None, :], dtype)  # labels still to take per (row, r)
+    move = jnp.repeat(_conditional_probs(jnp.asarray(ps, dtype)), 2, axis=0)  # [row, l]: P(x = l | x >= l)
+    own_row = jnp.asarray(np.tile([0.0, 1.0], pops), dtype)[:, None]
+    row_users = jnp.stack([ns - n_in, n_in], axis=1).reshape(-1)
+    A0 = jnp.zeros((2 * pops, bins + width), dtype).at[:, 0].set(row_users)  # width zero bins pad
     flipped = jnp.asarray(flip)[None, :, None]
 
     def window(carry):
@@ -63,12 +76,12 @@ def ss_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.
         sl = lambda a: jax.lax.dynamic_slice_in_dim(a, start, width, axis=-1)
         k_move, k_take = jax.random.split(jax.random.fold_in(key_l, i))
         a_w = sl(A)
-        moved = binomial(k_move, a_w, move[l])
-        users = jnp.stack([a_w - moved, sl(B) + moved])  # [status, group, r]
+        moved = binomial(k_move, a_w, move[:, l][:, None])
+        users = jnp.stack([a_w - moved, sl(B) + moved])  # [status, row, r]
         t = binomial(k_take, users, sl(need) / (d - 1 - l).astype(dtype))
         upd = lambda a, v: jax.lax.dynamic_update_slice_in_dim(a, v, start, axis=-1)
         A, B = upd(A, users[0]), upd(B, users[1])
-        return i + 1, lo, l, key_l, A, B, upd(took, t), moved_in + jnp.sum(moved[1])
+        return i + 1, lo, l, key_l, A, B, upd(took, t), moved_in + jnp.sum(moved * own_row)
 
     def step(carry, inp):
         A, B = carry
@@ -88,7 +101,7 @@ def ss_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.
     (A, _), (to_a, to_b, own) = jax.lax.scan(step, (A0, jnp.zeros_like(A0)),
                                              (labels, jax.random.split(k_scan, d - 1)))
     counts = jnp.zeros((d,), dtype).at[:-1].add(to_a + own).at[1:].add(to_b)
-    return counts.at[-1].add(jnp.sum(A[1]))
+    return counts.at[-1].add(jnp.sum(A * own_row))
 
 
 def window_width(d: int, kk: int) -> int:
