@@ -3,7 +3,8 @@
 ``ul.simulate(..., path="counts")`` end to end (sample the stats of every repetition exactly in distribution,
 estimate "emp") for GRR, uRR, OUE, uRAP and uUE (GLUTF over UE: per-item alone/pair/protected multinomials,
 then the base's independent bits), iid model with a Zipf-like p; uRR/uRAP/uUE protect the first 10% of items.
-``--mechs`` restricts the list. Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
+``--mechs`` restricts the list; ``--mechs SS uSS`` times the iid-model label scans of subset selection
+(``uldp_jax/_fastpath/_ss.py``; ``d - 1`` sequential steps per repetition, so not under the 2 s target). Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
 
 Run: ``python experiments/benchmarks/bench_fastpath.py`` (prints JSON). Target: < 2 s per warm call.
 """
@@ -33,7 +34,8 @@ def main(argv=None) -> dict:
     p = w / w.sum()
     sens = list(range(max(1, d // 10)))
     mechs = {"GRR": ul.GRR(d, 1.0), "uRR": ul.URR(d, sens, 1.0), "OUE": ul.OUE(d, 1.0),
-             "uRAP": ul.URAP(d, sens, 1.0), "uUE": ul.UUE(d, sens, 1.0)}
+             "uRAP": ul.URAP(d, sens, 1.0), "uUE": ul.UUE(d, sens, 1.0), "SS": ul.SS(d, 1.0),
+             "uSS": ul.USS(d, sens, 1.0)}
     mechs = {name: mechs[name] for name in args.mechs}
     out = {"device": str(jax.devices()[0]), "n": args.n, "reps": args.reps, "d": d, "mechanisms": {}}
     for name, mech in mechs.items():
