@@ -22,8 +22,8 @@ Every draw is an exact binomial of the joint law, so the counts have exactly the
 ``bit_sums`` (iid model). Cost: ``d - 1`` scan steps, independent of ``n``; each step draws its binomials only
 on the occupied bins, in windows of ~8 standard deviations of a user's label count (``window_width``; as many
 disjoint windows as the occupied range needs, so nothing is ever skipped): about 6 x 100 draws a step at
-``d = 625, k = 168`` instead of 6 x 169. The fixed model (given ``bincount(xs)``) would need multivariate hypergeometric moves (which of the
-exchangeable ``A`` users hold ``x = l``), so SS has no fixed-model counts path.
+``d = 625, k = 168`` instead of 6 x 169. The fixed model (given ``bincount(xs)``) would need multivariate
+hypergeometric moves (which of the exchangeable ``A`` users hold ``x = l``), so SS has no fixed-model counts path.
 """
 
 from __future__ import annotations
