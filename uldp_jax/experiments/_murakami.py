@@ -210,7 +210,8 @@ _DEMOQ = dict(_DEMO, mechanisms=["uRR", "uRAP"], methods=["emp", "emp+thr"], eps
 
 
 def _mse(cfg):
-    return dict(cfg, metric="mse")
+    """001 App. C's "MSE": the sample mean of the l2 loss ``sum_x (p_hat(x) - p(x))^2`` (not the per-item mean)."""
+    return dict(cfg, metric="l2sq")
 
 
 register(Experiment("demo", "reduced 001 Fig 5 on the Foursquare proxy (eps vs TV)", _DEMO, _DEMOQ, run_eps))
