@@ -45,7 +45,8 @@ likelihoods
 
 Other mechanisms opt in by defining ``sample_counts(key, counts) -> stats`` (the exact law of
 ``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)``, as floats) or by
-``register_count_sampler(cls, fn, iid_fn, when)``; the building blocks ``multinomial``, ``keep_or_common(_iid)``,
+``register_count_sampler(cls, fn, iid_fn, when, iid_when)`` (``fn=None``: an iid-model sampler only, as SS); the
+building blocks ``multinomial``, ``keep_or_common(_iid)``,
 ``independent_bits``, ``multinomial_rows`` and ``channel_counts`` are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
 
 In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one

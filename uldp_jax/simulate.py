@@ -22,7 +22,8 @@ to a single device for the same key (see ``uldp_jax._fastpath._shard``). Repetit
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
 *iid* model. On the per-user path each user's value is drawn from ``p`` with an alias table built in float64
-(two random words per user; every item's probability is exact up to ``2^-33``, see ``alias_table``); the counts path draws ``Multinomial(n, p)`` exactly in float64.
+(two random words per user; every item's probability is exact up to ``2^-33``, see ``alias_table``); the
+counts path draws ``Multinomial(n, p)`` exactly in float64.
 
 float32 resolution: most per-user samplers compare float32 uniforms with float32 probabilities, so a per-user
 event of probability below ~6e-8 is never drawn (e.g. a bit flip of OUE/RAPPOR at eps >~ 17); the exact channel,

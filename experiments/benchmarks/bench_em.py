@@ -64,8 +64,7 @@ def zipf(key, d, a=1.0):
 
 def report_blocks(key, mech, p, n, block_size=2048):
     """Yields the reports block by block with simulate's randomness layout (iid model, repetition 0)."""
-    cdf = np.cumsum(p)
-    data = jnp.asarray(cdf / cdf[-1], jnp.float32)
+    data = sim.alias_table(p)
     key_r = jax.random.fold_in(key, 0)
 
     @jax.jit

@@ -100,3 +100,12 @@ def test_uss_iid_counts_exact(rule):
     assert fastpath.has_count_path(mech, iid=True) and not fastpath.has_count_path(mech)
     res = ul.simulate(jax.random.key(8), mech, p=p, n=3000, reps=R)  # "auto": the iid counts path
     check_moments(res.stats, *iid_moments(mech, p, 3000))
+
+
+def test_iid_samplers_accept_an_integer_n():
+    """A Python int n (public ``sample_counts_iid``) is cast to float: no dtype error, no all-zero counts."""
+    p = jax.numpy.full((6,), 1 / 6)
+    with jax.enable_x64(True):
+        for mech, total in ((ul.SS(6, 1.0, k=2), 2000), (ul.USS(6, SENS, 1.0, k=2), None)):
+            stats = np.asarray(fastpath.sample_counts_iid(jax.random.key(9), mech, 1000, p))
+            assert stats.sum() > 0 and (total is None or stats.sum() == total)

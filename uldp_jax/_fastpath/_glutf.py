@@ -17,9 +17,9 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
 
 In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
 and its go users iid uniform on ``X_S``: two iid populations, which SS's label scan takes at once
-(``glutf_iid``). Every step is an exact multinomial/binomial split of independent per-user events, so the result has exactly
-the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32 resolution of the
-per-user path's uniforms, see ``uldp_jax.simulate``).
+(``glutf_iid``). Every step is an exact multinomial/binomial split of independent per-user events, so the
+result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
+resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
         k_true, k_mech = jax.random.split(key)
         return glutf_counts(k_mech, mech, multinomial(k_true, n, p))
     s_idx, n_idx = _split(mech)
-    p = jnp.asarray(p, jnp.asarray(n).dtype)
+    n = jnp.asarray(n, jnp.result_type(float))  # counts are carried as floats (an int n would zero p)
+    p = jnp.asarray(p, n.dtype)
     k_true, k_cells, k_base = jax.random.split(key, 3)
     mass_s = jnp.sum(p[s_idx])
     true = multinomial(k_true, n, jnp.append(p[n_idx], mass_s))  # non-sensitive items, then all of X_S

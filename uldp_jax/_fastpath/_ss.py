@@ -40,7 +40,7 @@ from uldp_jax._fastpath._blocks import _conditional_probs, binomial
 
 def ss_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
     """``float[d]`` support counts of ``n`` iid users from ``p`` under ``SS(d, eps, k)`` (exact law)."""
-    n = jnp.asarray(n)
+    n = jnp.asarray(n, jnp.result_type(float))  # counts are carried as floats (an int n would zero p)
     return ss_counts_mixed(key, mech, n[None], jnp.asarray(p, n.dtype)[None])
 
 
@@ -51,7 +51,7 @@ def ss_counts_mixed(key: jax.Array, mech: Any, ns: jax.Array, ps: jax.Array) -> 
     sum; uSS's base uses two (sensitive users from ``p | X_S``, go users uniform on ``X_S``).
     """
     d, k = mech.d, mech.k
-    ns = jnp.asarray(ns)
+    ns = jnp.asarray(ns, jnp.result_type(float))
     dtype = ns.dtype
     pops = ns.shape[0]
     p_own = jnp.asarray(mech._pq()[0], dtype)

@@ -1,9 +1,10 @@
 r"""One random word per draw: threshold Bernoullis and exact uniform integers for the per-user samplers.
 
 ``jax.random.uniform`` costs a threefry word per float and ``jax.random.randint`` two words per integer (plus a
-key split each). The item samplers (GRR, uRR, OLH) and the iid user model need one Bernoulli and one uniform
-integer per user: one word each instead of three (two ``bits`` calls of ``n`` words each run about twice as
-fast here as one call of ``2 n`` words, so the callers draw them separately).
+key split each). The item samplers (GRR, uRR) need one Bernoulli and one uniform integer per user: one word
+each instead of three (two ``bits`` calls of ``n`` words each run about twice as fast here as one call of
+``2 n`` words, so the callers draw them separately). The threshold is capped at ``2^32 - 256``, so even
+``p = 1`` fails w.p. ``2^-24``: use it for events of probability below 1 (GRR/uRR flips, eps > 0).
 
 - ``bernoulli_words(w, p)``: ``w < floor(p 2^32)`` for a uint32 word ``w``; the success probability is ``p``
   rounded down to a multiple of ``2^-32`` (the threshold is computed in the dtype of ``p``: float32 by default,
