@@ -196,7 +196,7 @@ _PATH = {"RAPPOR": "auto", "uRAP": "auto"}
 _FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv",
              path=_PATH)
 _FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, path=None)
-_FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=["emp", "em"], eps=[0.1, "ln d"],
+_FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=[0.1, "ln d"],
              s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=10, reps=10, metric="tv", path=_PATH)
 _FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["uRR"], methods=["emp"], s_values=[1, 100], cases=2,
               reps=1, n=2_000)
