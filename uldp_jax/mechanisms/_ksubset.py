@@ -21,24 +21,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from uldp_jax.mechanisms._uniform import redraw_rejected, uniform_below
+
 # Bitmaps of at most this many 32-bit words use one-hot word updates (no gather/scatter); larger ones gather words.
 ONEHOT_MAX_WORDS = 32
-
-
-def mulhi(w: jax.Array, m: jax.Array) -> jax.Array:
-    """``floor(w * m / 2**32)`` for uint32 ``w`` and ``m`` (16-bit limbs, no 64-bit types needed)."""
-    wl, wh = w & 0xFFFF, w >> 16
-    ml, mh = m & 0xFFFF, m >> 16
-    t = wl * ml
-    u = wh * ml + (t >> 16)
-    v = wl * mh + (u & 0xFFFF)
-    return wh * mh + (u >> 16) + (v >> 16)
-
-
-def uniform_below(words: jax.Array, m: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Lemire's method: ``(floor(w m / 2**32), accepted)``; accepted values are exactly uniform on ``[0, m)``."""
-    m = jnp.asarray(m, jnp.uint32)
-    return mulhi(words, m), words * m >= (jnp.uint32(0) - m) % m
 
 
 def exact_uniforms(key: jax.Array, m: jax.Array, batch: int) -> jax.Array:
@@ -53,14 +39,7 @@ def exact_uniforms(key: jax.Array, m: jax.Array, batch: int) -> jax.Array:
     sval, sok = uniform_below(jax.random.bits(k_spare, (1, batch), jnp.uint32), m)
     use_spare = ~ok & (jnp.sum(~ok, axis=0) == 1) & sok
     val = jnp.where(use_spare, sval, val)
-
-    def body(carry):
-        it, val, pending = carry
-        v2, ok2 = uniform_below(jax.random.bits(jax.random.fold_in(k_loop, it), val.shape, jnp.uint32), m)
-        return it + 1, jnp.where(pending & ok2, v2, val), pending & ~ok2
-
-    _, val, _ = jax.lax.while_loop(lambda c: jnp.any(c[2]), body, (jnp.int32(0), val, ~ok & ~use_spare))
-    return val
+    return redraw_rejected(k_loop, val, ~ok & ~use_spare, m)
 
 
 def _floyd_onehot(t, xs, inc, d, kk):

@@ -19,8 +19,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms._ksubset import uniform_below
-
 _TOP = 4294967040.0  # the largest float32 below 2**32
 
 
@@ -35,8 +33,24 @@ def bernoulli_words(words: jax.Array, p: jax.Array) -> jax.Array:
     return words < threshold_u32(p)
 
 
-def redraw_rejected(key: jax.Array, val: jax.Array, ok: jax.Array, m: jax.Array) -> jax.Array:
-    """Replaces the rejected entries of a Lemire draw (``~ok``) by fresh exact draws from ``fold_in(key, i)``."""
+def mulhi(w: jax.Array, m: jax.Array) -> jax.Array:
+    """``floor(w * m / 2**32)`` for uint32 ``w`` and ``m`` (16-bit limbs, no 64-bit types needed)."""
+    wl, wh = w & 0xFFFF, w >> 16
+    ml, mh = m & 0xFFFF, m >> 16
+    t = wl * ml
+    u = wh * ml + (t >> 16)
+    v = wl * mh + (u & 0xFFFF)
+    return wh * mh + (u >> 16) + (v >> 16)
+
+
+def uniform_below(words: jax.Array, m: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Lemire's method: ``(floor(w m / 2**32), accepted)``; accepted values are exactly uniform on ``[0, m)``."""
+    m = jnp.asarray(m, jnp.uint32)
+    return mulhi(words, m), words * m >= (jnp.uint32(0) - m) % m
+
+
+def redraw_rejected(key: jax.Array, val: jax.Array, pending: jax.Array, m: jax.Array) -> jax.Array:
+    """Replaces the ``pending`` (rejected) entries of a Lemire draw by fresh exact draws from ``fold_in(key, i)``."""
     m = jnp.asarray(m, jnp.uint32)
 
     def body(carry):
@@ -44,7 +58,7 @@ def redraw_rejected(key: jax.Array, val: jax.Array, ok: jax.Array, m: jax.Array)
         v2, ok2 = uniform_below(jax.random.bits(jax.random.fold_in(key, it), val.shape, jnp.uint32), m)
         return it + 1, jnp.where(pending & ok2, v2, val), pending & ~ok2
 
-    return jax.lax.while_loop(lambda c: jnp.any(c[2]), body, (jnp.int32(0), val, ~ok))[1]
+    return jax.lax.while_loop(lambda c: jnp.any(c[2]), body, (jnp.int32(0), val, pending))[1]
 
 
 def uniform_ints(key: jax.Array, m: jax.Array, shape: tuple[int, ...]) -> jax.Array:
@@ -52,4 +66,4 @@ def uniform_ints(key: jax.Array, m: jax.Array, shape: tuple[int, ...]) -> jax.Ar
     m = jnp.broadcast_to(jnp.asarray(m, jnp.uint32), shape)
     k_main, k_loop = jax.random.split(key)
     val, ok = uniform_below(jax.random.bits(k_main, shape, jnp.uint32), m)
-    return redraw_rejected(k_loop, val, ok, m).astype(jnp.int32)
+    return redraw_rejected(k_loop, val, ~ok, m).astype(jnp.int32)
