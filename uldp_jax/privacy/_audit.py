@@ -2,7 +2,15 @@
 
 Audits read exact float64 channel matrices; they never look at a sampler. Tolerance: a constraint
 ``log Q(y|x) - log Q(y|x') <= E[x, x']`` is accepted when it holds up to ``tol * max(1, E[x, x'])`` with
-``tol = 1e-9`` by default (float64 channels are accurate to ~1e-15 relative).
+``tol = 1e-9`` by default (float64 channels are accurate to ~1e-15 relative); ``tol`` may be tightened but
+never loosened beyond ``MAX_TOL = 1e-6``.
+
+The audit checks what it is given before judging it: the channel must be a probability matrix (see
+``ul.privacy.channel``: shape, finite non-negative entries, rows summing to 1 within 1e-9), with a bool
+protected mask over its outputs; the mechanism's claimed guarantee must be well formed (an ``[d, d]`` E matrix
+matching the channel's rows, a finite positive eps) and, when it claims every output is protected (LDP, or
+``invertible_inputs=None``), the mask must protect every output. Anything else is refused with a
+``ValueError`` naming the defect; no argument turns a malformed channel into a pass.
 """
 
 from __future__ import annotations
@@ -11,7 +19,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from uldp_jax.mechanisms import _base
 from uldp_jax.privacy import _channel
+
+# Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
+MAX_TOL = 1e-6
+_KINDS = ("ldp", "uldp", "hlldp", "bsldp", "eldp")
 
 
 class AuditReport(NamedTuple):
@@ -74,14 +87,50 @@ def _row_max(logq: np.ndarray, x: int) -> np.ndarray:
     return np.where(np.isnan(diff), -np.inf, diff).max(axis=1)
 
 
-def check_privacy_matrix(E: Any, d: int) -> np.ndarray:
-    """Validates an E matrix: float ``[d, d]``, non-negative, no NaN (``inf`` allowed)."""
-    E = np.asarray(E, dtype=np.float64)
+def check_privacy_matrix(E: Any, d: int, name: str = "E") -> np.ndarray:
+    """Validates an E matrix: float ``[d, d]``, non-negative, no NaN (``inf`` allowed), constraining some pair."""
+    try:
+        E = np.asarray(E, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"Expected {name} to be a float [{d}, {d}] matrix.") from e
     if E.shape != (d, d):
-        raise ValueError(f"Expected E to have shape ({d}, {d}), got {E.shape}.")
+        raise ValueError(f"Expected {name} to have shape ({d}, {d}), got {E.shape}.")
     if np.any(np.isnan(E)) or np.any(E < 0):
-        raise ValueError("Expected E to have non-negative entries and no NaN.")
+        raise ValueError(f"Expected {name} to have non-negative entries and no NaN.")
+    if not np.any(np.isfinite(E) & ~np.eye(d, dtype=bool)):
+        raise ValueError(f"Expected {name} to constrain some pair x != x' (a finite off-diagonal entry); "
+                         "an all-inf E promises nothing to audit.")
     return E
+
+
+def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
+    """Checks a mechanism's claimed guarantee against its channel (``d`` rows, ``protected`` mask)."""
+    if not isinstance(spec, _base.PrivacySpec):
+        raise ValueError(f"{name}.privacy_spec() returned {type(spec).__name__}, expected a PrivacySpec.")
+    if spec.kind not in _KINDS:
+        raise ValueError(f"{name}.privacy_spec() has kind={spec.kind!r}, expected one of {_KINDS}.")
+    check_privacy_matrix(spec.E, d, name=f"{name}.privacy_spec().E")
+    if not (isinstance(spec.eps, (float, int, np.floating, np.integer)) and np.isfinite(spec.eps)
+            and spec.eps > 0):
+        raise ValueError(f"{name}.privacy_spec() has eps={spec.eps!r}, expected a finite float > 0.")
+    if spec.invertible_inputs is None:
+        if not protected.all():
+            raise ValueError(f"{name} claims every output protected ({spec.kind}) but its channel marks "
+                             f"{int((~protected).sum())} outputs unprotected; the audit would skip them.")
+    else:
+        inv = np.asarray(spec.invertible_inputs)
+        if inv.dtype != np.bool_ or inv.shape != (d,):
+            raise ValueError(f"{name}.privacy_spec().invertible_inputs must be bool [{d}], got "
+                             f"{inv.dtype} {inv.shape}.")
+
+
+def check_tol(tol: Any) -> float:
+    """``tol`` must be a real number in ``(0, MAX_TOL]``: a tolerance may tighten the audit, never void it."""
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Expected tol={tol!r} to be a real number.")
+    if not (0 < tol <= MAX_TOL):
+        raise ValueError(f"Expected tol={tol!r} in (0, {MAX_TOL:g}].")
+    return float(tol)
 
 
 def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
@@ -91,17 +140,24 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
       mech: a mechanism with an exact channel.
       E: optional float ``[d, d]`` privacy matrix; when given, every output is treated as protected and
         the verdict is E-LDP.
-      tol: relative tolerance on each log-ratio constraint.
+      tol: relative tolerance on each log-ratio constraint, in ``(0, MAX_TOL]``.
 
     Returns:
       An ``AuditReport``.
+
+    Raises:
+      ValueError: for a malformed channel or claimed guarantee (see the module docstring), a channel or
+        ``[d, d]`` matrix too large to enumerate (checked before allocating), or a bad ``E``/``tol``.
     """
-    if not (tol > 0):
-        raise ValueError(f"Expected tol={tol} > 0.")
+    check_tol(tol)
     ch = _channel.channel(mech)
     Q = ch.Q
     d = Q.shape[0]
+    _base.check_channel_size(f"audit of {type(mech).__name__}: the [d, d] ratio matrix", d, d)
+    if not hasattr(mech, "privacy_spec"):
+        raise TypeError(f"Expected a uldp_jax mechanism with privacy_spec, got {type(mech).__name__}.")
     spec = mech.privacy_spec()
+    check_spec(spec, d, ch.protected, type(mech).__name__)
     if E is not None:
         E = check_privacy_matrix(E, d)
         kind, protected, inv_inputs = "eldp", np.ones(Q.shape[1], bool), None

@@ -1,10 +1,22 @@
-"""Exact channels Q(y|x) of small mechanisms, as float64 NumPy (no JAX, no sampling)."""
+"""Exact channels Q(y|x) of small mechanisms, as float64 NumPy (no JAX, no sampling).
+
+``channel`` checks what a mechanism hands it before anything reads it: a channel that is not a probability
+matrix (wrong shape, a NaN, a negative entry, a row that does not sum to 1 within ``ROW_SUM_ATOL``) or whose
+protected mask is not a bool vector over the outputs is refused with a ``ValueError`` naming the defect, so
+no audit can pass on it. Sizes are checked before the mechanism allocates anything.
+"""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from uldp_jax.mechanisms import _base
+
+# Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
+# up to 2**24 entries pairwise (NumPy) stays far below this.
+ROW_SUM_ATOL = 1e-9
 
 
 class Channel(NamedTuple):
@@ -21,18 +33,85 @@ class Channel(NamedTuple):
     protected: np.ndarray
 
 
+def _expected_columns(mech: Any) -> int | None:
+    """The channel's number of columns when the report kind fixes it (items, bit vectors), else None."""
+    kind = getattr(mech, "report_kind", None)
+    try:
+        if kind == "item":
+            return int(mech.num_outputs)
+        if kind == "bits":
+            m = int(mech.num_stats)
+            return 2 ** min(m, 64)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return None
+
+
+def check_size(mech: Any) -> None:
+    """Refuses (``ValueError``) a channel larger than ``MAX_CHANNEL_ENTRIES``, before anything is allocated.
+
+    Item and bit-vector mechanisms are sized here from ``d`` and their report space; other report kinds
+    size themselves in ``channel_matrix`` before allocating.
+    """
+    d = getattr(mech, "d", None)
+    if not isinstance(d, (int, np.integer)):
+        return
+    cols = _expected_columns(mech)
+    _base.check_channel_size(type(mech).__name__, int(d), 2 if cols is None else cols)
+
+
+def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") -> Channel:
+    """Checks that ``(Q, protected)`` is an exact channel; returns it as float64/bool arrays.
+
+    Raises:
+      ValueError: naming the defect: shape, a non-finite or negative entry, a row sum off 1 by more than
+        ``ROW_SUM_ATOL``, or a protected mask that is not a bool vector with one entry per output.
+    """
+    Q = np.asarray(Q)
+    if Q.dtype.kind not in "fiu":
+        raise ValueError(f"{name}.channel_matrix returned Q of dtype {Q.dtype}, expected real numbers.")
+    Q = Q.astype(np.float64, copy=False)
+    if Q.ndim != 2 or Q.shape[1] < 1:
+        raise ValueError(f"{name}.channel_matrix returned Q with shape {Q.shape}, expected [d, m].")
+    if rows is not None and Q.shape[0] != rows:
+        raise ValueError(f"{name}.channel_matrix returned {Q.shape[0]} rows, expected one per input ({rows}).")
+    if not np.all(np.isfinite(Q)):
+        bad = np.argwhere(~np.isfinite(Q))[0]
+        raise ValueError(f"{name}.channel_matrix returned a non-finite entry Q[{bad[0]}, {bad[1]}] = "
+                         f"{Q[tuple(bad)]}; not a probability matrix.")
+    if np.any(Q < 0):
+        bad = np.argwhere(Q < 0)[0]
+        raise ValueError(f"{name}.channel_matrix returned a negative entry Q[{bad[0]}, {bad[1]}] = "
+                         f"{Q[tuple(bad)]:.3g}; not a probability matrix.")
+    err = np.abs(Q.sum(axis=1) - 1.0)
+    if np.any(err > ROW_SUM_ATOL):
+        x = int(np.argmax(err))
+        raise ValueError(f"{name}.channel_matrix returned row {x} summing to {Q[x].sum():.17g}, not 1 within "
+                         f"{ROW_SUM_ATOL:g}; not a probability matrix (eps outside the exact range?).")
+    p = np.asarray(protected)
+    if p.dtype != np.bool_:
+        raise ValueError(f"{name}.channel_matrix returned a protected mask of dtype {p.dtype}, expected bool.")
+    if p.shape != (Q.shape[1],):
+        raise ValueError(f"{name}.channel_matrix returned a protected mask of shape {p.shape}, expected "
+                         f"({Q.shape[1]},): one entry per output.")
+    return Channel(Q, p.copy())
+
+
 def channel(mech: Any) -> Channel:
-    """Returns the exact channel of ``mech`` (float64) with its protected-output mask.
+    """Returns the exact channel of ``mech`` (float64) with its protected-output mask, after checking it.
 
     Raises:
       TypeError: if ``mech`` is not a mechanism of this library.
-      ValueError: if the channel is too large to enumerate, or ``mech`` is a batched grid.
+      ValueError: if the channel is too large to enumerate (checked before allocating), ``mech`` is a batched
+        grid, or what the mechanism returns is not a probability matrix with a protected mask over its
+        outputs (see ``validate``).
     """
     if not hasattr(mech, "channel_matrix"):
         raise TypeError(f"Expected a uldp_jax mechanism, got {type(mech).__name__}.")
+    check_size(mech)
+    rows = None
+    if isinstance(getattr(mech, "d", None), (int, np.integer)):
+        # one row per input; a PUM's common mechanism runs over Z = X plus its num_tags bot items
+        rows = int(mech.d) + int(getattr(mech, "num_tags", 0) or 0)
     Q, protected = mech.channel_matrix()
-    Q = np.asarray(Q, dtype=np.float64)
-    protected = np.asarray(protected, dtype=bool)
-    if Q.ndim != 2 or protected.shape != (Q.shape[1],):
-        raise AssertionError(f"{type(mech).__name__}.channel_matrix returned shapes {Q.shape}, {protected.shape}.")
-    return Channel(Q, protected)
+    return validate(Q, protected, rows, type(mech).__name__)

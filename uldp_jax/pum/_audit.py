@@ -51,8 +51,7 @@ def audit_pum(mech: Any, personals: Any, tol: float = 1e-9) -> PUMAudit:
     Returns:
       A ``PUMAudit``.
     """
-    if not (tol > 0):
-        raise ValueError(f"Expected tol={tol} > 0.")
+    _audit.check_tol(tol)
     personals = np.asarray(personals)
     if personals.ndim not in (2, 3):
         raise ValueError(f"Expected personals with shape [u, num_tags(, r)], got {personals.shape}.")

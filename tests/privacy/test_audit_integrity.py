@@ -1,0 +1,159 @@
+"""The audit checks what it is given: a malformed channel or claim is refused, never passed."""
+
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.privacy import _channel
+
+
+class _Fixed:
+    """A mechanism given by an explicit channel and spec."""
+
+    def __init__(self, Q, protected, spec):
+        self.Q, self.protected, self.spec = np.asarray(Q, float), np.asarray(protected), spec
+
+    def channel_matrix(self):
+        return self.Q, self.protected
+
+    def privacy_spec(self):
+        return self.spec
+
+
+def _grr(d=4, eps=1.0):
+    ch = ul.channel(ul.GRR(d, eps))
+    return ch.Q.copy(), ch.protected.copy(), ul.GRR(d, eps).privacy_spec()
+
+
+def _scaled(Q):
+    return Q * 0.5
+
+
+def _nan(Q):
+    Q[0, 1] = np.nan
+    return Q
+
+
+def _neg(Q):  # rows still sum to 1
+    Q[0, 1] -= 0.01
+    Q[0, 2] += 0.01
+    Q[1, 0] = -1e-3
+    Q[1, 1] += 1e-3
+    return Q
+
+
+def _inf(Q):
+    Q[2, 2] = np.inf
+    return Q
+
+
+def _off(Q):  # rows off by 1e-8 > ROW_SUM_ATOL
+    Q[3, 3] += 1e-8
+    return Q
+
+
+@pytest.mark.parametrize("corrupt,match", [(_scaled, "summing"), (_nan, "non-finite"), (_neg, "negative"),
+                                           (_inf, "non-finite"), (_off, "summing")])
+def test_corrupt_channel_refused(corrupt, match):
+    Q, p, spec = _grr()
+    with pytest.raises(ValueError, match=match):
+        ul.audit(_Fixed(corrupt(Q), p, spec))
+
+
+def test_subclass_with_scaled_channel_refused():
+    class Half(ul.GRR):
+        def channel_matrix(self):
+            Q, p = super().channel_matrix()
+            return Q * 0.5, p
+
+    with pytest.raises(ValueError, match="not a probability matrix"):
+        ul.audit(Half(4, 1.0))
+    with pytest.raises(ValueError, match="not a probability matrix"):
+        ul.channel(Half(4, 1.0))
+
+
+def test_row_sum_tolerance_is_the_stated_one():
+    Q, p, spec = _grr()
+    Q[0, 1] += 0.5 * _channel.ROW_SUM_ATOL  # an output whose ratios stay far inside e^eps
+    assert ul.audit(_Fixed(Q, p, spec)).ok
+    Q[0, 1] += 1.0 * _channel.ROW_SUM_ATOL
+    with pytest.raises(ValueError, match="summing"):
+        ul.audit(_Fixed(Q, p, spec))
+
+
+@pytest.mark.parametrize("bad", [np.ones((3, 4)), np.ones(4), np.ones((4, 4, 1)), np.ones((4, 0))])
+def test_bad_shape_refused(bad):
+    _, p, spec = _grr()
+    with pytest.raises(ValueError, match="shape|rows"):
+        ul.audit(_Fixed(bad / max(bad.shape[-1], 1), p, spec))
+
+
+def test_protected_partition_checked():
+    Q, p, spec = _grr()
+    with pytest.raises(ValueError, match="bool"):
+        ul.audit(_Fixed(Q, p.astype(int), spec))
+    with pytest.raises(ValueError, match="one entry per output"):
+        ul.audit(_Fixed(Q, p[:3], spec))
+    # An LDP claim with an unprotected output: the audit would skip it, so it refuses instead.
+    p2 = p.copy()
+    p2[1] = False
+    with pytest.raises(ValueError, match="unprotected"):
+        ul.audit(_Fixed(Q, p2, spec))
+
+
+def test_malformed_spec_refused():
+    Q, p, spec = _grr()
+    with pytest.raises(ValueError, match="kind"):
+        ul.audit(_Fixed(Q, p, spec._replace(kind="nope")))
+    with pytest.raises(ValueError, match="shape"):
+        ul.audit(_Fixed(Q, p, spec._replace(E=np.zeros((3, 3)))))
+    with pytest.raises(ValueError, match="eps"):
+        ul.audit(_Fixed(Q, p, spec._replace(eps=float("nan"))))
+    with pytest.raises(ValueError, match="constrain"):
+        ul.audit(_Fixed(Q, p, spec._replace(E=np.full((4, 4), np.inf))))
+    urr = ul.URR(4, [0], 1.0)
+    s = urr.privacy_spec()
+    with pytest.raises(ValueError, match="invertible_inputs"):
+        ul.audit(_Fixed(*ul.channel(urr), s._replace(invertible_inputs=np.ones(3, bool))))
+
+
+@pytest.mark.parametrize("tol", [1e-5, 1.0, 1e9, np.inf, 0.0, -1e-9, float("nan")])
+def test_tol_cannot_loosen_the_audit(tol):
+    with pytest.raises(ValueError, match="tol"):
+        ul.audit(ul.GRR(4, 1.0), tol=tol)
+    with pytest.raises(ValueError, match="tol"):
+        ul.audit_pum(ul.PUM(4, [0], 1, 1.0), [[1]], tol=tol)
+
+
+def test_tol_type_and_all_inf_E():
+    with pytest.raises(TypeError, match="tol"):
+        ul.audit(ul.GRR(4, 1.0), tol="1e-9")
+    with pytest.raises(ValueError, match="constrain"):
+        ul.audit(ul.GRR(4, 1.0), E=np.full((4, 4), np.inf))
+
+
+def test_a_channel_over_its_bound_fails_at_every_accepted_tol():
+    # GRR at eps = 1 audited against E = 1 - 2e-6: excess 2e-6 > MAX_TOL * 1 -> fails whatever tol.
+    E = ul.ldp_matrix(4, 1.0 - 2e-6)
+    for tol in (1e-12, 1e-9, 1e-6):
+        rep = ul.audit(ul.GRR(4, 1.0), E=E, tol=tol)
+        assert not rep.ok and rep.excess == pytest.approx(2e-6, rel=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: ul.GRR(10**9, 1.0), lambda: ul.URR(10**9, [0], 1.0),
+                                  lambda: ul.GRR(20000, 1.0), lambda: ul.PUM(10**6, [0], 1, 1.0),
+                                  lambda: ul.OLH(10**7, 1.0), lambda: ul.RAPPOR(64, 1.0),
+                                  lambda: ul.URAP(10**9, [0], 1.0), lambda: ul.HR(10**8, 1.0)])
+def test_size_guard_before_allocation(make):
+    mech = make()
+    with pytest.raises(ValueError, match="entries"):
+        ul.channel(mech)
+    with pytest.raises(ValueError, match="entries"):
+        ul.audit(mech)
+
+
+def test_audit_refuses_large_d_squared_before_the_spec():
+    # OLH's channel (d x num_hashes*g) is small, but the [d, d] ratio matrix is not.
+    mech = ul.OLH(8192, 1.0, num_hashes=2)
+    with pytest.raises(ValueError, match="entries"):
+        ul.audit(mech)
