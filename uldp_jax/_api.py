@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
@@ -44,19 +46,69 @@ def aggregate(mech: Any, ys: Any) -> jax.Array:
     return mech.aggregate(ys)
 
 
+def _describe(tree: Any) -> str:
+    """``HashReport(seed: uint32[n], y: int32[n])``-style description of a report pytree (or of ``ys``)."""
+    def leaf(v: Any) -> str:
+        if not hasattr(v, "dtype") or not hasattr(v, "shape"):
+            return type(v).__name__
+        return f"{np.dtype(v.dtype).name}[{', '.join(['n'] + [str(k) for k in tuple(v.shape)[1:]])}]"
+
+    if hasattr(tree, "_fields"):
+        return f"{type(tree).__name__}(" + ", ".join(f"{f}: {leaf(getattr(tree, f))}" for f in tree._fields) + ")"
+    return leaf(tree)
+
+
+def _report_form(mech: Any) -> Any:
+    """The abstract report pytree of ``mech`` for one user (``jax.eval_shape``; nothing is sampled)."""
+    xs = jax.ShapeDtypeStruct((1,), jnp.int32)
+    return jax.eval_shape(lambda k, x: mech.perturb_batch(k, x), jax.random.key(0), xs)
+
+
 def check_reports(mech: Any, ys: Any) -> None:
-    """Checks that ``ys`` look like a batch of reports of ``mech`` (dtype, shape, range when concrete)."""
+    """Checks that ``ys`` are a batch of reports of ``mech`` (structure, dtype, shape; range when concrete).
+
+    Raises:
+      TypeError: naming ``ys`` and the expected report form when ``ys`` are reports of another kind (e.g.
+        GRR items given to OLH).
+      ValueError: for reports of the right form with a wrong shape or out-of-range values.
+    """
     if hasattr(mech, "check_reports"):
         mech.check_reports(ys)
         return
     kind = getattr(mech, "report_kind", None)
+    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+        ys = np.asarray(ys)
     if kind == "item":
+        if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or np.dtype(ys.dtype).kind not in "iu":
+            raise TypeError(f"Expected ys to be item reports of {type(mech).__name__}: int32[n] in "
+                            f"[0, {mech.num_outputs}), got {_describe(ys)}.")
         _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
-    elif kind == "bits":
-        if not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
-            raise TypeError(f"Expected ys to be bool bit-vector reports, got {getattr(ys, 'dtype', type(ys))}.")
+        return
+    if kind == "bits":
+        if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
+            raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
+                            f"bool[n, {mech.num_stats}], got {_describe(ys)}.")
         if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
             raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
+        return
+    if not hasattr(mech, "perturb_batch"):
+        return
+    try:
+        form = _report_form(mech)
+    except Exception:  # a mechanism whose perturb needs more than (key, xs): nothing generic to compare
+        return
+    want = jax.tree_util.tree_structure(form)
+    got = jax.tree_util.tree_structure(ys)
+    ok = want == got
+    if ok:
+        for f, y in zip(jax.tree_util.tree_leaves(form), jax.tree_util.tree_leaves(ys)):
+            if (not hasattr(y, "dtype") or np.dtype(y.dtype).kind != np.dtype(f.dtype).kind
+                    or np.ndim(y) != len(f.shape) or tuple(np.shape(y))[1:] != tuple(f.shape)[1:]):
+                ok = False
+                break
+    if not ok:
+        raise TypeError(f"Expected ys to be reports of {type(mech).__name__}: {_describe(form)}, "
+                        f"got {_describe(ys)}.")
 
 
 def num_reports(mech: Any, ys: Any) -> int:
@@ -83,22 +135,76 @@ def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Arr
     """
     _check_mech(mech)
     m = _registry.get_method(method, mech)
+    check_reports(mech, ys)
     if m.input == "reports":
         return m.fn(mech, ys, **options)
-    check_reports(mech, ys)
     n = num_reports(mech, ys)
     return m.fn(mech, mech.aggregate(ys), n, **options)
 
 
+def check_n(n: Any) -> Any:
+    """``n`` (number of users) must be an integer >= 1; tracers pass through unchecked."""
+    if not _validate.is_concrete(n):
+        return n
+    if isinstance(n, bool) or isinstance(n, str):
+        raise TypeError(f"Expected n={n!r} to be an int >= 1.")
+    if isinstance(n, numbers.Integral):
+        v = int(n)
+    else:
+        arr = np.asarray(n)
+        if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+            raise TypeError(f"Expected n={n!r} to be an int >= 1 (a scalar).")
+        if not (np.isfinite(arr) and float(arr) == np.floor(float(arr))):
+            raise ValueError(f"Expected n={n!r} to be a whole number of users.")
+        v = int(arr)
+    if v < 1:
+        raise ValueError(f"Expected n={n!r} >= 1 (the number of users behind stats).")
+    return n
+
+
+def check_stats(mech: Any, stats: Any, n: Any) -> None:
+    """Checks concrete ``stats`` against the report kind: whole non-negative counts, none above ``n``; for
+    item reports (a histogram of one report per user) the counts sum to ``n``."""
+    if not (_validate.is_concrete(stats) and _validate.is_concrete(n)):
+        return
+    arr = np.asarray(stats)
+    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+        raise TypeError(f"Expected stats to hold counts (integers), got dtype {arr.dtype}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("Expected stats to be finite counts.")
+    if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
+        raise ValueError("Expected stats to hold whole counts, got non-integer values "
+                         "(aggregate reports with ul.aggregate(mech, ys)).")
+    if np.any(arr < 0):
+        raise ValueError(f"Expected stats to be non-negative counts, got {arr.min()}.")
+    n = int(np.asarray(n))
+    if np.any(arr > n):
+        raise ValueError(f"Expected every count in stats <= n={n} (one report per user), got {arr.max()}.")
+    if getattr(mech, "report_kind", None) == "item" and not hasattr(mech, "check_reports"):
+        sums = arr.sum(axis=-1)
+        if np.any(sums != n):
+            bad = sums.ravel()[np.argmax(sums.ravel() != n)]
+            raise ValueError(f"Expected stats, a histogram of one item report per user, to sum to n={n}, "
+                             f"got {bad}.")
+
+
 def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
-    """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps)."""
+    """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps).
+
+    Concrete inputs are checked: ``n`` an integer >= 1; ``stats`` whole, non-negative counts of at most
+    ``n`` each, summing to ``n`` for item reports (a histogram). Traced inputs are not checked.
+    """
     _check_mech(mech)
     m = _registry.get_method(method, mech)
     if m.input != "stats":
         raise ValueError(f"Method {method!r} needs the reports, not aggregate statistics.")
+    check_n(n)
+    if not hasattr(stats, "shape") and not isinstance(stats, (list, tuple)):
+        raise TypeError(f"Expected stats to be an int array [..., {mech.num_stats}], got {type(stats).__name__}.")
+    if jnp.ndim(stats) < 1 or jnp.shape(stats)[-1] != mech.num_stats:
+        raise ValueError(f"Expected stats with last axis {mech.num_stats}, got shape {jnp.shape(stats)}.")
+    check_stats(mech, stats, n)
     stats = jnp.asarray(stats)
-    if stats.shape[-1] != mech.num_stats:
-        raise ValueError(f"Expected stats with last axis {mech.num_stats}, got shape {stats.shape}.")
     fn = lambda st: m.fn(mech, st, n, **options)
     for _ in range(stats.ndim - 1):
         fn = jax.vmap(fn)

@@ -94,11 +94,14 @@ def test_protected_partition_checked():
         ul.audit(_Fixed(Q, p.astype(int), spec))
     with pytest.raises(ValueError, match="one entry per output"):
         ul.audit(_Fixed(Q, p[:3], spec))
-    # An LDP claim with an unprotected output: the audit would skip it, so it refuses instead.
+    # An LDP claim is checked on every output, whatever the mask says: unmarking an output hides nothing.
+    Q2 = Q.copy()
+    Q2[0] = [0.7, 0.1, 0.1, 0.1]  # ratio 7 > e on output 0
     p2 = p.copy()
-    p2[1] = False
-    with pytest.raises(ValueError, match="unprotected"):
-        ul.audit(_Fixed(Q, p2, spec))
+    p2[0] = False
+    rep = ul.audit(_Fixed(Q2, p2, spec))
+    # worst pair (1, 0) on output 1: Q(1|1) / Q(1|0) = keep / 0.1
+    assert not rep.ok and rep.eps == pytest.approx(np.log(Q[1, 1] / 0.1)) and rep.worst_pair == (1, 0)
 
 
 def test_malformed_spec_refused():

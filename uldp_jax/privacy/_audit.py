@@ -8,8 +8,8 @@ never loosened beyond ``MAX_TOL = 1e-6``.
 The audit checks what it is given before judging it: the channel must be a probability matrix (see
 ``ul.privacy.channel``: shape, finite non-negative entries, rows summing to 1 within 1e-9), with a bool
 protected mask over its outputs; the mechanism's claimed guarantee must be well formed (an ``[d, d]`` E matrix
-matching the channel's rows, a finite positive eps) and, when it claims every output is protected (LDP, or
-``invertible_inputs=None``), the mask must protect every output. Anything else is refused with a
+matching the channel's rows, a finite positive eps). A guarantee without invertible outputs (LDP, HLLDP,
+BSLDP: ``invertible_inputs=None``) is checked on every output, whatever the channel's mask says. Anything else is refused with a
 ``ValueError`` naming the defect; no argument turns a malformed channel into a pass.
 """
 
@@ -113,11 +113,7 @@ def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
     if not (isinstance(spec.eps, (float, int, np.floating, np.integer)) and np.isfinite(spec.eps)
             and spec.eps > 0):
         raise ValueError(f"{name}.privacy_spec() has eps={spec.eps!r}, expected a finite float > 0.")
-    if spec.invertible_inputs is None:
-        if not protected.all():
-            raise ValueError(f"{name} claims every output protected ({spec.kind}) but its channel marks "
-                             f"{int((~protected).sum())} outputs unprotected; the audit would skip them.")
-    else:
+    if spec.invertible_inputs is not None:
         inv = np.asarray(spec.invertible_inputs)
         if inv.dtype != np.bool_ or inv.shape != (d,):
             raise ValueError(f"{name}.privacy_spec().invertible_inputs must be bool [{d}], got "
@@ -165,6 +161,8 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
         nominal = float(finite.min()) if finite.size else float("inf")
     else:
         E, kind, protected, inv_inputs, nominal = spec.E, spec.kind, ch.protected, spec.invertible_inputs, spec.eps
+        if inv_inputs is None:  # no invertible outputs claimed: the guarantee holds on every output
+            protected = np.ones(Q.shape[1], bool)
     mass = Q.max(axis=0) > 0
     L = pairwise_log_ratios(Q, protected)
     constrained = np.isfinite(E) & ~np.eye(d, dtype=bool)
