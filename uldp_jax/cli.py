@@ -1,11 +1,13 @@
 """The ``uldp`` command line: list and run the paper reproductions, and a few-minute demo.
 
+    uldp --version
     uldp list
     uldp run <experiment> [--quick] [--reps N] [--data PATH] [--out DIR] [--seed S] [--no-progress]
     uldp demo [--quick] [--reps N] [--out DIR]
 
 User mistakes (unknown experiment, missing or malformed data file, ``--reps 0``) print one line on stderr and
-exit with status 2; no traceback.
+exit with status 2; no traceback. Results (CSV, config, summary) are written before any figure; without the
+optional ``[plot]`` extra the figures are skipped with a one-line note on how to install matplotlib.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ def _positive_int(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from uldp_jax import __version__
+
     p = _Parser(prog="uldp", description="Utility-optimized LDP: reproduce the papers' experiments.")
+    p.add_argument("--version", action="version", version=f"uldp {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("list", help="list the experiments and datasets")
     for name, hlp in (("run", "run one experiment"), ("demo", "reduced 001 Fig 5 (a few minutes on CPU)")):
@@ -88,6 +93,12 @@ def main(argv=None) -> int:
     except _user_errors() as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         sys.stderr.write(f"uldp: error: {msg}\n")
+        return 2
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in ("matplotlib", "tqdm"):
+            raise
+        sys.stderr.write(f"uldp: error: {e.name} is not installed; install the plotting extra: "
+                         "pip install 'uldp_jax[plot]'\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("uldp: interrupted\n")

@@ -72,3 +72,36 @@ def test_demo_quick_writes_csv_and_png(tmp_path, capsys):
     assert (folder / "results.csv").exists() and (folder / "demo_eps_vs_tv.png").exists()
     text = (folder / "results.csv").read_text()
     assert "# versions:" in text and "uldp_jax" in text and "# config:" in text
+
+
+def test_version(capsys):
+    import uldp_jax as ul
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"uldp {ul.__version__}"
+
+
+def test_without_matplotlib_results_are_written_and_one_line_note(tmp_path):
+    # A fake 'matplotlib' package that fails to import, first on the path: as if the [plot] extra were absent.
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               PYTHONPATH=os.pathsep.join([str(fake)] + [p for p in sys.path if p]))
+    env.pop("MPLBACKEND", None)
+    proc = subprocess.run([sys.executable, "-m", "uldp_jax.cli", "demo", "--quick", "--no-progress", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "matplotlib" in ln]
+    assert len(notes) == 1 and "pip install 'uldp_jax[plot]'" in notes[0]
+    folder = tmp_path / "out" / "demo"
+    assert (folder / "results.csv").exists() and (folder / "summary.md").exists()
+    assert not list(folder.glob("*.png"))
+    # the numbers are there: a header plus data rows
+    rows = [ln for ln in (folder / "results.csv").read_text().splitlines() if not ln.startswith("#")]
+    assert len(rows) > 2

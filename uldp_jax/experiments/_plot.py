@@ -11,6 +11,20 @@ COLORS = {"RR": "tab:blue", "RAPPOR": "tab:orange", "uRR": "tab:green", "uRAP": 
 STYLES = {"emp": ":", "emp+thr": "--", "em": "-", "EM": "-", "theory": "-", "": "-"}
 
 
+INSTALL_NOTE = "figures skipped: matplotlib is not installed (pip install 'uldp_jax[plot]')"
+
+
+class NoFigure:
+    """Stands in for a figure when matplotlib is missing; the runner writes every other output and notes it."""
+
+    def __init__(self, reason: str = INSTALL_NOTE):
+        self.reason = reason
+
+
+def _missing_matplotlib(e: ImportError) -> bool:
+    return isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == "matplotlib"
+
+
 def _plt():
     import matplotlib
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
@@ -19,6 +33,23 @@ def _plt():
     return plt
 
 
+def _or_nofigure(fn):
+    """Wraps a figure builder: a missing matplotlib gives ``NoFigure`` instead of an exception."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ModuleNotFoundError as e:
+            if _missing_matplotlib(e):
+                return NoFigure()
+            raise
+
+    return wrapped
+
+
+@_or_nofigure
 def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
                 vlines: Sequence[float | None] = (), suptitle: str = ""):
     """One subplot per panel ``(title, [(label, mechanism, method, x, y), ...])``; returns the figure.
@@ -58,6 +89,7 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = 
     return fig
 
 
+@_or_nofigure
 def bar_chart(title: str, labels: Sequence[str], values: Sequence[float], ylabel: str, logy: bool = True):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(labels), 3.4))

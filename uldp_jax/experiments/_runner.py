@@ -7,11 +7,14 @@ import dataclasses
 import json
 import os
 import platform
+import sys
 import time
 from typing import Any, Callable
 
 import jax
 import numpy as np
+
+from uldp_jax.experiments import _plot
 
 
 class UsageError(ValueError):
@@ -142,13 +145,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     write_csv(csv_path, report.rows, header)
     with open(os.path.join(folder, "run_config.json"), "w") as fh:
         json.dump(header, fh, indent=2, sort_keys=True, default=str)
-    figs = []
-    for fname, fig in report.figures.items():
-        path = os.path.join(folder, f"{fname}.png")
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        figs.append(path)
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+    # Results first (CSV, config, summary); figures last, so that a plotting failure loses nothing.
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
                  f"({'quick' if quick else 'full'}, backend {jax.default_backend()}).\n\n")
@@ -156,6 +153,16 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:
             fh.write(f"- {note}\n")
+    figs, skipped = [], []
+    for fname, fig in report.figures.items():
+        if isinstance(fig, _plot.NoFigure):
+            skipped.append(fig.reason)
+            continue
+        path = os.path.join(folder, f"{fname}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        figs.append(path)
+        import matplotlib.pyplot as plt
+        plt.close(fig)
     if echo is not None:
         echo(f"== {name}: {exp.title} ({elapsed:.1f} s)")
         if report.dataset:
@@ -165,6 +172,8 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
         for note in report.notes:
             echo(f"* {note}")
         echo(f"wrote {csv_path}" + "".join(f"\nwrote {f}" for f in figs))
+    if skipped:
+        sys.stderr.write(f"uldp: note: {skipped[0]}\n")
     return {"csv": csv_path, "figures": figs, "table": report.table, "elapsed_s": elapsed, "folder": folder}
 
 
