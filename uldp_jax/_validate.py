@@ -40,7 +40,7 @@ def as_param(name: str, value: Any, lower: float | None = None, upper: float | N
     """
     if not is_concrete(value):
         return value
-    if isinstance(value, bool) or isinstance(value, str):
+    if value is None or isinstance(value, (bool, str, bytes)):
         raise TypeError(f"Expected {name}={value!r} to be a real number.")
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -61,6 +61,13 @@ def as_param(name: str, value: Any, lower: float | None = None, upper: float | N
             op = "<" if upper_open else "<="
             raise ValueError(f"Expected {name}={value!r} {op} {upper}.")
     return arr
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A Python/NumPy bool flag (``1``/``"yes"`` are refused: they usually mean another argument)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"Expected {name}={value!r} to be True or False.")
+    return bool(value)
 
 
 def check_keep_probability(name: str, value: Any) -> Any:

@@ -356,7 +356,18 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
     """
     if isinstance(methods, str):
         methods = (methods,)
+    if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
+        raise TypeError(f"Expected methods={methods!r} to be a method name or a sequence of names.")
+    if not methods:
+        raise ValueError("Expected methods to name at least one estimation method.")
+    if method_options is not None and not isinstance(method_options, dict):
+        raise TypeError(f"Expected method_options={method_options!r} to be a dict {{method: {{option: value}}}}.")
     method_options = dict(method_options or {})
+    for m, opts in method_options.items():
+        if m not in methods:
+            raise ValueError(f"Expected every key of method_options in methods={tuple(methods)}, got {m!r}.")
+        if not isinstance(opts, dict):
+            raise TypeError(f"Expected method_options[{m!r}]={opts!r} to be a dict of options.")
     resolved = {m: _registry.get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
     needs_reports = any(spec.input != "stats" for spec in resolved.values())
     if needs_reports and path == "counts":

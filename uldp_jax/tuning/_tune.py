@@ -82,6 +82,14 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         (for ``"l1"``) neither of ``p``/``theta_n``; a GLUTF ``z_rule`` other than ``"max"``; a batched ``mech``.
     """
     objective = _check_objective(objective)
+    if not hasattr(mech, "d") or not hasattr(mech, "eps"):
+        raise TypeError(f"Expected mech to be a uldp_jax mechanism, got {type(mech).__name__}.")
+    steps = _validate.check_int("steps", steps, minimum=1)
+    if audit is not None:
+        _validate.check_bool("audit", audit)
+    _validate.check_bool("return_info", return_info)
+    if optimizer is not None and not (hasattr(optimizer, "init") and hasattr(optimizer, "update")):
+        raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
