@@ -30,6 +30,16 @@ def pytest_configure(config):
     os.environ["XLA_FLAGS"] = f"{flags or ''} {_FLAG}".strip()
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The statistical false-alarm budget (uldp_jax.testing): at most MAX_CHECKS checks at level ALPHA each."""
+    from uldp_jax import testing
+
+    if testing.checks_run() > testing.MAX_CHECKS:
+        session.exitstatus = 1
+        print(f"\nstatistical checks: {testing.checks_run()} > MAX_CHECKS={testing.MAX_CHECKS}; the suite-wide "
+              f"false-alarm budget SUITE_ALPHA={testing.SUITE_ALPHA} no longer holds: raise MAX_CHECKS (lowers ALPHA).")
+
+
 def pytest_unconfigure(config):
     while _SAVED:
         flags = _SAVED.pop()

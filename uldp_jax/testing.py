@@ -1,7 +1,19 @@
-"""Statistical checks of samplers against exact channels (used by the test-suite; public for users)."""
+"""Statistical checks of samplers against exact channels (used by the test-suite; public for users).
+
+False alarms. Every statistical check of the test suite goes through ``fits`` (a p-value) or ``within_se`` (an
+estimate against its reference in standard errors), both at the per-check level ``ALPHA``. The suite's budget is
+``SUITE_ALPHA``: with at most ``MAX_CHECKS`` checks per run, a correct implementation fails some check with
+probability at most ``MAX_CHECKS * ALPHA = SUITE_ALPHA`` (Bonferroni; the checks need not be independent). The
+counter ``checks_run()`` lets the test session verify the bound (``tests/conftest.py``). Seeds are fixed for
+reproducibility only: a failing check is a finding, never a reason to change its seed.
+
+Power: checks against a deliberately wrong channel (``fits(..., alpha)`` must fail) use a separate, smaller
+threshold (``pvalue < 1e-6``); they are not false-alarm prone and not counted.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import jax
@@ -9,6 +21,44 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.privacy import _channel
+
+
+SUITE_ALPHA = 0.01  # probability that a correct implementation fails any statistical check of one run
+MAX_CHECKS = 2000  # statistical checks one run may make (verified at the end of the session)
+ALPHA = SUITE_ALPHA / MAX_CHECKS  # per-check level: 5e-6, i.e. |z| <= 4.56 (two-sided normal)
+
+_COUNT = [0]
+
+
+def checks_run() -> int:
+    """Number of ``fits``/``within_se`` checks made in this process."""
+    return _COUNT[0]
+
+
+def z_critical(alpha: float = ALPHA, dof: int | None = None) -> float:
+    """Two-sided critical value: ``P(|Z| > z) = alpha`` (normal; Student t with ``dof`` when given)."""
+    from scipy import stats  # test-extra dependency; imported on use
+
+    if dof is None:
+        return float(stats.norm.isf(alpha / 2.0))
+    return float(stats.t.isf(alpha / 2.0, dof))
+
+
+def fits(result: Any, alpha: float = ALPHA) -> bool:
+    """A goodness-of-fit p-value (``result.pvalue`` or a float) is above the per-check level ``alpha``."""
+    _COUNT[0] += 1
+    pvalue = float(getattr(result, "pvalue", result))
+    return pvalue > alpha
+
+
+def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: int | None = None) -> bool:
+    """``|observed - expected| <= z_critical(alpha / k, dof) * se`` for all ``k`` elements (Bonferroni over the
+    elements, so one call is one check at level ``alpha``). ``se`` is the standard error of ``observed``
+    (a sample mean of many repetitions: normal approximation; pass ``dof = reps - 1`` for few repetitions)."""
+    _COUNT[0] += 1
+    obs, exp, se = (np.asarray(v, np.float64) for v in (observed, expected, se))
+    k = max(int(np.broadcast(obs, exp, se).size), 1)
+    return bool(np.all(np.abs(obs - exp) <= z_critical(alpha / k, dof) * se))
 
 
 class ChiSquare(NamedTuple):
@@ -44,8 +94,14 @@ def chi_square(observed: np.ndarray, expected_probs: np.ndarray, min_expected: f
     obs, exp = obs[nz], exp[nz]
     stat = float(np.sum((obs - exp) ** 2 / exp))
     dof = int(obs.size - 1)
-    pvalue = float(jax.scipy.special.gammaincc(dof / 2.0, stat / 2.0)) if dof > 0 else 1.0
+    pvalue = _chi2_sf(stat, dof) if dof > 0 else 1.0
     return ChiSquare(stat, dof, pvalue)
+
+
+def _chi2_sf(stat: float, dof: int) -> float:
+    """Upper tail of chi-square(dof) in float64 (the per-check level is ~1e-6: float32 would not do)."""
+    with jax.enable_x64(True):
+        return float(jax.scipy.special.gammaincc(jnp.float64(dof / 2.0), jnp.float64(stat / 2.0)))
 
 
 def sampler_vs_channel(key: jax.Array, mech: Any, x: int, n: int, batched: bool = True,

@@ -53,7 +53,7 @@ def test_monte_carlo_l2_matches_001_props(mech, prop):
     res = ul.simulate(jax.random.key(0), mech, p=p, n=n, reps=reps)
     l2 = np.asarray(ul.metrics.l2sq(res.estimates["emp"], jnp.asarray(p, jnp.float32)), np.float64)
     se = l2.std(ddof=1) / np.sqrt(reps)
-    assert abs(l2.mean() - prop(mech, p, n)) < 3 * se, (l2.mean(), prop(mech, p, n), se)
+    assert testing.within_se(l2.mean(), prop(mech, p, n), se), (l2.mean(), prop(mech, p, n), se)
     # The library's own iid variance formula agrees with the proposition exactly.
     with jax.enable_x64(True):
         var = np.asarray(ul.estimation.empirical_variance(mech, jnp.asarray(p), n)).sum()

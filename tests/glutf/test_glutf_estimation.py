@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import testing
 from uldp_jax.theory import _pure_uldp as th
 
 
@@ -105,18 +106,16 @@ MC_MECHS = [
 
 @pytest.mark.parametrize("mech", MC_MECHS, ids=lambda m: type(m).__name__)
 def test_monte_carlo_mse_matches_eq28_fixed_model(mech):
-    """Threshold: |mean loss - eq 28| < 3 standard errors of the mean over 300 repetitions.
-
-    The loss is skewed (a sum of squared normals), so each case has a false-failure rate of ~0.5%; the seed is
-    fixed (key 0 gives a -3.4 SE fluke for uUE, keys 1-5 lie within 2.1 SE).
-    """
+    """|mean loss - eq 28| within the suite's per-check critical value (``testing.within_se``, ~4.6 standard
+    errors) over 300 repetitions. Key 0, chosen before looking: uUE lands at -3.4 SE there, a fluke a 3-SE
+    threshold (0.3% per check, unbudgeted) turned into a failure; the budgeted level does not."""
     n, reps = 500, 300
     d = mech.d
     counts = np.arange(1, d + 1)
     counts = np.round(counts / counts.sum() * n).astype(int)
     counts[-1] += n - counts.sum()
     xs = np.repeat(np.arange(d), counts).astype(np.int32)
-    res = ul.simulate(jax.random.key(1), mech, xs=xs, reps=reps)
+    res = ul.simulate(jax.random.key(0), mech, xs=xs, reps=reps)
     loss = np.sum((np.asarray(res.estimates["emp"], np.float64) - res.target) ** 2, axis=1)
     p, q, z = mech.pure_probs()
     if hasattr(mech, "sensitive"):
@@ -126,7 +125,7 @@ def test_monte_carlo_mse_matches_eq28_fixed_model(mech):
     with th.x64():
         mse = float(th.pure_uldp_mse(p, q, z, s, theta_n, n))
     se = loss.std(ddof=1) / np.sqrt(reps)
-    assert abs(loss.mean() - mse) < 3 * se, (loss.mean(), mse, se)
+    assert testing.within_se(loss.mean(), mse, se), (loss.mean(), mse, se)
 
 
 def test_iid_model_adds_one_minus_sum_p2():
@@ -141,7 +140,7 @@ def test_iid_model_adds_one_minus_sum_p2():
     res = ul.simulate(jax.random.key(1), mech, p=pd, n=n, reps=reps)
     loss = np.sum((np.asarray(res.estimates["emp"], np.float64) - pd) ** 2, axis=1)
     se = loss.std(ddof=1) / np.sqrt(reps)
-    assert abs(loss.mean() - iid / n) < 3 * se
+    assert testing.within_se(loss.mean(), iid / n, se)
 
 
 def test_closed_form_mses_agree_with_eq28():

@@ -4,6 +4,7 @@ import jax
 import numpy as np
 
 import uldp_jax as ul
+from uldp_jax import testing
 from uldp_jax import theory as th
 
 D, S, EPS, THETA_N = 1200, 424, 5.0, 0.56
@@ -38,7 +39,7 @@ def test_monte_carlo_confirms_gain():
         with jax.enable_x64(True):
             want = float(th.mse(mech, p, n, "iid"))
         se = loss.std(ddof=1) / np.sqrt(reps)
-        assert abs(loss.mean() - want) < 4 * se, (name, loss.mean(), want, se)
+        assert testing.within_se(loss.mean(), want, se), (name, loss.mean(), want, se)
         losses[name] = loss
     gain = 1 - losses["tuned"].mean() / losses["default"].mean()
     assert 0.65 < gain < 0.75, gain
