@@ -4,11 +4,13 @@
 config, not re-run, to keep this directory fast.
 """
 
+import csv
 import os
 
+import numpy as np
 import pytest
 
-from uldp_jax import experiments
+from uldp_jax import experiments, testing
 
 _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "001-fig7", "001-fig13": "001-fig8",
               "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
@@ -25,6 +27,34 @@ def test_quick_run_writes_outputs(name, tmp_path):
     assert "# config:" in text and '"uldp_jax": "' in text
     assert len(text.splitlines()) > 10
     assert os.path.exists(os.path.join(out["folder"], "summary.md"))
+    rows = list(csv.DictReader(ln for ln in text.splitlines() if not ln.startswith("#")))
+    for r in rows:  # every number written is a number
+        for k in ("value", "se"):
+            if r.get(k) not in (None, ""):
+                assert np.isfinite(float(r[k])), (name, r)
+        if r.get("se") not in (None, ""):
+            assert float(r["se"]) >= 0, (name, r)
+    if name in _REFERENCES:
+        _REFERENCES[name](rows)
+
+
+def _fig5_no_privacy(rows):
+    """001 Fig 5's "no privacy" TV against the exact expectation E TV = 1/2 sum_x E|Bin(n, p_x)/n - p_x| (scipy)."""
+    from scipy import stats as sps
+
+    from uldp_jax.experiments import _datasets
+
+    cfg = experiments.make_config(experiments.get_experiment("001-fig5"), quick=True)
+    for ds in _datasets.resolve(cfg["datasets"], None, cfg.get("n")):
+        mine = [r for r in rows if r["dataset"] == ds.name and r["mechanism"] == "no privacy"]
+        assert mine
+        n, k = ds.n, np.arange(ds.n + 1)
+        exact = 0.5 * sum(float(np.sum(sps.binom.pmf(k, n, px) * np.abs(k / n - px))) for px in ds.p if px > 0)
+        for r in mine:
+            assert testing.within_se(float(r["value"]), exact, float(r["se"]), dof=int(r["reps"]) - 1), (r, exact)
+
+
+_REFERENCES = {"001-fig5": _fig5_no_privacy}
 
 
 @pytest.mark.parametrize("twin,base", sorted(_MSE_TWINS.items()))

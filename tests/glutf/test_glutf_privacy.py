@@ -70,13 +70,11 @@ def test_corrected_mechanisms_pass_audit(mech, tight):
             np.testing.assert_allclose(z_channel, z, rtol=1e-9, atol=1e-12)
         else:  # a small finite hash family may miss the worst case: the closed form is then valid, not larger
             assert z <= z_channel + 1e-12
-        closed = {
-            "USS": lambda m: th.uss_z_max(s, eps, m.k),
-            "UUE": lambda m: float(np.asarray(m.p)) * np.expm1(eps) / (np.exp(eps) + s - 1),
-            "ULH": lambda m: th.ulh_z_max(s, eps, m.g),
-            "UWheel": lambda m: th.uwheel_z_max(s, eps, float(np.asarray(m.l))),
-        }[type(mech).__name__](mech)
-        np.testing.assert_allclose(z, float(closed), rtol=1e-9, atol=1e-15)
+        # (mech.z() returns th.*_z_max, so comparing the two would test nothing: the references are the exact
+        # channel above and, for uUE, SPEC.md's formula written out by hand.)
+        if type(mech).__name__ == "UUE":
+            hand = float(np.asarray(mech.p)) * np.expm1(eps) / (np.exp(eps) + s - 1)
+            np.testing.assert_allclose(z, hand, rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.parametrize("s,g,eps", [(2, 2, 1.0), (3, 2, 2.0), (4, 3, 5.0), (5, 2, 5.0), (3, 4, 0.5)])
