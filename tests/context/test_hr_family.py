@@ -145,6 +145,16 @@ def test_vmapped_eps_grid(key):
     grid = jax.vmap(lambda e: ul.HR(6, e))(jnp.array([0.5, 1.0, 2.0]))
     res = ul.simulate(key, grid, p=np.ones(6) / 6, n=2000, reps=2)
     assert res.estimates["emp"].shape == (3, 2, 6)
+    # each grid member gives what that mechanism gives alone from the same stats (the linear decoder by hand:
+    # unbiased on the exact channel, G[y] = decoder response to all users reporting y)
+    for i, e in enumerate([0.5, 1.0, 2.0]):
+        mech = ul.HR(6, e)
+        emp = ul.estimation.get_method("emp", mech).fn
+        with jax.enable_x64(True):
+            G = np.stack([np.asarray(emp(mech, jnp.asarray(np.eye(mech.num_outputs)[y] * 2000.0), 2000))
+                          for y in range(mech.num_outputs)])
+        want = np.asarray(res.stats[i], np.float64) @ G / 2000
+        np.testing.assert_allclose(np.asarray(res.estimates["emp"][i], np.float64), want, rtol=1e-4, atol=1e-5)
 
 
 def test_large_eps_stable():

@@ -62,6 +62,18 @@ def test_vmap_and_methods():
         assert np.all(batched >= 0)
     mech = ul.URR(12, (0, 3), 1.0)
     stats = jnp.array([[30, 5, 7, 40, 2, 1, 0, 3, 9, 1, 1, 1]] * 2)
-    for m in ("clip", "norm-sub", "project", "base-cut"):
+    # the empirical estimate by hand (001 Def 3): p_hat = (c / n - c2 [x in X_S]) / c3
+    t = np.exp(-1.0)
+    c2, c3 = t / (1 + t), (1 - t) / (1 + t)
+    sens = np.isin(np.arange(12), (0, 3))
+    emp = (np.asarray(stats[0], np.float64) / 100 - c2 * sens) / c3
+    for m, f in (("clip", clip), ("norm-sub", norm_sub), ("project", project)):
         est = np.asarray(ul.estimate_from_stats(mech, stats, 100, m))
-        assert est.shape == (2, 12) and np.all(est >= 0)
+        assert est.shape == (2, 12)
+        np.testing.assert_allclose(est[0], np.asarray(f(jnp.asarray(emp, jnp.float32))), atol=1e-5, err_msg=m)
+        np.testing.assert_allclose(est[1], est[0])
+    # Base-Cut keeps an entry as it is or zeroes it; the clearly large ones survive
+    est = np.asarray(ul.estimate_from_stats(mech, stats, 100, "base-cut"))[0]
+    kept = est != 0
+    np.testing.assert_allclose(est[kept], emp[kept], rtol=1e-5)
+    assert kept[3]  # emp = 0.28, far above any cut
