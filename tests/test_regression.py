@@ -1,0 +1,39 @@
+"""Bit-identity with the reports and estimates recorded before the protocol redesign (tests/data/regression.npz).
+
+A sampler that changes on purpose must re-record the file (``python tests/data/make_regression.py``) and list
+the change in the commit message.
+"""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+_DIR = pathlib.Path(__file__).parent / "data"
+_spec = importlib.util.spec_from_file_location("make_regression", _DIR / "make_regression.py")
+make_regression = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_regression)
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with np.load(_DIR / "regression.npz") as f:
+        return dict(f)
+
+
+@pytest.fixture(scope="module")
+def current():
+    return make_regression.record()
+
+
+def test_same_keys(recorded, current):
+    assert sorted(recorded) == sorted(current)
+
+
+@pytest.mark.parametrize("name", sorted(make_regression.cases()))
+def test_bit_identical(recorded, current, name):
+    keys = [k for k in recorded if k.startswith(name + "/")]
+    assert keys
+    for k in keys:
+        np.testing.assert_array_equal(current[k], recorded[k], err_msg=k)
