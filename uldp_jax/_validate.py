@@ -84,9 +84,25 @@ def check_keep_probability(name: str, value: Any) -> Any:
     return arr
 
 
+# The eps range in which every mechanism's channel, audit and estimates are exact (README, "Exact eps
+# range"). Above EPS_MAX: float32 sampling and debiasing meet exp(-eps) below float32's normal range (and
+# exp(eps / 2) near its overflow), float64 bit-product channels underflow, and RAPPOR's default theta rounds to 1
+# in float64 (eps > 72); no privacy question needs eps > 100 (e^100 ~ 1e43). Below EPS_MIN the audited eps
+# loses relative accuracy (float64 log-ratios are good to ~1e-16 absolute) and float32 estimates scale like
+# 1/eps. Tested over [1e-3, 50] for every mechanism (tests/reliability/test_properties.py).
+EPS_MIN = 1e-6
+EPS_MAX = 100.0
+
+
 def check_eps(value: Any, name: str = "eps") -> Any:
-    """eps must be finite and > 0."""
-    return as_param(name, value, lower=0.0)
+    """eps must be a finite real in ``[EPS_MIN, EPS_MAX]`` (element-wise for a grid; tracers unchecked)."""
+    arr = as_param(name, value, lower=0.0)
+    if is_concrete(arr) and np.ndim(arr) > 1:
+        raise ValueError(f"Expected {name} to be a scalar or a 1-D grid of values, got shape {np.shape(arr)}.")
+    if is_concrete(arr) and (np.any(arr < EPS_MIN) or np.any(arr > EPS_MAX)):
+        raise ValueError(f"Expected {name}={value!r} in [{EPS_MIN:g}, {EPS_MAX:g}], the range where channels, "
+                         "audits and estimates are exact (see ul._validate.EPS_MIN/EPS_MAX).")
+    return arr
 
 
 def check_index_set(name: str, items: Any, d: int, allow_empty: bool = False) -> tuple[int, ...]:
