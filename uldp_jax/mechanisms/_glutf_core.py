@@ -280,6 +280,33 @@ class GLUTFMixin:
         protected[:m_b] = True
         return Q, protected
 
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)`` in the column order of ``channel_matrix``, from the base's log channel when it
+        has one (bit-product bases underflow float64 at large ``s * eps``)."""
+        if not hasattr(self.base, "log_channel_matrix"):
+            Q, protected = self.channel_matrix()
+            with np.errstate(divide="ignore"):
+                return np.log(Q), protected
+        logQb, _ = self.base.log_channel_matrix()
+        m_b, dn = logQb.shape[1], self.d - self.s
+        _base.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
+        f, f1z = self._fz64()
+        sens, rank_s, rank_n = self._masks()
+        logmean = np.logaddexp.reduce(logQb, axis=0) - np.log(logQb.shape[0])
+        with np.errstate(divide="ignore"):
+            lf1z, l1mf, lrest = np.log(f1z), np.log1p(-f), np.log(f - f1z)
+        logQ = np.full((self.d, m_b * (1 + dn) + dn), -np.inf)
+        logQ[sens, :m_b] = logQb[rank_s[sens]]
+        for x in np.flatnonzero(~sens):
+            j = rank_n[x]
+            logQ[x, :m_b] = lf1z + logmean
+            logQ[x, m_b + j] = l1mf
+            start = m_b + dn + j * m_b
+            logQ[x, start:start + m_b] = lrest + logmean
+        protected = np.zeros(logQ.shape[1], dtype=bool)
+        protected[:m_b] = True
+        return logQ, protected
+
     def channel_support(self) -> np.ndarray:
         """bool ``[m, d]``: items supported by each channel column (003 eq 29)."""
         Sb = base_support(self.base)

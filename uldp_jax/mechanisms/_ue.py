@@ -29,8 +29,10 @@ def resolve_theta(theta: Any, eps: Any) -> Any:
         return _validate.check_keep_probability("theta", theta)
     if not _validate.is_concrete(eps):
         return jax.nn.sigmoid(jnp.asarray(eps) / 2.0)
-    # Derived from eps; 1 - theta is computed from eps too (keep_pair), so no float32 check is needed.
-    return _validate.as_param("theta", 1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), 0.0, 1.0)
+    # Derived from eps; 1 - theta is computed from eps too (keep_pair), so no float32 check is needed. The leaf
+    # stays below 1 in float64 (it rounds to 1 beyond eps ~ 73); keep_pair never reads it for the default.
+    theta = np.minimum(1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), np.nextafter(1.0, 0.0))
+    return _validate.as_param("theta", theta, 0.0, 1.0)
 
 
 def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
@@ -55,11 +57,13 @@ def _ue_q64(keep: float, eps: float, one_minus_keep: float | None = None) -> flo
     return keep * t / (omk + keep * t)
 
 
-def product_bernoulli_channel(probs: np.ndarray, protected_fn=None,
-                              comp: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def product_bernoulli_channel(probs: np.ndarray, protected_fn=None, comp: np.ndarray | None = None,
+                              log: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Channel of independent bits: ``probs[x, j] = P(bit j = 1 | x)``; columns are bit patterns (bit j of y).
 
-    ``comp`` optionally gives ``P(bit j = 0 | x)`` exactly (for probabilities within 1e-11 of one).
+    ``comp`` optionally gives ``P(bit j = 0 | x)`` exactly (for probabilities within 1e-11 of one). With
+    ``log=True`` returns ``log Q`` (products of ``d`` small factors underflow float64 at large ``d * eps``;
+    the audit reads log ratios from it).
     """
     d, m = probs.shape
     _base.check_channel_size("channel", d, 2**m)
@@ -72,9 +76,8 @@ def product_bernoulli_channel(probs: np.ndarray, protected_fn=None,
     logq = np.zeros((d, 2**m))
     for j in range(m):
         logq += np.where(bits[None, :, j], lp1[:, j : j + 1], lp0[:, j : j + 1])
-    Q = np.exp(logq)
     protected = np.ones(2**m, dtype=bool) if protected_fn is None else protected_fn(bits)
-    return Q, protected
+    return (logq if log else np.exp(logq)), protected
 
 
 class _UnaryMixin:
@@ -99,8 +102,9 @@ class _UnaryMixin:
 
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
-        eps, keep = _base.eps_value(self.eps), float(np.asarray(self.keep, np.float64))
-        return keep, _ue_q64(keep, eps), float("nan")
+        eps = _base.eps_value(self.eps)
+        keep, omk = (float(v) for v in self.keep_pair(np))  # 1 - keep exact for the default theta
+        return keep, _ue_q64(keep, eps, omk), float("nan")
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
         return self.perturb_batch(key, jnp.asarray(x))
@@ -124,7 +128,7 @@ class _UnaryMixin:
         gap = ue_gap(keep, self.eps, omk)
         return jnp.full((self.d,), gap), jnp.full((self.d,), q)
 
-    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+    def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
         eps = _base.eps_value(self.eps)
         keep, omk = (float(v) for v in self.keep_pair(np))
         q = _ue_q64(keep, eps, omk)
@@ -132,7 +136,11 @@ class _UnaryMixin:
         np.fill_diagonal(probs, keep)
         comp = 1.0 - probs
         np.fill_diagonal(comp, omk)
-        return product_bernoulli_channel(probs, comp=comp)
+        return product_bernoulli_channel(probs, comp=comp, log=log)
+
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
+        return self.channel_matrix(log=True)
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))

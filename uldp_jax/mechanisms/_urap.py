@@ -105,7 +105,11 @@ class URAP:
         theta, omt = self.keep_pair()
         return jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n), jnp.where(sens, d1, 0.0)
 
-    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
+        return self.channel_matrix(log=True)
+
+    def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
         eps, d = _base.eps_value(self.eps), self.d
         theta, omt = (float(v) for v in self.keep_pair(np))
         sens = _base.sensitive_mask(d, self.sensitive)
@@ -115,7 +119,7 @@ class URAP:
         probs[np.arange(d), np.arange(d)] = np.where(sens, theta, -theta * np.expm1(-eps))
         comp = 1.0 - probs
         comp[np.arange(d), np.arange(d)] = np.where(sens, omt, omt + theta * np.exp(-eps))  # 1 - theta(1 - e^-eps)
-        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1), comp=comp)
+        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1), comp=comp, log=log)
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))

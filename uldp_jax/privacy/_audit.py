@@ -63,16 +63,20 @@ class AuditReport(NamedTuple):
     tol: float
 
 
-def pairwise_log_ratios(Q: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
-    """``L[x, x'] = max_y log Q(y|x) - log Q(y|x')`` over ``columns`` (0/0 ignored, c/0 = inf)."""
+def pairwise_log_ratios(Q: np.ndarray, columns: np.ndarray | None = None, log: bool = False) -> np.ndarray:
+    """``L[x, x'] = max_y log Q(y|x) - log Q(y|x')`` over ``columns`` (0/0 ignored, c/0 = inf); ``log=True``
+    when ``Q`` already holds ``log Q`` (ratios of entries below float64's range stay exact)."""
     if columns is not None:
         Q = Q[:, columns]
     d, m = Q.shape
     L = np.full((d, d), -np.inf)
     if m == 0:
         return L
-    with np.errstate(divide="ignore"):
-        logq = np.log(Q)
+    if log:
+        logq = Q
+    else:
+        with np.errstate(divide="ignore"):
+            logq = np.log(Q)
     with np.errstate(invalid="ignore"):
         for x in range(d):
             L[x] = _row_max(logq, x)
@@ -120,6 +124,25 @@ def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
                              f"{inv.dtype} {inv.shape}.")
 
 
+def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
+    """``log Q``: the mechanism's own log-space channel when it has one (checked against ``ch``), else
+    ``log(ch.Q)``. Bit-product channels underflow float64 at large ``d * eps``; their log form does not."""
+    if not hasattr(mech, "log_channel_matrix"):
+        with np.errstate(divide="ignore"):
+            return np.log(ch.Q)
+    name = type(mech).__name__
+    logq, protected = mech.log_channel_matrix()
+    logq = np.asarray(logq, np.float64)
+    if logq.shape != ch.Q.shape or not np.array_equal(np.asarray(protected), ch.protected):
+        raise ValueError(f"{name}.log_channel_matrix returned shape {logq.shape} or a protected mask that "
+                         f"differs from channel_matrix ({ch.Q.shape}).")
+    if np.any(np.isnan(logq)) or np.any(logq > 1e-12):
+        raise ValueError(f"{name}.log_channel_matrix returned NaN or a log-probability above 0.")
+    if not np.allclose(np.exp(logq), ch.Q, rtol=1e-9, atol=1e-300):
+        raise ValueError(f"{name}.log_channel_matrix disagrees with channel_matrix (exp(log Q) != Q).")
+    return logq
+
+
 def check_tol(tol: Any) -> float:
     """``tol`` must be a real number in ``(0, MAX_TOL]``: a tolerance may tighten the audit, never void it."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
@@ -163,8 +186,9 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
         E, kind, protected, inv_inputs, nominal = spec.E, spec.kind, ch.protected, spec.invertible_inputs, spec.eps
         if inv_inputs is None:  # no invertible outputs claimed: the guarantee holds on every output
             protected = np.ones(Q.shape[1], bool)
-    mass = Q.max(axis=0) > 0
-    L = pairwise_log_ratios(Q, protected)
+    logq = log_channel(mech, ch)
+    mass = logq.max(axis=0) > -np.inf
+    L = pairwise_log_ratios(logq, protected, log=True)
     constrained = np.isfinite(E) & ~np.eye(d, dtype=bool)
     if constrained.any():
         Lc = np.where(constrained, L, -np.inf)
@@ -181,14 +205,14 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
     # Invertible outputs (001 Def 2 (1)).
     inv_cols = ~protected & mass
     if inv_cols.any():
-        support = Q[:, inv_cols] > 0
+        support = logq[:, inv_cols] > -np.inf
         one_input = support.sum(axis=0) == 1
         allowed = np.ones(d, bool) if inv_inputs is None else inv_inputs
         from_allowed = np.all(~support | allowed[:, None], axis=0)
         invertible_ok = bool(np.all(one_input & from_allowed))
     else:
         invertible_ok = True
-    L_all = pairwise_log_ratios(Q, mass)
+    L_all = pairwise_log_ratios(logq, mass, log=True)
     eps_ldp = float(L_all.max())
     # Tight: the binding constraint is attained (for LDP/ULDP: eps equals the nominal eps).
     tight = bool(np.isfinite(excess) and abs(excess) <= tol * max(1.0, abs(nominal)))
