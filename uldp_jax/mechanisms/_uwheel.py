@@ -27,7 +27,8 @@ class UWheel(_glutf.GLUTFMixin):
       d: domain size (static).
       sensitive: sensitive items (static; ``1 <= s < d``).
       eps: privacy budget (leaf).
-      l: coverage in ``(0, 1)`` (leaf). ``None``: SPEC.md's optimum ``1 / g*`` (continuous; needs a concrete eps).
+      l: coverage in ``[2**-14, 1 - 2**-22]`` (leaf). ``None``: SPEC.md's optimum ``1 / g*`` (continuous; needs a
+        concrete eps), clipped to that range.
       theta_n: assumed non-sensitive mass for the default ``l`` (default 0).
       z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
       num_hashes: seeds of the base's hash family (``None``: all ``2**32``).
@@ -55,7 +56,7 @@ class UWheel(_glutf.GLUTFMixin):
         l = self.l
         if l is None:
             l = _wheel.default_l(len(sensitive), concrete_eps(self.eps, "l"), self.theta_n)
-        object.__setattr__(self, "l", _validate.check_keep_probability("l", l))
+        object.__setattr__(self, "l", _wheel.check_l(l))
         object.__setattr__(self, "num_hashes", _olh.check_num_hashes("hash", self.num_hashes, 2, len(sensitive)))
 
     @property

@@ -28,12 +28,30 @@ class WheelReport(NamedTuple):
     y: jax.Array
 
 
+# Coverage range in which float32 sampling is exact enough: reported points are float32, 2**-24 apart near 1,
+# so an arc of length l holds l / 2**-24 representable points and a draw rounds onto the arc's open end with
+# probability about 2**-25 / l (<= 2**-11 relative at L_MIN). Below ~1e-8 the float64 channel loses the arc
+# altogether (rows stop summing to 1). L_MAX keeps 1 - l representable in float32.
+L_MIN = 2.0**-14
+L_MAX = 1.0 - 2.0**-22
+
+
 def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
-    """The MSE-optimal coverage ``1 / g*`` (SPEC.md; ``s = d``, ``theta_n = 0`` for the LDP Wheel)."""
+    """The MSE-optimal coverage ``1 / g*`` (SPEC.md; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
+    ``[L_MIN, L_MAX]`` (the optimum leaves it for eps above ~9.7 or near 0)."""
     if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
-        raise ValueError("l=None needs a concrete scalar eps; pass l explicitly.")
+        raise ValueError(f"l=None needs a concrete scalar eps, got eps with shape {np.shape(eps)}; pass l explicitly.")
     with _th.x64():
-        return float(_th.uwheel_l_opt(s, float(eps), float(theta_n)))
+        return float(np.clip(float(_th.uwheel_l_opt(s, float(eps), float(theta_n))), L_MIN, L_MAX))
+
+
+def check_l(l: Any) -> Any:
+    """``l`` in ``[L_MIN, L_MAX]`` (concrete values; tracers pass)."""
+    arr = _validate.check_keep_probability("l", l)
+    if _validate.is_concrete(arr) and (np.any(arr < L_MIN) or np.any(arr > L_MAX)):
+        raise ValueError(f"Expected l={l!r} in [2**-14, 1 - 2**-22]: shorter arcs are not sampled exactly by "
+                         "float32 points (2**-24 apart).")
+    return arr
 
 
 @_base.pytree_dataclass(data_fields=("eps", "l"), meta_fields=("d", "num_hashes"))
@@ -53,10 +71,10 @@ class Wheel:
     Privacy: ``eps``-LDP for every hash function (the density ratio is at most ``e^eps``), tight.
 
     Attributes:
-      d: domain size (static, >= 1).
+      d: domain size (static, >= 2).
       eps: privacy budget (leaf).
-      l: coverage in ``(0, 1)`` (leaf). ``None``: the MSE-optimal ``1 / g*`` with ``s = d``, ``theta_N = 0``
-        (about ``1 / (e^eps + 1)``); needs a concrete eps.
+      l: coverage in ``[L_MIN, L_MAX] = [2**-14, 1 - 2**-22]`` (leaf). ``None``: the MSE-optimal ``1 / g*``
+        with ``s = d``, ``theta_N = 0`` (about ``1 / (e^eps + 1)``), clipped to that range; needs a concrete eps.
       num_hashes: seeds of the hash family (``None``: all ``2**32``); small values give an exact channel.
 
     Channel (discretised): for each seed, the circle is cut at ``0`` and at every arc end ``H(t)``,
@@ -75,11 +93,11 @@ class Wheel:
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=1)
+        d = _validate.check_int("d", self.d, minimum=2)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         l = default_l(d, self.eps) if self.l is None else self.l
-        object.__setattr__(self, "l", _validate.check_keep_probability("l", l))
+        object.__setattr__(self, "l", check_l(l))
         object.__setattr__(self, "num_hashes", _olh.check_num_hashes("hash", self.num_hashes, 2, d))
 
     @property

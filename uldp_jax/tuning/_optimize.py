@@ -118,6 +118,10 @@ def domain_of(fam: _families.Family, s: Any) -> Domain:
         return Domain(1.0, s - 1.0)
     if fam.param in ("g",):
         return Domain(1.0, None)
+    if fam.param in ("l",):  # the Wheel's coverage: float32 sampling needs l in [L_MIN, L_MAX]
+        from uldp_jax.mechanisms import _wheel
+
+        return Domain(_wheel.L_MIN, _wheel.L_MAX)
     return Domain(0.0, 1.0)
 
 

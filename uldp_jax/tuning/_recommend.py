@@ -14,6 +14,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax import mechanisms as _m
+from uldp_jax.mechanisms import _wheel
 from uldp_jax.theory import _dispatch, _exact
 from uldp_jax.theory import _optima
 
@@ -52,7 +53,7 @@ def _candidates(d: int, sens: tuple[int, ...], eps: float, th: float, include_ld
         out.append((f"uSS (k={k})", lambda: _m.USS(d, sens, eps, k=k, theta_n=th), False))
     p = float(_optima.optimal_p(eps, s, th))
     g = _optima.optimal_g(eps, s, th)
-    lv = float(_optima.optimal_l(eps, s, th))
+    lv = float(np.clip(float(_optima.optimal_l(eps, s, th)), _wheel.L_MIN, _wheel.L_MAX))  # sampled exactly
     out += [(f"uUE (p={p:.3f})", lambda: _m.UUE(d, sens, eps, p=p, theta_n=th), False),
             (f"uLH (g={g})", lambda: _m.ULH(d, sens, eps, g=g, theta_n=th), False),
             (f"uWheel (l={lv:.4g})", lambda: _m.UWheel(d, sens, eps, l=lv, theta_n=th), False)]
