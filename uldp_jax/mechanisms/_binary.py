@@ -50,6 +50,9 @@ class BinaryCA:
     def __post_init__(self):
         e12 = _validate.as_param("eps12", self.eps12, lower=0.0, allow_inf=True)
         e21 = _validate.as_param("eps21", self.eps21, lower=0.0, allow_inf=True)
+        for name, v in (("eps12", e12), ("eps21", e21)):  # finite values: the library's exact eps range
+            if _validate.is_concrete(v) and np.any(np.isfinite(v)):
+                _validate.check_eps(np.where(np.isfinite(v), v, 1.0), name)
         if _validate.is_concrete(e12) and _validate.is_concrete(e21) and np.any(np.isinf(e12) & np.isinf(e21)):
             raise ValueError(f"Expected at most one of eps12={self.eps12!r}, eps21={self.eps21!r} to be inf "
                              "(both inf is the identity channel: no privacy).")

@@ -64,7 +64,7 @@ class OLH:
     Privacy: ``eps``-LDP for *every* hash function in the family (the seed is part of the report), tight.
 
     Attributes:
-      d: domain size (static, >= 1; ``d = 1`` only as a GLUTF base).
+      d: domain size (static, >= 2; a GLUTF base over one item is built internally without this check).
       eps: privacy budget (leaf).
       g: hash range (static int >= 2). ``None``: the MSE-optimal integer, the better of floor/ceil of the exact
         optimum of 003 eq 28 with ``s = d``, ``theta_N = 0`` (SPEC.md's ``g*``; tends to ``e^eps + 1`` as ``d``
@@ -89,7 +89,7 @@ class OLH:
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=1)
+        d = _validate.check_int("d", self.d, minimum=2)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         g = default_g(d, self.eps) if self.g is None else self.g

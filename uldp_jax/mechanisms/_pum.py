@@ -96,7 +96,7 @@ class PUM:
             if base.lower() not in _BASES:
                 raise ValueError(f"Expected base={base!r} in {sorted(_BASES)} or a mechanism instance over Z.")
             if eps is None:
-                raise ValueError("Expected eps=None to be a privacy budget > 0 when base is a name.")
+                raise TypeError("Expected eps=None to be a privacy budget > 0 when base is a name.")
             cmn = _BASES[base.lower()](d + num_tags, z_s, eps)
         else:
             cmn = _check_base(base, d, num_tags, z_s, eps)
