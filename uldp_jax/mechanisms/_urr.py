@@ -67,9 +67,11 @@ class URR:
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         _, c2, _ = self.probs()
-        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
+        # O(s) state, no O(d) host arrays: a sensitive x is found by binary search in the sorted X_S, and its
+        # insertion point is its rank there.
         items = jnp.asarray(self.sensitive, dtype=jnp.int32)
-        rank = jnp.asarray(np.cumsum(_base.sensitive_mask(self.d, self.sensitive)) - 1, dtype=jnp.int32)[xs]
+        rank = jnp.searchsorted(items, xs).astype(jnp.int32)
+        sens = items[jnp.clip(rank, 0, self.s - 1)] == xs
         k_keep, k_other = jax.random.split(key)
         # Sensitive x: one of the s - 1 other sensitive items; non-sensitive x: one of the s sensitive items.
         j = _uniform.uniform_ints(k_other, jnp.where(sens, max(self.s - 1, 1), self.s), xs.shape)
