@@ -9,11 +9,12 @@ import jax.numpy as jnp
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:
-    if not hasattr(mech, "perturb_batch"):
-        raise TypeError(f"Expected a uldp_jax mechanism, got {type(mech).__name__}.")
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
 
 
 def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
@@ -46,17 +47,7 @@ def aggregate(mech: Any, ys: Any) -> jax.Array:
 
 def check_reports(mech: Any, ys: Any) -> None:
     """Checks that ``ys`` look like a batch of reports of ``mech`` (dtype, shape, range when concrete)."""
-    if hasattr(mech, "check_reports"):
-        mech.check_reports(ys)
-        return
-    kind = getattr(mech, "report_kind", None)
-    if kind == "item":
-        _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
-    elif kind == "bits":
-        if not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
-            raise TypeError(f"Expected ys to be bool bit-vector reports, got {getattr(ys, 'dtype', type(ys))}.")
-        if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
-            raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
+    mech.check_reports(ys)
 
 
 def num_reports(mech: Any, ys: Any) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, NamedTuple
 
 import jax
@@ -36,9 +35,7 @@ def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
         return float(_th.uwheel_l_opt(s, float(eps), float(theta_n)))
 
 
-@_base.pytree_dataclass(data_fields=("eps", "l"), meta_fields=("d", "num_hashes"))
-@dataclasses.dataclass(frozen=True)
-class Wheel:
+class Wheel(_base.Mechanism):
     r"""eps-Wheel over ``d`` items with coverage ``l``.
 
     A user draws a seed, hashes ``x`` to ``h = H(x)`` in ``[0, 1)`` and reports ``(seed, y)`` with ``y`` drawn
@@ -67,10 +64,10 @@ class Wheel:
       Wang et al. (PVLDB 13(8), 2020); He et al. (GLUTF) App. B.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
     l: Any = None
-    num_hashes: Any = None
+    num_hashes: Any = _base.static_field(default=None)
 
     report_kind = "wheel"
 
