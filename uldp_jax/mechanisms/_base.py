@@ -259,6 +259,12 @@ class Mechanism:
         """``(Q float[d, num_outputs], protected bool[num_outputs])``: the exact channel, rows = inputs."""
         raise NotImplementedError(f"{type(self).__name__} has no exact channel (define channel_matrix()).")
 
+    # ---- grids -------------------------------------------------------------------------------------------------
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``."""
+        return tuple(jnp.shape(self.eps))
+
     # ---- sampling and statistics -------------------------------------------------------------------------
     @property
     def num_stats(self) -> int:
@@ -376,3 +382,19 @@ def _check_bit_reports(mech: Mechanism, ys: Any) -> None:
 
 
 _REPORT_CHECKS = {"item": _check_item_reports, "bits": _check_bit_reports}
+
+
+def unbatch(mech: Mechanism) -> list[Mechanism]:
+    """The elements of a grid of mechanisms (``mech.batch_shape`` leading on every leaf), in C order.
+
+    A single mechanism gives ``[mech]``.
+    """
+    shape = mech.batch_shape
+    if not shape:
+        return [mech]
+    leaves = jax.tree_util.tree_leaves(mech)
+    for leaf in leaves:
+        if tuple(jnp.shape(leaf))[: len(shape)] != shape:
+            raise ValueError(f"Expected every leaf of the grid {type(mech).__name__} to lead with batch shape "
+                             f"{shape}, got a leaf of shape {jnp.shape(leaf)}.")
+    return [jax.tree.map(lambda v, i=i: v[i], mech) for i in np.ndindex(*shape)]
