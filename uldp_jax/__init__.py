@@ -13,9 +13,11 @@ from uldp_jax.mechanisms import (
     URR,
     BinaryCA,
     Mangat,
+    Mechanism,
     PrivacySpec,
     Warner,
     replace,
+    static_field,
 )
 from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
 from uldp_jax.mechanisms import GLUTF, OLH, SS, ULH, USS, UUE, UWheel, Wheel, glutf
@@ -39,6 +41,7 @@ __all__ = [
     "HR",
     "HighLowHR",
     "Mangat",
+    "Mechanism",
     "OLH",
     "OUE",
     "PUM",
@@ -84,6 +87,7 @@ __all__ = [
     "simulate",
     "simulate_pum",
     "simulate_stats",
+    "static_field",
     "theory",
     "tradeoff_curve",
     "tune",

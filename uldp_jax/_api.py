@@ -11,11 +11,12 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:
-    if not hasattr(mech, "perturb_batch"):
-        raise TypeError(f"Expected a uldp_jax mechanism, got {type(mech).__name__}.")
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
 
 
 def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
@@ -46,69 +47,9 @@ def aggregate(mech: Any, ys: Any) -> jax.Array:
     return mech.aggregate(ys)
 
 
-def _describe(tree: Any) -> str:
-    """``HashReport(seed: uint32[n], y: int32[n])``-style description of a report pytree (or of ``ys``)."""
-    def leaf(v: Any) -> str:
-        if not hasattr(v, "dtype") or not hasattr(v, "shape"):
-            return type(v).__name__
-        return f"{np.dtype(v.dtype).name}[{', '.join(['n'] + [str(k) for k in tuple(v.shape)[1:]])}]"
-
-    if hasattr(tree, "_fields"):
-        return f"{type(tree).__name__}(" + ", ".join(f"{f}: {leaf(getattr(tree, f))}" for f in tree._fields) + ")"
-    return leaf(tree)
-
-
-def _report_form(mech: Any) -> Any:
-    """The abstract report pytree of ``mech`` for one user (``jax.eval_shape``; nothing is sampled)."""
-    xs = jax.ShapeDtypeStruct((1,), jnp.int32)
-    return jax.eval_shape(lambda k, x: mech.perturb_batch(k, x), jax.random.key(0), xs)
-
-
 def check_reports(mech: Any, ys: Any) -> None:
-    """Checks that ``ys`` are a batch of reports of ``mech`` (structure, dtype, shape; range when concrete).
-
-    Raises:
-      TypeError: naming ``ys`` and the expected report form when ``ys`` are reports of another kind (e.g.
-        GRR items given to OLH).
-      ValueError: for reports of the right form with a wrong shape or out-of-range values.
-    """
-    if hasattr(mech, "check_reports"):
-        mech.check_reports(ys)
-        return
-    kind = getattr(mech, "report_kind", None)
-    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
-        ys = np.asarray(ys)
-    if kind == "item":
-        if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or np.dtype(ys.dtype).kind not in "iu":
-            raise TypeError(f"Expected ys to be item reports of {type(mech).__name__}: int32[n] in "
-                            f"[0, {mech.num_outputs}), got {_describe(ys)}.")
-        _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
-        return
-    if kind == "bits":
-        if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
-            raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
-                            f"bool[n, {mech.num_stats}], got {_describe(ys)}.")
-        if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
-            raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
-        return
-    if not hasattr(mech, "perturb_batch"):
-        return
-    try:
-        form = _report_form(mech)
-    except Exception:  # a mechanism whose perturb needs more than (key, xs): nothing generic to compare
-        return
-    want = jax.tree_util.tree_structure(form)
-    got = jax.tree_util.tree_structure(ys)
-    ok = want == got
-    if ok:
-        for f, y in zip(jax.tree_util.tree_leaves(form), jax.tree_util.tree_leaves(ys)):
-            if (not hasattr(y, "dtype") or np.dtype(y.dtype).kind != np.dtype(f.dtype).kind
-                    or np.ndim(y) != len(f.shape) or tuple(np.shape(y))[1:] != tuple(f.shape)[1:]):
-                ok = False
-                break
-    if not ok:
-        raise TypeError(f"Expected ys to be reports of {type(mech).__name__}: {_describe(form)}, "
-                        f"got {_describe(ys)}.")
+    """Checks that ``ys`` look like a batch of reports of ``mech`` (dtype, shape, range when concrete)."""
+    mech.check_reports(ys)
 
 
 def num_reports(mech: Any, ys: Any) -> int:
@@ -180,7 +121,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
     n = int(np.asarray(n))
     if np.any(arr > n):
         raise ValueError(f"Expected every count in stats <= n={n} (one report per user), got {arr.max()}.")
-    if getattr(mech, "report_kind", None) == "item" and not hasattr(mech, "check_reports"):
+    if getattr(mech, "report_kind", None) == "item" and mech.num_stats == mech.num_outputs:  # a histogram
         sums = arr.sum(axis=-1)
         if np.any(sums != n):
             bad = sums.ravel()[np.argmax(sums.ravel() != n)]

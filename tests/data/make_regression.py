@@ -4,8 +4,13 @@ Run from the repository root: ``python tests/data/make_regression.py``; writes `
 ``tests/test_regression.py`` checks that the current code reproduces it bit for bit.
 """
 
-import jax
-import numpy as np
+import os
+
+if __name__ == "__main__":  # record under the test session's XLA flags (tests/conftest.py): bit-identical there
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
 
 import uldp_jax as ul
 

@@ -32,19 +32,27 @@ def _mechs(eps):
     ]
 
 
-class _Mislabelled:
+class _Mislabelled(ul.Mechanism):
     """A mechanism whose channel is computed at one eps but which claims a smaller one."""
 
-    def __init__(self, mech, claimed):
-        self._mech, self._claimed = mech, claimed
+    inner: object
+    claimed: float = ul.static_field()
+
+    @property
+    def d(self):
+        return self.inner.d
+
+    @property
+    def num_outputs(self):
+        return self.inner.num_outputs
 
     def channel_matrix(self):
-        return self._mech.channel_matrix()
+        return self.inner.channel_matrix()
 
     def privacy_spec(self):
-        spec = self._mech.privacy_spec()
-        scale = self._claimed / spec.eps
-        return spec._replace(E=spec.E * scale, eps=self._claimed)
+        spec = self.inner.privacy_spec()
+        scale = self.claimed / spec.eps
+        return spec._replace(E=spec.E * scale, eps=self.claimed)
 
 
 @pytest.mark.parametrize("eps", EPS_GRID)
@@ -140,19 +148,34 @@ _jit_perturb_batch = jax.jit(lambda k, m, x: m.perturb_batch(k, x))
 _jit_perturb_one = jax.jit(lambda k, m, x: m.perturb_one(k, x))
 
 
-class _JitWrapped:
+class _JitWrapped(ul.Mechanism):
     """Delegates to a mechanism but runs its samplers under jit (the jit variant of the tests)."""
 
-    def __init__(self, mech):
-        self._m = mech
-        self.report_kind = mech.report_kind
-        self.d = mech.d
+    inner: object
+
+    @property
+    def d(self):
+        return self.inner.d
+
+    @property
+    def report_kind(self):
+        return self.inner.report_kind
+
+    @property
+    def num_outputs(self):
+        return self.inner.num_outputs
+
+    def channel_matrix(self):
+        return self.inner.channel_matrix()
+
+    def privacy_spec(self):
+        return self.inner.privacy_spec()
 
     def perturb_batch(self, key, xs):
-        return _jit_perturb_batch(key, self._m, xs)
+        return _jit_perturb_batch(key, self.inner, xs)
 
     def perturb_one(self, key, x):
-        return _jit_perturb_one(key, self._m, x)
+        return _jit_perturb_one(key, self.inner, x)
 
 
 @pytest.mark.parametrize("mech", _mechs(1.0), ids=lambda m: type(m).__name__)

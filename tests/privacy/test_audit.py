@@ -7,11 +7,24 @@ import uldp_jax as ul
 from uldp_jax.privacy import pairwise_log_ratios
 
 
-class _Fixed:
+class _Fixed(ul.Mechanism):
     """A mechanism given by an explicit channel and spec (to test the audit itself)."""
 
-    def __init__(self, Q, protected, spec):
-        self.Q, self.protected, self.spec = np.asarray(Q, float), np.asarray(protected, bool), spec
+    Q: np.ndarray
+    protected: np.ndarray
+    spec: object = ul.static_field()
+
+    def __post_init__(self):
+        object.__setattr__(self, "Q", np.asarray(self.Q, float))
+        object.__setattr__(self, "protected", np.asarray(self.protected, bool))
+
+    @property
+    def d(self):
+        return self.Q.shape[0]
+
+    @property
+    def num_outputs(self):
+        return self.Q.shape[1]
 
     def channel_matrix(self):
         return self.Q, self.protected

@@ -7,11 +7,20 @@ import uldp_jax as ul
 from uldp_jax.privacy import _channel
 
 
-class _Fixed:
-    """A mechanism given by an explicit channel and spec."""
+class _Fixed(ul.Mechanism):
+    """A mechanism given by an explicit channel and claimed guarantee (stored as given: nothing is cast)."""
 
-    def __init__(self, Q, protected, spec):
-        self.Q, self.protected, self.spec = np.asarray(Q, float), np.asarray(protected), spec
+    Q: np.ndarray
+    protected: np.ndarray
+    spec: object = ul.static_field()
+
+    @property
+    def d(self):
+        return np.shape(self.Q)[0]
+
+    @property
+    def num_outputs(self):
+        return np.shape(self.Q)[-1]
 
     def channel_matrix(self):
         return self.Q, self.protected

@@ -71,11 +71,20 @@ def mechanisms(draw, name):
     return BUILDERS[name](draw, draw(EPS))
 
 
-class _Fixed:
-    """A channel and a claimed guarantee (the perturbed copy the audit must reject)."""
+class _Fixed(ul.Mechanism):
+    """A mechanism given by an explicit channel and claimed guarantee (stored as given: nothing is cast)."""
 
-    def __init__(self, Q, protected, spec):
-        self.Q, self.protected, self.spec = Q, protected, spec
+    Q: np.ndarray
+    protected: np.ndarray
+    spec: object = ul.static_field()
+
+    @property
+    def d(self):
+        return np.shape(self.Q)[0]
+
+    @property
+    def num_outputs(self):
+        return np.shape(self.Q)[-1]
 
     def channel_matrix(self):
         return self.Q, self.protected

@@ -14,8 +14,8 @@ from uldp_jax.estimation import _registry
 def empirical(mech: Any, stats: jax.Array, n: Any) -> jax.Array:
     r"""Unbiased empirical estimate :math:`\hat p_j = (c_j / n - b_j) / a_j` (001 eq 3).
 
-    Uses the mechanism's closed-form inverse ``support_affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), which is
-    the exact inverse of its channel restricted to the statistic. May be negative; see ``emp+thr`` and the
+    Calls ``mech.debias``: the closed-form inverse ``support_affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), a
+    mechanism's own fast inverse (Hadamard response), or by default the exact inverse of its channel. May be negative; see ``emp+thr`` and the
     post-processing methods for projections onto the simplex.
 
     Args:
@@ -26,20 +26,12 @@ def empirical(mech: Any, stats: jax.Array, n: Any) -> jax.Array:
     Returns:
       ``float[d]`` estimate of the input distribution.
     """
-    if hasattr(mech, "debias"):  # mechanisms whose estimator is not per-stat affine (Hadamard response, ...)
-        return mech.debias(stats, n)
-    a, b = mech.support_affine()
-    f = jnp.asarray(stats, dtype=a.dtype) / jnp.asarray(n, dtype=a.dtype)
-    return (f[: a.shape[0]] - b) / a
+    return mech.debias(stats, n)
 
 
 def empirical_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     r"""Per-item variance of ``empirical`` in the iid model: :math:`f_j(1-f_j)/(n a_j^2)`, :math:`f = a p + b`."""
-    if hasattr(mech, "debias_variance"):
-        return mech.debias_variance(p, n)
-    a, b = mech.support_affine()
-    f = a * p + b
-    return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)
+    return mech.debias_variance(p, n)
 
 
 def channel_inverse(Q: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -45,7 +45,8 @@ def significance_threshold(mech: Any, n: Any, alpha: Any = 0.05) -> jax.Array:
     alpha = check_alpha(alpha)
     d = mech.d
     # Mechanisms with ``debias``/``debias_variance`` (Hadamard response family) have no ``support_affine``.
-    dtype = jnp.zeros(()).dtype if hasattr(mech, "debias_variance") else mech.support_affine()[0].dtype
+    affine = mech.support_affine()
+    dtype = jnp.zeros(()).dtype if affine is None else affine[0].dtype
     var0 = _empirical.empirical_variance(mech, jnp.zeros((d,), dtype), n)
     z = jax.scipy.special.ndtri(1.0 - jnp.asarray(alpha, dtype) / d)
     return z * jnp.sqrt(jnp.maximum(var0, 0.0))

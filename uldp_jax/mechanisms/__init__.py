@@ -1,6 +1,6 @@
 """Mechanisms: each a pytree with a per-user sampler, an aggregate, and an exact channel."""
 
-from uldp_jax.mechanisms._base import PrivacySpec, pytree_dataclass, replace
+from uldp_jax.mechanisms._base import Mechanism, PrivacySpec, pytree_dataclass, replace, static_field
 from uldp_jax.mechanisms._binary import BinaryCA, Mangat, Warner
 from uldp_jax.mechanisms._block_hr import BlockHR
 from uldp_jax.mechanisms._grr import GRR

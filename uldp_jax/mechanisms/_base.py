@@ -1,47 +1,99 @@
-"""Shared machinery for mechanisms: the pytree decorator and the mechanism protocol.
+"""The mechanism protocol: ``Mechanism`` (a frozen-dataclass pytree base class), ``static_field`` and
+``PrivacySpec``.
 
-A mechanism is a frozen dataclass registered as a JAX pytree. Continuous parameters (``eps``, ``theta``, ...)
-are array leaves, so ``jax.vmap`` over a grid of them and ``jax.grad``/optax through them work; sizes and index
-sets are static metadata, so they fix compiled shapes.
+A mechanism subclasses ``Mechanism`` and declares its parameters as annotated fields, as in equinox's ``Module``:
+fields made with ``static_field()`` are static metadata (sizes, index sets, flags: they fix compiled shapes);
+every other field is a pytree leaf (``eps``, ``theta``, ...), so ``jax.vmap`` over a grid of them and
+``jax.grad``/optax through them work. The subclass becomes a frozen dataclass and a registered pytree
+automatically; JAX rebuilds it without calling ``__init__`` (leaves may be tracers), so ``__post_init__``
+validation runs for user-built objects only.
 
-Every mechanism implements the protocol below (duck-typed; the top-level functions ``ul.perturb``,
-``ul.channel``, ``ul.estimate`` and ``ul.simulate`` dispatch on it):
+A few members are required (as in distrax's ``Distribution``); every other capability has a generic default built
+on them, which a mechanism may override with something faster or closed-form:
 
-* ``d`` (static int): size of the input domain; inputs are ``int32`` items in ``[0, d)``.
-* ``report_kind``: ``"item"`` (a report is one ``int32`` in ``[0, num_outputs)``), ``"bits"`` (a report is
-  ``bool[num_bits]``), or another kind documented by the mechanism (e.g. hashed reports).
-* ``perturb_batch(key, xs) -> reports``: randomizes ``xs: int32[n]`` drawing all users' randomness in a few
-  batched calls (the fast path). ``perturb_one(key, x)`` randomizes one user (composes with ``vmap``).
-* ``aggregate(reports, weights=None) -> stats``: the sufficient statistic the linear estimators need
-  (``int32[num_stats]``: an output histogram or per-item support counts), reduced on device.
-* ``sample_stats(key, xs, weights) -> stats``: ``aggregate(perturb_batch(key, xs), weights)`` in distribution,
-  possibly without materialising the reports.
-* ``support_affine() -> (a, b)``: float arrays ``[d]`` with ``E[stats_j] / n = a_j p_j + b_j`` (iid or fixed
-  model). The empirical estimator is ``(stats / n - b) / a`` and its per-item variance (iid model) is
-  ``f_j (1 - f_j) / (n a_j^2)`` with ``f_j = a_j p_j + b_j``, because each user adds a Bernoulli(f_j) to stats_j.
-* ``channel_matrix() -> (Q, protected)``: the exact channel as float64 NumPy (rows = inputs), for small domains.
-* ``privacy_spec() -> PrivacySpec``: the guarantee the mechanism claims, checked by ``ul.audit``.
+============================  ==================================================  ============================
+member                        default                                             overridden by
+============================  ==================================================  ============================
+``report_kind``               required: ``"item"``, ``"bits"`` or documented      every mechanism
+``num_outputs``               required: size of the report space                  every mechanism
+``perturb_batch(key, xs)``    required                                            every mechanism
+``privacy_spec()``            required                                            every mechanism
+``channel_matrix()``          required for exact channels (small domains)         every mechanism
+``d``                         a field or property: the input domain size          every mechanism
+``num_stats``                 item: ``num_outputs``; bits: ``d``                  hashed / set reports
+``perturb_one(key, x)``       ``perturb_batch`` on one user                       --
+``aggregate(ys, weights)``    histogram of items / column sums of bits            hashed, Hadamard reports
+``sample_stats(key, xs, w)``  ``aggregate(perturb_batch(key, xs), w)``            bit vectors (no n x d)
+``check_reports(ys)``         item / bits forms; otherwise the sampler's          PUM
+                              report structure
+``stats_matrix()``            ``E[stats] / n = p @ A`` from the channel           --
+``support_affine()``          ``None`` (no per-item affine form)                  RR, UE, GLUTF families
+``debias(stats, n)``          affine form, else least squares on the channel      HR family (FWHT)
+``debias_variance(p, n)``     iid per-item variance of ``debias``                 HR family
+``count_sampler()``           ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
+``tunable_params()``          ``()``                                              uRAP, uSS, uUE, uLH, uWheel
+``comm_bits()``               ``log2(num_outputs)``                               --
+============================  ==================================================  ============================
+
+Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
+and never asks a mechanism for its class name. See README, "Your own mechanism", for a complete example.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _validate
+
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
 
+_STATIC = "uldp_static"
+
+
+def static_field(**kwargs: Any) -> Any:
+    """A dataclass field that is static pytree metadata (not a leaf): sizes, index sets, flags.
+
+    Takes the keyword arguments of ``dataclasses.field`` (``default``, ``init``, ``repr``, ...); with none, the
+    field is a required constructor argument.
+    """
+    metadata = dict(kwargs.pop("metadata", None) or {})
+    metadata[_STATIC] = True
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+def _register(cls: type) -> None:
+    fields = dataclasses.fields(cls)
+    data = tuple(f.name for f in fields if not f.metadata.get(_STATIC, False))
+    meta = tuple(f.name for f in fields if f.metadata.get(_STATIC, False))
+
+    def flatten_with_keys(obj):
+        return [(jax.tree_util.GetAttrKey(f), getattr(obj, f)) for f in data], tuple(getattr(obj, f) for f in meta)
+
+    def flatten(obj):
+        return [getattr(obj, f) for f in data], tuple(getattr(obj, f) for f in meta)
+
+    def unflatten(aux, children):
+        obj = object.__new__(cls)
+        for f, v in zip(data, children):
+            object.__setattr__(obj, f, v)
+        for f, v in zip(meta, aux):
+            object.__setattr__(obj, f, v)
+        return obj
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+    cls._leaf_fields, cls._static_fields = data, meta
+
 
 def pytree_dataclass(data_fields: tuple[str, ...], meta_fields: tuple[str, ...]):
-    """Registers a frozen dataclass as a pytree whose unflatten bypasses ``__init__``.
-
-    JAX rebuilds pytrees with arbitrary leaves (tracers, ``None`` axis specs, sentinels); skipping
-    ``__post_init__`` there keeps construction-time validation for user-built objects only.
-    """
+    """Registers a frozen dataclass that is not a mechanism (e.g. a report container) as a pytree."""
 
     def wrap(cls):
         def flatten_with_keys(obj):
@@ -73,11 +125,14 @@ def replace(mech: Any, **changes: Any) -> Any:
 class PrivacySpec(NamedTuple):
     """The guarantee a mechanism claims, in the form the audit checks.
 
+    Build it with ``PrivacySpec.ldp(d, eps)``, ``PrivacySpec.uldp(d, sensitive, eps)`` or
+    ``PrivacySpec.eldp(E)``.
+
     Attributes:
       kind: ``"ldp"``, ``"uldp"``, ``"hlldp"``, ``"bsldp"`` or ``"eldp"``.
       E: float64 ``[d, d]`` privacy matrix (004 Def 2): on every protected output ``y``,
         ``Q(y|x) <= exp(E[x, x']) Q(y|x')``; ``inf`` means unconstrained.
-      eps: the nominal epsilon (the finite value of ``E``).
+      eps: the nominal epsilon (the largest finite off-diagonal value of ``E``).
       invertible_inputs: bool ``[d]`` for ULDP: inputs allowed to reach invertible (non-protected) outputs
         (``X_N``); ``None`` when every output is protected.
     """
@@ -86,6 +141,36 @@ class PrivacySpec(NamedTuple):
     E: np.ndarray
     eps: float
     invertible_inputs: np.ndarray | None = None
+
+    @classmethod
+    def ldp(cls, d: int, eps: Any) -> PrivacySpec:
+        """eps-LDP over ``d`` inputs: every output protected, ``E = eps`` off the diagonal."""
+        eps = eps_value(eps)
+        E = np.full((d, d), eps, dtype=np.float64)
+        np.fill_diagonal(E, 0.0)
+        return cls("ldp", E, eps, None)
+
+    @classmethod
+    def uldp(cls, d: int, sensitive: Any, eps: Any) -> PrivacySpec:
+        """(X_S, Y_P, eps)-ULDP (001 Def 2): protected outputs hide every input; only ``X_N`` reaches ``Y_I``."""
+        eps = eps_value(eps)
+        E = np.full((d, d), eps, dtype=np.float64)
+        np.fill_diagonal(E, 0.0)
+        nonsens = np.ones(d, dtype=bool)
+        nonsens[list(sensitive)] = False
+        return cls("uldp", E, eps, nonsens)
+
+    @classmethod
+    def eldp(cls, E: Any, kind: str = "eldp", invertible_inputs: Any = None) -> PrivacySpec:
+        """E-LDP (004 Def 2) for a privacy matrix ``E float[d, d]`` (``inf``: unconstrained pair)."""
+        E = np.asarray(E, dtype=np.float64)
+        if E.ndim != 2 or E.shape[0] != E.shape[1]:
+            raise ValueError(f"Expected E to be a square [d, d] matrix, got shape {E.shape}.")
+        off = E[~np.eye(E.shape[0], dtype=bool)]
+        finite = off[np.isfinite(off)]
+        eps = float(finite.max()) if finite.size else float("inf")
+        inv = None if invertible_inputs is None else np.asarray(invertible_inputs, dtype=bool)
+        return cls(kind, E, eps, inv)
 
 
 def eps_value(eps: Any) -> float:
@@ -100,17 +185,11 @@ def eps_value(eps: Any) -> float:
 
 
 def ldp_spec(d: int, eps: float) -> PrivacySpec:
-    E = np.full((d, d), eps, dtype=np.float64)
-    np.fill_diagonal(E, 0.0)
-    return PrivacySpec("ldp", E, eps, None)
+    return PrivacySpec.ldp(d, eps)
 
 
 def uldp_spec(d: int, sensitive: tuple[int, ...], eps: float) -> PrivacySpec:
-    E = np.full((d, d), eps, dtype=np.float64)
-    np.fill_diagonal(E, 0.0)
-    nonsens = np.ones(d, dtype=bool)
-    nonsens[list(sensitive)] = False
-    return PrivacySpec("uldp", E, eps, nonsens)
+    return PrivacySpec.uldp(d, sensitive, eps)
 
 
 def sensitive_mask(d: int, sensitive: tuple[int, ...]) -> np.ndarray:
@@ -146,3 +225,195 @@ def bits_table(m: int) -> np.ndarray:
     """bool[2**m, m]: row ``y`` holds the bits of the integer ``y`` (bit j = (y >> j) & 1)."""
     ys = np.arange(2**m, dtype=np.int64)
     return ((ys[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+
+
+class Mechanism:
+    r"""Base class of every mechanism: a frozen dataclass and a JAX pytree, with the protocol's defaults.
+
+    Subclasses declare fields with annotations; ``static_field()`` marks static metadata, every other field is
+    a leaf. Do not annotate class-level constants such as ``report_kind`` (plain assignment keeps them out of
+    the fields). Validation goes in ``__post_init__`` (use ``object.__setattr__`` to normalise a field).
+
+    Required: ``report_kind``, ``num_outputs``, ``d``, ``perturb_batch(key, xs)`` and ``privacy_spec()``, plus
+    ``channel_matrix()`` for exact channels. ``channel_matrix`` may be written with ``jax.numpy`` (it then
+    traces under ``jit``/``vmap``); ``ul.channel`` and ``ul.audit`` evaluate it in float64 themselves.
+    """
+
+    report_kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        dataclasses.dataclass(frozen=True)(cls)
+        _register(cls)
+
+    # ---- required members -------------------------------------------------------------------------------
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> Any:
+        """Randomizes ``xs: int32[n]`` (all users' randomness in a few batched draws); returns the reports."""
+        raise NotImplementedError(f"{type(self).__name__} must define perturb_batch(key, xs).")
+
+    def privacy_spec(self) -> PrivacySpec:
+        """The guarantee this mechanism claims (checked by ``ul.audit`` on the exact channel)."""
+        raise NotImplementedError(f"{type(self).__name__} must define privacy_spec().")
+
+    def channel_matrix(self) -> tuple[Any, Any]:
+        """``(Q float[d, num_outputs], protected bool[num_outputs])``: the exact channel, rows = inputs."""
+        raise NotImplementedError(f"{type(self).__name__} has no exact channel (define channel_matrix()).")
+
+    # ---- grids -------------------------------------------------------------------------------------------------
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``."""
+        return tuple(jnp.shape(self.eps))
+
+    # ---- sampling and statistics -------------------------------------------------------------------------
+    @property
+    def num_stats(self) -> int:
+        """Length of the sufficient statistic ``aggregate`` returns (items: ``num_outputs``; bits: ``d``)."""
+        if self.report_kind == "bits":
+            return self.d
+        return self.num_outputs
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> Any:
+        """Randomizes one user's value (``perturb_batch`` on a batch of one)."""
+        ys = self.perturb_batch(key, jnp.reshape(jnp.asarray(x, jnp.int32), (1,)))
+        return jax.tree.map(lambda a: a[0], ys)
+
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        """``int32[num_stats]``: histogram of item reports, or per-bit sums of bit-vector reports.
+
+        ``weights`` (0/1 per user) masks padded users.
+        """
+        if self.report_kind == "item":
+            return bincount(ys, self.num_stats, weights)
+        if self.report_kind == "bits":
+            return bit_sums(ys, weights)
+        raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define aggregate().")
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports)."""
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def check_reports(self, ys: Any) -> None:
+        """Raises ``TypeError``/``ValueError`` (naming ``ys``) unless ``ys`` is a batch of this mechanism's reports."""
+        from_kind = _REPORT_CHECKS.get(self.report_kind)
+        if from_kind is not None:
+            from_kind(self, ys)
+            return
+        want = jax.eval_shape(self.perturb_batch, jax.random.key(0), jax.ShapeDtypeStruct((1,), jnp.int32))
+        want_def = jax.tree_util.tree_structure(want)
+        got_def = jax.tree_util.tree_structure(ys)
+        if got_def != want_def:
+            raise TypeError(f"Expected ys to be reports of {type(self).__name__}: {describe_reports(want)}, "
+                            f"got {describe_reports(ys)}.")
+        for w, g in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(ys)):
+            if (not hasattr(g, "dtype") or jnp.dtype(g.dtype) != w.dtype or jnp.ndim(g) != w.ndim
+                    or tuple(jnp.shape(g))[1:] != tuple(w.shape)[1:]):
+                raise TypeError(f"Expected ys to be reports of {type(self).__name__}: {describe_reports(want)} "
+                                f"(leading axis = users), got {describe_reports(ys)}.")
+
+    # ---- estimation -----------------------------------------------------------------------------------------
+    def stats_matrix(self) -> jax.Array:
+        """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
+        Q = jnp.asarray(self.channel_matrix()[0])
+        if self.report_kind == "item" and self.num_stats == self.num_outputs:
+            return Q
+        if self.report_kind == "bits" and 2**self.num_stats == self.num_outputs:
+            return Q @ jnp.asarray(bits_table(self.num_stats), Q.dtype)
+        raise NotImplementedError(f"{type(self).__name__}: define stats_matrix() for report_kind={self.report_kind!r}.")
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array] | None:
+        """``(a, b)`` with ``E[stats_j] / n = a_j p_j + b_j`` when the statistic is per-item affine, else ``None``."""
+        return None
+
+    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+        r"""The empirical (unbiased) estimate :math:`\hat p` from ``stats`` of ``n`` reports (001 eq 3).
+
+        Default: the per-item affine inverse when ``support_affine()`` gives one, otherwise the least-squares
+        solution of ``p @ stats_matrix() = stats / n`` (exact channel inversion).
+        """
+        affine = self.support_affine()
+        if affine is not None:
+            a, b = affine
+            f = jnp.asarray(stats, dtype=a.dtype) / jnp.asarray(n, dtype=a.dtype)
+            return (f[: a.shape[0]] - b) / a
+        A = self.stats_matrix()
+        f = jnp.asarray(stats, dtype=A.dtype) / jnp.asarray(n, dtype=A.dtype)
+        return f @ jnp.linalg.pinv(A)
+
+    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+        """``float[d]``: per-item variance of ``debias`` in the iid model."""
+        affine = self.support_affine()
+        if affine is not None:
+            a, b = affine
+            f = a * p + b
+            return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)
+        if self.report_kind != "item":
+            raise NotImplementedError(f"{type(self).__name__}: define debias_variance().")
+        A = self.stats_matrix()
+        W = jnp.linalg.pinv(A)  # [m, d]
+        mom = p @ A
+        return (mom @ W**2 - (mom @ W) ** 2) / n
+
+    # ---- capabilities with a "none" default -------------------------------------------------------------------
+    def count_sampler(self) -> Callable[..., jax.Array] | None:
+        """An exact count-level sampler ``fn(key, counts float[d]) -> stats`` (fixed model), or ``None``.
+
+        ``None`` makes the engine draw every user's report (the per-user path).
+        """
+        return None
+
+    def tunable_params(self) -> tuple[str, ...]:
+        """Names of the continuous parameters that tuning may change (besides ``eps``)."""
+        return ()
+
+    def comm_bits(self) -> float:
+        """Bits a user sends (``log2`` of the report space)."""
+        return float(math.log2(self.num_outputs))
+
+
+def describe_reports(tree: Any) -> str:
+    """``HashReport(seed: uint32[n], value: int32[n])``-style description of a report pytree (``n`` = users)."""
+    def leaf(v: Any) -> str:
+        if not hasattr(v, "dtype") or not hasattr(v, "shape"):
+            return type(v).__name__
+        return f"{np.dtype(v.dtype).name}[{', '.join(['n'] + [str(k) for k in tuple(v.shape)[1:]])}]"
+
+    if hasattr(tree, "_fields"):
+        return f"{type(tree).__name__}(" + ", ".join(f"{f}: {leaf(getattr(tree, f))}" for f in tree._fields) + ")"
+    return leaf(tree)
+
+
+def _check_item_reports(mech: Mechanism, ys: Any) -> None:
+    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+        ys = np.asarray(ys)
+    if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or np.dtype(ys.dtype).kind not in "iu":
+        raise TypeError(f"Expected ys to be item reports of {type(mech).__name__}: int32[n] in "
+                        f"[0, {mech.num_outputs}), got {describe_reports(ys)}.")
+    _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
+
+
+def _check_bit_reports(mech: Mechanism, ys: Any) -> None:
+    if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
+        raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
+                        f"bool[n, {mech.num_stats}], got {describe_reports(ys)}.")
+    if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
+        raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
+
+
+_REPORT_CHECKS = {"item": _check_item_reports, "bits": _check_bit_reports}
+
+
+def unbatch(mech: Mechanism) -> list[Mechanism]:
+    """The elements of a grid of mechanisms (``mech.batch_shape`` leading on every leaf), in C order.
+
+    A single mechanism gives ``[mech]``.
+    """
+    shape = mech.batch_shape
+    if not shape:
+        return [mech]
+    leaves = jax.tree_util.tree_leaves(mech)
+    for leaf in leaves:
+        if tuple(jnp.shape(leaf))[: len(shape)] != shape:
+            raise ValueError(f"Expected every leaf of the grid {type(mech).__name__} to lead with batch shape "
+                             f"{shape}, got a leaf of shape {jnp.shape(leaf)}.")
+    return [jax.tree.map(lambda v, i=i: v[i], mech) for i in np.ndindex(*shape)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -27,9 +26,7 @@ def _binary_q(eps12, eps21, xp):
     return q00, q01, q10, q11, one_minus_a * one_minus_b / den
 
 
-@_base.pytree_dataclass(data_fields=("eps12", "eps21"), meta_fields=())
-@dataclasses.dataclass(frozen=True)
-class BinaryCA:
+class BinaryCA(_base.Mechanism):
     r"""The universally optimal (E-LDP) mechanism on a binary domain (004 eq 9).
 
     Inputs and reports are items 0 and 1 (004's symbols 1 and 2). With :math:`E = [[0, \varepsilon_{12}],

@@ -2,7 +2,6 @@ r"""Block-structured Hadamard response for (Pi, eps)-BSLDP (004 §6.1, eq 19).""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -60,9 +59,7 @@ def _tables(blocks: tuple[tuple[int, ...], ...]) -> _Tables:
                    tuple(groups), inv)
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("blocks",))
-@dataclasses.dataclass(frozen=True)
-class BlockHR:
+class BlockHR(_base.Mechanism):
     r"""Block-structured Hadamard response (004 §6.1): Hadamard response inside each block of a partition.
 
     ``blocks`` partitions ``[0, d)`` into ``m`` non-empty blocks of any sizes :math:`k_j`. Block ``j`` gets
@@ -89,7 +86,7 @@ class BlockHR:
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §6.1, C.3.
     """
 
-    blocks: Any
+    blocks: Any = _base.static_field()
     eps: Any
 
     report_kind = "item"

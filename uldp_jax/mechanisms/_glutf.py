@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from uldp_jax import _validate
@@ -31,9 +30,7 @@ def check_common(d: Any, sensitive: Any, z_rule: Any, allow_full: bool = False) 
     return d, sensitive
 
 
-@_base.pytree_dataclass(data_fields=("base",), meta_fields=("d", "sensitive", "rule", "z_rule"))
-@dataclasses.dataclass(frozen=True)
-class GLUTF(GLUTFMixin):
+class GLUTF(GLUTFMixin, _base.Mechanism):
     r"""A ULDP mechanism built by GLUTF (003 Algorithm 1) from a pure LDP ``base`` over the sensitive items.
 
     A sensitive item ``sensitive[r]`` is randomized by ``base`` as its item ``r``. A non-sensitive ``x`` is
@@ -59,10 +56,10 @@ class GLUTF(GLUTFMixin):
     """
 
     base: Any
-    d: int
-    sensitive: Any
-    rule: str = "pure"
-    z_rule: str = "max"
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
+    rule: str = _base.static_field(default="pure")
+    z_rule: str = _base.static_field(default="max")
 
     def __post_init__(self):
         d, sensitive = check_common(self.d, self.sensitive, self.z_rule)

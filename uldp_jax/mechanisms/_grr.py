@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -13,9 +12,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _uniform
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d",))
-@dataclasses.dataclass(frozen=True)
-class GRR:
+class GRR(_base.Mechanism):
     r"""eps-randomized response over ``d`` items (also called k-RR or direct encoding).
 
     Keeps the true item w.p. :math:`e^\varepsilon/(e^\varepsilon+d-1)`, otherwise reports one of the other
@@ -31,7 +28,7 @@ class GRR:
       Kairouz, Bonawitz, Ramage (2016); Murakami & Kawamoto (USENIX Security 2019), eq (2).
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
 
     report_kind = "item"

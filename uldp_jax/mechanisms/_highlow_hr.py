@@ -2,7 +2,6 @@ r"""High-low Hadamard response for (A, eps)-HLLDP (004 §5.1, eqs 13-16, with SP
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any
 
@@ -34,11 +33,26 @@ def _tables(d: int, sensitive: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray,
     return sens, row, out, pos
 
 
-class _SpecView:
-    """A mechanism seen under another guarantee: same channel, different ``privacy_spec`` (for ``ul.audit``)."""
+class _SpecView(_base.Mechanism):
+    """A mechanism seen under another guarantee: same channel and sampler, another ``privacy_spec``."""
 
-    def __init__(self, mech: Any, spec: _base.PrivacySpec):
-        self.mech, self.spec, self.d = mech, spec, mech.d
+    mech: Any
+    spec: _base.PrivacySpec = _base.static_field()
+
+    @property
+    def d(self) -> int:
+        return self.mech.d
+
+    @property
+    def report_kind(self) -> str:
+        return self.mech.report_kind
+
+    @property
+    def num_outputs(self) -> int:
+        return self.mech.num_outputs
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        return self.mech.perturb_batch(key, xs)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         return self.mech.channel_matrix()
@@ -47,9 +61,7 @@ class _SpecView:
         return self.spec
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "sensitive"))
-@dataclasses.dataclass(frozen=True)
-class HighLowHR:
+class HighLowHR(_base.Mechanism):
     r"""High-low Hadamard response (004 eqs 13-14): Hadamard response on ``A``, Mangat-style on ``B = X \ A``.
 
     With :math:`s = |A|`, :math:`S` the smallest power of two :math:`> s` and :math:`t = d - s`, reports lie in
@@ -77,8 +89,8 @@ class HighLowHR:
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §5.1, App. C.1.
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
 
     report_kind = "item"

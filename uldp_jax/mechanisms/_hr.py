@@ -2,7 +2,6 @@ r"""Hadamard response for eps-LDP (Acharya, Sun, Zhang 2019; the LDP baseline of
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -29,9 +28,7 @@ def hr_cells64(K: int, eps: float) -> tuple[float, float]:
     return 2.0 / (K * (1.0 + t)), 2.0 * t / (K * (1.0 + t))
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d",))
-@dataclasses.dataclass(frozen=True)
-class HR:
+class HR(_base.Mechanism):
     r"""Hadamard response: item ``x`` reports one index of ``[0, K)``, ``K`` the smallest power of two ``> d``.
 
     Item ``x`` owns row ``x + 1`` of the Sylvester-Hadamard matrix :math:`H_K` (0-indexed,
@@ -55,7 +52,7 @@ class HR:
       Acharya, Sun, Zhang, "Hadamard response", AISTATS 2019; Acharya et al., context-aware LDP (seed 004) §2, §7.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
 
     report_kind = "item"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, NamedTuple
 
 import jax
@@ -48,9 +47,7 @@ def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
     return _th.ulh_g_int(s, float(eps), theta_n)
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "g", "family", "num_hashes"))
-@dataclasses.dataclass(frozen=True)
-class OLH:
+class OLH(_base.Mechanism):
     r"""eps-optimized local hashing over ``d`` items with hash range ``g``.
 
     A user draws a seed (a hash function ``H`` from the family), hashes ``x`` to ``H(x)`` in ``[0, g)`` and
@@ -80,11 +77,11 @@ class OLH:
       Wang, Blocki, Li, Jha (USENIX Security 2017) §4.4; He et al. (GLUTF) §5.3.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
-    g: Any = None
-    family: str = "hash"
-    num_hashes: Any = None
+    g: Any = _base.static_field(default=None)
+    family: str = _base.static_field(default="hash")
+    num_hashes: Any = _base.static_field(default=None)
 
     report_kind = "hash"
 

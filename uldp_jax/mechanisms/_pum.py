@@ -62,7 +62,7 @@ def preprocess_np(d: int, xs: np.ndarray, personal: np.ndarray) -> np.ndarray:
     return np.where(match.any(axis=-1), d + match.argmax(axis=-1), xs)
 
 
-class PUM:
+class PUM(_base.Mechanism):
     r"""Personalized ULDP mechanism with ``num_tags`` semantic tags (001 §5.1), ``Q^(i) = Q_cmn o f_pre^(i)``.
 
     ``Q_cmn`` is a (Z_S, eps)-uRR (``base="urr"``), a (Z_S, eps)-uRAP (``base="urap"``), or any mechanism
@@ -85,6 +85,11 @@ class PUM:
       Murakami & Kawamoto (USENIX Security 2019), §5.
     """
 
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
+    num_tags: int = _base.static_field()
+    cmn: Any
+
     def __init__(self, d: Any, sensitive: Any, num_tags: Any, eps: Any = None, base: Any = "urr"):
         d = _validate.check_int("d", d, minimum=2)
         sensitive = _validate.check_index_set("sensitive", sensitive, d, allow_empty=True)
@@ -102,9 +107,6 @@ class PUM:
             cmn = _check_base(base, d, num_tags, z_s, eps)
         for name, value in (("d", d), ("sensitive", sensitive), ("num_tags", num_tags), ("cmn", cmn)):
             object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"PUM is immutable; cannot set {name!r}.")
 
     def __repr__(self) -> str:
         return f"PUM(d={self.d}, sensitive={self.sensitive}, num_tags={self.num_tags}, cmn={self.cmn!r})"
@@ -234,18 +236,27 @@ def _check_base(base: Any, d: int, num_tags: int, z_s: tuple[int, ...], eps: Any
     return base
 
 
-class PUMUser:
+class PUMUser(_base.Mechanism):
     """One user type of a PUM: ``Q^(i) = Q_cmn o f_pre^(i)`` over ``X``, samplable and auditable.
 
     ``ul.audit(pum.user(personal))`` checks 001 Prop 9: (X_S ∪ X_S^(i), Y_P, eps)-ULDP, with the items of
     ``X_N \\ X_S^(i)`` allowed on invertible outputs.
     """
 
-    def __init__(self, pum: PUM, personal: jax.Array):
-        self.pum, self.personal = pum, personal
-        self.d = pum.d
-        self.report_kind = pum.report_kind
-        self.num_outputs = pum.num_outputs
+    pum: Any
+    personal: Any
+
+    @property
+    def d(self) -> int:
+        return self.pum.d
+
+    @property
+    def report_kind(self) -> str:
+        return self.pum.report_kind
+
+    @property
+    def num_outputs(self) -> int:
+        return self.pum.num_outputs
 
     @property
     def sensitive(self) -> tuple[int, ...]:
@@ -277,5 +288,3 @@ class PUMUser:
             out = out._replace(invertible_inputs=None)
         return out
 
-
-_base.pytree_dataclass(data_fields=("cmn",), meta_fields=("d", "sensitive", "num_tags"))(PUM)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from typing import Any
@@ -19,9 +18,7 @@ from uldp_jax.theory import _pure_uldp as _th
 MAX_SS_CHANNEL_D = 20
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "k"))
-@dataclasses.dataclass(frozen=True)
-class SS:
+class SS(_base.Mechanism):
     r"""eps-subset selection over ``d`` items: report a ``k``-subset of ``[0, d)``.
 
     The report contains the true item w.p. :math:`p^* = ke^\varepsilon/(ke^\varepsilon+d-k)` (then the other
@@ -48,9 +45,9 @@ class SS:
       Wang et al. (2016) arXiv:1607.08025; Ye & Barg (IEEE T-IT 2018); He et al. (GLUTF) §5.1.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
-    k: Any = None
+    k: Any = _base.static_field(default=None)
 
     report_kind = "bits"
 

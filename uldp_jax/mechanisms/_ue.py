@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -149,9 +148,7 @@ class _UnaryMixin:
         return float(self.d)
 
 
-@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "default_theta"))
-@dataclasses.dataclass(frozen=True)
-class RAPPOR(_UnaryMixin):
+class RAPPOR(_UnaryMixin, _base.Mechanism):
     r"""(theta, eps)-generalized RAPPOR (001 §2.4): one-hot encode, keep the own bit 1 w.p. ``theta``.
 
     Every other bit is 1 w.p. :math:`q = \theta/((1-\theta)e^\varepsilon+\theta)`. ``theta=None`` gives basic
@@ -163,10 +160,10 @@ class RAPPOR(_UnaryMixin):
       Erlingsson et al. (CCS 2014); Wang et al. (USENIX Security 2017); Murakami & Kawamoto (2019) §2.4.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
     theta: Any = None
-    default_theta: bool = dataclasses.field(init=False, repr=False, default=False)
+    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
 
     def __post_init__(self):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
@@ -179,9 +176,7 @@ class RAPPOR(_UnaryMixin):
         return self.theta
 
 
-@_base.pytree_dataclass(data_fields=("eps", "p"), meta_fields=("d",))
-@dataclasses.dataclass(frozen=True)
-class UE(_UnaryMixin):
+class UE(_UnaryMixin, _base.Mechanism):
     r"""Unary encoding with keep-probability ``p`` (003 §4.2): own bit 1 w.p. ``p``, others w.p. ``q*``.
 
     :math:`q^* = p/(e^\varepsilon(1-p)+p)`. ``p=None`` defaults to the MSE-optimal ``p = 1/2`` (OUE).
@@ -192,7 +187,7 @@ class UE(_UnaryMixin):
       Wang et al. (USENIX Security 2017); He et al. (GLUTF) §4.2.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
     p: Any = None
 

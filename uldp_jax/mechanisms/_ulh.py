@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from uldp_jax import _validate
@@ -11,10 +10,7 @@ from uldp_jax.mechanisms._olh import OLH
 from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
 
 
-@_base.pytree_dataclass(data_fields=("eps",),
-                        meta_fields=("d", "sensitive", "g", "theta_n", "z_rule", "family", "num_hashes"))
-@dataclasses.dataclass(frozen=True)
-class ULH(_glutf.GLUTFMixin):
+class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
 
     Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
@@ -40,14 +36,14 @@ class ULH(_glutf.GLUTFMixin):
       He et al. (GLUTF) §5.3; SPEC.md (corrected z and g*).
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
-    g: Any = None
-    theta_n: Any = 0.0
-    z_rule: str = "max"
-    family: str = "hash"
-    num_hashes: Any = None
+    g: Any = _base.static_field(default=None)
+    theta_n: Any = _base.static_field(default=0.0)
+    z_rule: str = _base.static_field(default="max")
+    family: str = _base.static_field(default="hash")
+    num_hashes: Any = _base.static_field(default=None)
 
     rule = "pure"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -13,9 +12,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _ue
 
 
-@_base.pytree_dataclass(data_fields=("eps", "theta"), meta_fields=("d", "sensitive", "default_theta"))
-@dataclasses.dataclass(frozen=True)
-class URAP:
+class URAP(_base.Mechanism):
     r"""(X_S, theta, eps)-utility-optimized RAPPOR (001 Def 4).
 
     Sensitive bits follow the (theta, eps)-generalized RAPPOR: the own bit is 1 w.p. :math:`\theta`, other
@@ -30,11 +27,11 @@ class URAP:
     support probabilities are ``p* = theta``, ``q* = d_1``.
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
     theta: Any = None
-    default_theta: bool = dataclasses.field(init=False, repr=False, default=False)
+    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
 
     report_kind = "bits"
 

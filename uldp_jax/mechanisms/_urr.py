@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -13,9 +12,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _uniform
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "sensitive"))
-@dataclasses.dataclass(frozen=True)
-class URR:
+class URR(_base.Mechanism):
     r"""(X_S, eps)-utility-optimized RR (001 Def 3): eps-RR on ``X_S``, Mangat-style on ``X_N``.
 
     With :math:`s=|X_S|`, :math:`c_1 = e^\varepsilon/(s+e^\varepsilon-1)`, :math:`c_2 = 1/(s+e^\varepsilon-1)`,
@@ -31,8 +28,8 @@ class URR:
       eps: privacy budget (leaf).
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
 
     report_kind = "item"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from uldp_jax import _validate
@@ -22,9 +21,7 @@ def concrete_eps(eps: Any, param: str) -> float:
     return float(eps)
 
 
-@_base.pytree_dataclass(data_fields=("eps",), meta_fields=("d", "sensitive", "k", "theta_n", "z_rule"))
-@dataclasses.dataclass(frozen=True)
-class USS(_glutf.GLUTFMixin):
+class USS(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized subset selection: GLUTF (003 Alg. 1) with base ``SS(s, eps, k)``.
 
     Pure ULDP: :math:`p^* = ke/(ke+s-k)`, :math:`q^* = k(ke+s-k-e)/((ke+s-k)(s-1))`,
@@ -49,12 +46,12 @@ class USS(_glutf.GLUTFMixin):
       He et al. (GLUTF) §5.1.
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
-    k: Any = None
-    theta_n: Any = 0.0
-    z_rule: str = "max"
+    k: Any = _base.static_field(default=None)
+    theta_n: Any = _base.static_field(default=0.0)
+    z_rule: str = _base.static_field(default="max")
 
     rule = "pure"
 

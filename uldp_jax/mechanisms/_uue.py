@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 
@@ -15,9 +14,7 @@ from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
 from uldp_jax.theory import _pure_uldp as _th
 
 
-@_base.pytree_dataclass(data_fields=("eps", "p"), meta_fields=("d", "sensitive", "theta_n", "z_rule"))
-@dataclasses.dataclass(frozen=True)
-class UUE(_glutf.GLUTFMixin):
+class UUE(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized unary encoding: GLUTF (003 Alg. 1) with base ``UE(s, eps, p)``.
 
     Pure ULDP: :math:`p^* = p`, :math:`q^* = p/(e(1-p)+p)`, :math:`z^* = (e-1)/(e+s-1)`; f is 003 eq 38 and
@@ -39,12 +36,12 @@ class UUE(_glutf.GLUTFMixin):
       He et al. (GLUTF) §5.2.
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
     p: Any = None
-    theta_n: Any = 0.0
-    z_rule: str = "max"
+    theta_n: Any = _base.static_field(default=0.0)
+    z_rule: str = _base.static_field(default="max")
 
     rule = "pure"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from uldp_jax import _validate
@@ -11,9 +10,7 @@ from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
 from uldp_jax.mechanisms._wheel import Wheel
 
 
-@_base.pytree_dataclass(data_fields=("eps", "l"), meta_fields=("d", "sensitive", "theta_n", "z_rule", "num_hashes"))
-@dataclasses.dataclass(frozen=True)
-class UWheel(_glutf.GLUTFMixin):
+class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized Wheel: GLUTF (003 Alg. 1) with base ``Wheel(s, eps, l)``.
 
     Pure ULDP: :math:`p^* = le/(le+1-l)`, :math:`q^* = l`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
@@ -37,13 +34,13 @@ class UWheel(_glutf.GLUTFMixin):
       He et al. (GLUTF) App. B; SPEC.md.
     """
 
-    d: int
-    sensitive: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
     eps: Any
     l: Any = None
-    theta_n: Any = 0.0
-    z_rule: str = "max"
-    num_hashes: Any = None
+    theta_n: Any = _base.static_field(default=0.0)
+    z_rule: str = _base.static_field(default="max")
+    num_hashes: Any = _base.static_field(default=None)
 
     rule = "pure"
 

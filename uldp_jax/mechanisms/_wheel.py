@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, NamedTuple
 
 import jax
@@ -54,9 +53,7 @@ def check_l(l: Any) -> Any:
     return arr
 
 
-@_base.pytree_dataclass(data_fields=("eps", "l"), meta_fields=("d", "num_hashes"))
-@dataclasses.dataclass(frozen=True)
-class Wheel:
+class Wheel(_base.Mechanism):
     r"""eps-Wheel over ``d`` items with coverage ``l``.
 
     A user draws a seed, hashes ``x`` to ``h = H(x)`` in ``[0, 1)`` and reports ``(seed, y)`` with ``y`` drawn
@@ -85,10 +82,10 @@ class Wheel:
       Wang et al. (PVLDB 13(8), 2020); He et al. (GLUTF) App. B.
     """
 
-    d: int
+    d: int = _base.static_field()
     eps: Any
     l: Any = None
-    num_hashes: Any = None
+    num_hashes: Any = _base.static_field(default=None)
 
     report_kind = "wheel"
 

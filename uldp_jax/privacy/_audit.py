@@ -127,12 +127,12 @@ def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
 def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
     """``log Q``: the mechanism's own log-space channel when it has one (checked against ``ch``), else
     ``log(ch.Q)``. Bit-product channels underflow float64 at large ``d * eps``; their log form does not."""
-    if not hasattr(mech, "log_channel_matrix"):
+    got = _channel.log_channel_matrix(mech)
+    if got is None:
         with np.errstate(divide="ignore"):
             return np.log(ch.Q)
     name = type(mech).__name__
-    logq, protected = mech.log_channel_matrix()
-    logq = np.asarray(logq, np.float64)
+    logq, protected = got
     if logq.shape != ch.Q.shape or not np.array_equal(np.asarray(protected), ch.protected):
         raise ValueError(f"{name}.log_channel_matrix returned shape {logq.shape} or a protected mask that "
                          f"differs from channel_matrix ({ch.Q.shape}).")

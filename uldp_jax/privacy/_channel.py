@@ -1,4 +1,4 @@
-"""Exact channels Q(y|x) of small mechanisms, as float64 NumPy (no JAX, no sampling).
+"""Exact channels Q(y|x) of small mechanisms, as float64 NumPy (evaluated with x64 enabled locally; no sampling).
 
 ``channel`` checks what a mechanism hands it before anything reads it: a channel that is not a probability
 matrix (wrong shape, a NaN, a negative entry, a row that does not sum to 1 within ``ROW_SUM_ATOL``) or whose
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
 # up to 2**24 entries pairwise (NumPy) stays far below this.
@@ -106,12 +109,35 @@ def channel(mech: Any) -> Channel:
         grid, or what the mechanism returns is not a probability matrix with a protected mask over its
         outputs (see ``validate``).
     """
-    if not hasattr(mech, "channel_matrix"):
-        raise TypeError(f"Expected a uldp_jax mechanism, got {type(mech).__name__}.")
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
     check_size(mech)
     rows = None
     if isinstance(getattr(mech, "d", None), (int, np.integer)):
         # one row per input; a PUM's common mechanism runs over Z = X plus its num_tags bot items
         rows = int(mech.d) + int(getattr(mech, "num_tags", 0) or 0)
-    Q, protected = mech.channel_matrix()
+    with jax.enable_x64(True):
+        Q, protected = as_float64(mech).channel_matrix()
+        Q, protected = np.asarray(Q), np.asarray(protected)
     return validate(Q, protected, rows, type(mech).__name__)
+
+
+def log_channel_matrix(mech: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(log Q, protected)`` from the mechanism's ``log_channel_matrix`` (float64), or ``None`` without one."""
+    if not hasattr(mech, "log_channel_matrix"):
+        return None
+    with jax.enable_x64(True):
+        logq, protected = as_float64(mech).log_channel_matrix()
+        return np.asarray(logq, np.float64), np.asarray(protected)
+
+
+def as_float64(mech: Any) -> Any:
+    """``mech`` with every floating leaf cast to float64 (call under ``jax.enable_x64(True)``)."""
+
+    def cast(v):
+        if isinstance(v, jax.core.Tracer):
+            return v
+        arr = np.asarray(v)
+        return jnp.asarray(arr, jnp.float64) if np.issubdtype(arr.dtype, np.floating) else v
+
+    return jax.tree.map(cast, mech)

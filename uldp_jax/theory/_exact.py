@@ -103,7 +103,7 @@ def support_moments(mech: Any, rtol: float = 1e-9) -> SupportMoments:
 
 
 def _uses_debias(mech: Any) -> bool:
-    return (hasattr(mech, "debias") and getattr(mech, "report_kind", None) == "item"
+    return (mech.support_affine() is None and mech.report_kind == "item"
             and int(mech.num_stats) == int(mech.num_outputs))
 
 
