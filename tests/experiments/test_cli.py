@@ -83,6 +83,7 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"uldp {ul.__version__}"
 
 
+@pytest.mark.slow
 def test_without_matplotlib_results_are_written_and_one_line_note(tmp_path):
     # A fake 'matplotlib' package that fails to import, first on the path: as if the [plot] extra were absent.
     fake = tmp_path / "fake"

@@ -12,11 +12,12 @@ import uldp_jax as ul
 from uldp_jax import _validate
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda e: ul.Wheel(6, e, num_hashes=16), lambda e: ul.UWheel(6, [0, 2], e, num_hashes=16),
                                   lambda e: ul.OUE(6, e), lambda e: ul.UUE(6, [0, 2], e), lambda e: ul.RAPPOR(6, e)],
                          ids=["Wheel", "UWheel", "OUE", "UUE", "RAPPOR"])
 def test_large_eps_exact_up_to_the_limit_and_refused_beyond(make):
-    for e in (50.0, 70.0, _validate.EPS_MAX):
+    for e in (70.0, _validate.EPS_MAX):  # [1e-3, 50] is covered for every mechanism in test_properties
         mech = make(e)
         ch = ul.channel(mech)
         np.testing.assert_allclose(ch.Q.sum(1), 1.0, atol=1e-12)
@@ -49,9 +50,11 @@ def test_wheel_coverage_limits():
 @pytest.mark.slow
 def test_urr_perturb_is_o_s_on_the_host():
     """uRR over d = 1e9 with one sensitive item: 10 users in well under the 16 GB / 28 s it used to take."""
-    code = ("import resource, time, jax, jax.numpy as jnp, uldp_jax as ul\n"
+    # peak RSS from /proc (VmHWM: this process image only; ru_maxrss would carry the forking parent's peak)
+    code = ("import re, time, jax, jax.numpy as jnp, uldp_jax as ul\n"
             "t = time.time(); ys = ul.perturb(jax.random.key(0), ul.URR(10**9, [0], 1.0), jnp.arange(10))\n"
-            "ys.block_until_ready(); print(time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+            "ys.block_until_ready(); hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())\n"
+            "print(time.time() - t, hwm.group(1))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
     assert out.returncode == 0, out.stderr

@@ -152,7 +152,7 @@ def _estimate_finite(mech):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_estimates_finite(name):
-    @settings(max_examples=3, **SETTINGS)
+    @settings(max_examples=2, **SETTINGS)
     @given(mechanisms(name))
     def run(mech):
         _estimate_finite(mech)
