@@ -13,7 +13,6 @@ threshold (``pvalue < 1e-6``); they are not false-alarm prone and not counted.
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import jax

@@ -120,8 +120,8 @@ CALLS = [
                                                         method_options={"em": {}}), ValueError, "method_options"),
     ("simulate method_options type", lambda: ul.simulate(KEY, GRR, p=np.ones(4) / 4, n=10,
                                                          method_options=[1]), TypeError, "method_options"),
-    ("simulate progress", lambda: ul.simulate(KEY, GRR, p=np.ones(4) / 4, n=10, progress="loud"), (ValueError, TypeError),
-     "progress"),
+    ("simulate progress", lambda: ul.simulate(KEY, GRR, p=np.ones(4) / 4, n=10, progress="loud"),
+     (ValueError, TypeError), "progress"),
     ("simulate mech", lambda: ul.simulate(KEY, object(), p=np.ones(4) / 4, n=10), TypeError, "mechanism"),
     # channel / audit
     ("channel object", lambda: ul.channel(object()), TypeError, "mechanism"),

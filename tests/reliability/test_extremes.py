@@ -13,8 +13,9 @@ from uldp_jax import _validate
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [lambda e: ul.Wheel(6, e, num_hashes=16), lambda e: ul.UWheel(6, [0, 2], e, num_hashes=16),
-                                  lambda e: ul.OUE(6, e), lambda e: ul.UUE(6, [0, 2], e), lambda e: ul.RAPPOR(6, e)],
+@pytest.mark.parametrize("make", [lambda e: ul.Wheel(6, e, num_hashes=16),
+                                  lambda e: ul.UWheel(6, [0, 2], e, num_hashes=16), lambda e: ul.OUE(6, e),
+                                  lambda e: ul.UUE(6, [0, 2], e), lambda e: ul.RAPPOR(6, e)],
                          ids=["Wheel", "UWheel", "OUE", "UUE", "RAPPOR"])
 def test_large_eps_exact_up_to_the_limit_and_refused_beyond(make):
     for e in (70.0, _validate.EPS_MAX):  # [1e-3, 50] is covered for every mechanism in test_properties
