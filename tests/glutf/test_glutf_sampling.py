@@ -64,6 +64,12 @@ def test_reports_pytree_jit_and_grid():
     res = ul.simulate(jax.random.key(1), grid, xs=np.repeat(np.arange(8), 20).astype(np.int32), reps=2,
                       block_size=64)
     assert res.estimates["emp"].shape == (2, 2, 8)
+    for i, e in enumerate([0.5, 2.0]):  # each member: its own debiasing of its own stats, by hand (eq 21)
+        one = ul.UUE(8, [0, 1, 2], e, p=0.5)
+        a, b = (np.asarray(v, np.float64) for v in one.support_affine())
+        want = (np.asarray(res.stats[i], np.float64) / 160 - b) / a
+        np.testing.assert_allclose(np.asarray(res.estimates["emp"][i], np.float64), want, rtol=1e-4, atol=1e-5)
+        assert np.all(np.abs(np.asarray(res.estimates["emp"][i]).mean(0) - 1 / 8) < 0.5)
     # gradients flow through p and eps into the closed-form z*
     g = jax.grad(lambda p: ul.UUE(8, [0, 1, 2], 1.0, p=p).z())(0.5)
     assert np.isfinite(g) and g > 0
