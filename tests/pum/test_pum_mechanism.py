@@ -118,7 +118,7 @@ def test_bad_construction():
         ul.PUM(D, SENS, 2, 2.0, base=ul.URR(D + 2, (0, D, D + 1), 1.0))
     with pytest.raises(ValueError, match="eps"):
         ul.PUM(D, SENS, 2, -1.0)
-    with pytest.raises(ValueError, match="eps"):
+    with pytest.raises(TypeError, match="eps"):  # eps=None, like every constructor's missing number
         ul.PUM(D, SENS, 2)
     with pytest.raises(ValueError, match="sensitive"):
         ul.PUM(D, [0, 9], 2, 1.0)
