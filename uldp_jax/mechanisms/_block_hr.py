@@ -12,8 +12,8 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _hadamard
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
-from uldp_jax.privacy import _matrices
-from uldp_jax.privacy._partition import check_partition
+from uldp_jax.mechanisms._forms import matrices as _matrices
+from uldp_jax.mechanisms._forms.partition import check_partition
 
 
 class _Group(NamedTuple):

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms import _base
-from uldp_jax.theory import _nonpure_uldp as _np_th
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import nonpure_uldp as _np_th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 RULES = ("pure", "non_pure")
 Z_RULES = ("max", "zero", "published_unsafe")

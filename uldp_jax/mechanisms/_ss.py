@@ -12,7 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _ksubset
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
 MAX_SS_CHANNEL_D = 20

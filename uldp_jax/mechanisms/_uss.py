@@ -7,7 +7,7 @@ from typing import Any
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _glutf
 from uldp_jax.mechanisms._ss import SS
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 def check_theta_n(theta_n: Any) -> float:

@@ -11,7 +11,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _glutf
 from uldp_jax.mechanisms._ue import UE
 from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 class UUE(_glutf.GLUTFMixin, _base.Mechanism):

@@ -12,7 +12,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms import _hashing
 from uldp_jax.mechanisms import _olh
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 class WheelReport(NamedTuple):
