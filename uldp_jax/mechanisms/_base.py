@@ -362,6 +362,39 @@ class Mechanism:
         """Bits a user sends (``log2`` of the report space)."""
         return float(math.log2(self.num_outputs))
 
+    # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
+    # A ``Family`` record (``mechanisms/_forms/family.py``) with the closed-form risk and tunable parameter, or
+    # ``None``: ``ul.theory`` then computes risks exactly from the channel moments (``theory/_exact.py``).
+    closed_form_family: ClassVar[Any] = None
+
+    def closed_form(self) -> Any:
+        """This instance's closed-form ``Family`` (default: the class's ``closed_form_family``), or ``None``."""
+        return self.closed_form_family
+
+    def pure_pq(self) -> tuple[Any, Any] | None:
+        """``(p*, q*)`` as traceable JAX values when this is a pure LDP mechanism (003 Def 6), else ``None``.
+
+        GLUTF uses it for its ``f`` (003 eq 9) and debiasing.
+        """
+        return None
+
+    def pure_uldp_probs(self) -> tuple[Any, Any, Any] | None:
+        """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
+        return None
+
+    def glutf_share(self) -> Any:
+        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over this (base) mechanism's outputs in closed form, or
+        ``None``: GLUTF then reads it off the exact channel."""
+        return None
+
+    def glutf_z_max(self, s: int) -> Any:
+        """Closed form of GLUTF's largest valid ``z`` over this base with ``s`` sensitive items, or ``None``."""
+        return None
+
+    def glutf_z_published(self) -> Any:
+        """003's published (ULDP-violating) ``z`` for this base, or ``None`` when 003 publishes none."""
+        return None
+
 
 def _check_item_reports(mech: Mechanism, ys: Any) -> None:
     _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
