@@ -382,6 +382,13 @@ class Mechanism:
         """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
         return None
 
+    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
+        """A copy with the closed form's tunable parameter set to ``value`` (``ul.tune``'s result).
+
+        ``theta_n`` is the non-sensitive mass the tuning assumed (kept by mechanisms that record it).
+        """
+        return replace(self, **{self.closed_form().param: value})
+
     def glutf_share(self) -> Any:
         r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over this (base) mechanism's outputs in closed form, or
         ``None``: GLUTF then reads it off the exact channel."""

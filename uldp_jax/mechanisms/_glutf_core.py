@@ -313,6 +313,13 @@ class GLUTFMixin:
         p, q = self.base.pure_pq()
         return p, q, self.z_star()
 
+    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
+        """A copy with the tuned parameter and the assumed ``theta_n`` recorded (named GLUTF mechanisms)."""
+        changes = {self.closed_form().param: value}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
+
     def comm_bits(self) -> float:
         r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
         cb, dn = float(self.base.comm_bits()), self.d - self.s

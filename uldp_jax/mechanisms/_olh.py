@@ -200,6 +200,10 @@ class OLH(_base.Mechanism):
     def glutf_z_published(self) -> jax.Array:
         return _th.ulh_z_published(self.eps, self.g)
 
+    def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
+        """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""
+        return _base.replace(self, g=value, num_hashes=None if self.family == "full" else self.num_hashes)
+
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""
         return float(np.log2(self.g) + (np.log2(float(self.family_size)) if include_seed else 0.0))

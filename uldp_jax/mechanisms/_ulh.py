@@ -45,11 +45,18 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     g: Any = _base.static_field(default=None)
     theta_n: Any = _base.static_field(default=0.0)
     z_rule: str = _base.static_field(default="max")
+    family: str = _base.static_field(default="hash")
+    num_hashes: Any = _base.static_field(default=None)
 
     closed_form_family = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
                                         domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g)
-    family: str = _base.static_field(default="hash")
-    num_hashes: Any = _base.static_field(default=None)
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> ULH:
+        """A copy with ``g = value`` and ``theta_n`` recorded (the ``"full"`` family's size follows ``g``)."""
+        changes = {"g": value, "num_hashes": None if self.family == "full" else self.num_hashes}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
 
     rule = "pure"
 

@@ -42,10 +42,10 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     l: Any = None
     theta_n: Any = _base.static_field(default=0.0)
     z_rule: str = _base.static_field(default="max")
+    num_hashes: Any = _base.static_field(default=None)
 
     closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
                                         domain=_family.UNIT, optimum=_optima.optimal_l)
-    num_hashes: Any = _base.static_field(default=None)
 
     rule = "pure"
 
