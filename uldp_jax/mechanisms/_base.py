@@ -382,6 +382,18 @@ class Mechanism:
         """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
         return None
 
+    def report_index(self, ys: Any) -> np.ndarray:
+        """int64 channel column of each report (items as is; bit vectors as ``sum_j bit_j 2^j``).
+
+        Mechanisms with other report spaces define it (their documented column order of ``channel_matrix``).
+        """
+        if self.report_kind == "item":
+            return np.asarray(ys).astype(np.int64)
+        if self.report_kind == "bits":
+            ys = np.asarray(ys)
+            return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
+        raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
+
     def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
         """A copy with the closed form's tunable parameter set to ``value`` (``ul.tune``'s result).
 

@@ -58,12 +58,7 @@ def base_support(base: Any) -> np.ndarray:
 
 def base_index(base: Any, ys: Any) -> np.ndarray:
     """Channel column of each base report."""
-    if hasattr(base, "report_index"):
-        return np.asarray(base.report_index(ys)).astype(np.int64)
-    ys = np.asarray(ys)
-    if base.report_kind == "bits":
-        return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
-    return ys.astype(np.int64)
+    return np.asarray(base.report_index(ys)).astype(np.int64)
 
 
 def share_from_channel(base: Any) -> float:
