@@ -219,3 +219,9 @@ def test_keeprr_grid_through_simulate():
                           methods=("emp",))
         np.testing.assert_allclose(np.asarray(res.estimates["emp"][i]), np.asarray(one.estimates["emp"]),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_tunable_params_come_from_the_closed_form():
+    assert ul.URAP(6, (0, 1), 1.0).tunable_params() == ("theta",)
+    assert ul.USS(6, (0, 1, 2), 1.0, k=1).tunable_params() == ("k",)
+    assert ul.GRR(6, 1.0).tunable_params() == () and KeepRR(5, 1.0).tunable_params() == ()

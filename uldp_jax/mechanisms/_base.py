@@ -355,8 +355,13 @@ class Mechanism:
         return None
 
     def tunable_params(self) -> tuple[str, ...]:
-        """Names of the continuous parameters that tuning may change (besides ``eps``)."""
-        return ()
+        """Names of the parameters that tuning may change (besides ``eps``).
+
+        Default: the tunable parameter of ``closed_form_family`` (its ``domain``/``integer`` give the constraint
+        that ``ul.tuning`` maps to an unconstrained scale for optax), else none.
+        """
+        fam = self.closed_form_family
+        return () if fam is None or fam.param is None else (fam.param,)
 
     def comm_bits(self) -> float:
         """Bits a user sends (``log2`` of the report space)."""
@@ -380,6 +385,19 @@ class Mechanism:
 
     def pure_uldp_probs(self) -> tuple[Any, Any, Any] | None:
         """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
+        return None
+
+    def channel_support(self) -> np.ndarray | None:
+        """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
+
+        Default: item reports support themselves, bit vectors their set bits; ``None`` for other report spaces
+        (hashed and set-valued reports define it).
+        """
+        m, d = int(self.num_outputs), int(self.d)
+        if self.report_kind == "item":
+            return np.eye(m, d)
+        if self.report_kind == "bits" and 2 ** int(self.num_stats) == m and int(self.num_stats) >= d:
+            return bits_table(int(self.num_stats))[:, :d].astype(np.float64)
         return None
 
     def report_index(self, ys: Any) -> np.ndarray:

@@ -47,13 +47,10 @@ def raw(cls: type, **fields: Any) -> Any:
 
 def base_support(base: Any) -> np.ndarray:
     """bool ``[m_b, s]``: items supported by each channel column of a pure base."""
-    if hasattr(base, "channel_support"):
-        return np.asarray(base.channel_support(), dtype=bool)
-    if base.report_kind == "item":
-        return np.eye(base.d, dtype=bool)
-    if base.report_kind == "bits":
-        return _base.bits_table(base.d)
-    raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
+    S = base.channel_support()
+    if S is None:
+        raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
+    return np.asarray(S, dtype=bool)
 
 
 def base_index(base: Any, ys: Any) -> np.ndarray:

@@ -104,8 +104,8 @@ def nmse(mech: Any, theta_n: Any) -> Any:
 def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
-    Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP with any theta
-    (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
+    Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP
+    with any theta (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
     exact risks (``theory/_hr.py``, 004 / SPEC.md). Differentiable in the continuous parameters and ``p``.
     A mechanism without a closed form (``closed_form() is None``, e.g. one defined outside the library) gets the
     exact risk from its channel moments (``ul.theory.exact_mse``; concrete ``p`` and ``n`` only).
