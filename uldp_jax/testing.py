@@ -70,12 +70,7 @@ class ChiSquare(NamedTuple):
 
 def report_index(mech: Any, ys: Any) -> np.ndarray:
     """Maps a batch of reports to channel column indices (items as is; bits as sum_j bit_j 2^j)."""
-    if hasattr(mech, "report_index"):
-        return np.asarray(mech.report_index(ys))
-    ys = np.asarray(ys)
-    if getattr(mech, "report_kind", None) == "bits":
-        return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
-    return ys.astype(np.int64)
+    return np.asarray(mech.report_index(ys))
 
 
 def chi_square(observed: np.ndarray, expected_probs: np.ndarray, min_expected: float = 5.0) -> ChiSquare:

@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms._pum import PUM
 
 TAGS = ("home", "workplace")
 FOURSQUARE_N = 179527
@@ -69,8 +70,6 @@ class PUMScenario:
 
     def mech(self, eps: Any, base: Any = "urr") -> Any:
         """The PUM of this scenario (``num_tags = 2``)."""
-        from uldp_jax.mechanisms._pum import PUM
-
         return PUM(self.d, self.sensitive, len(self.tags), eps, base=base)
 
 

@@ -44,38 +44,37 @@ HIGHER_IS_BETTER = ("f1@30", "ndcg@30")
 METHOD_LABELS = {"emp": "emp", "emp+thr": "emp+thr", "em": "EM"}
 
 
-def _uldp(cls_name: str) -> Callable:
+def _uldp(cls: type) -> Callable:
     def make(d: int, sensitive: Sequence[int], eps: Any, **kw):
-        return getattr(ul, cls_name)(d, tuple(sensitive), eps, **kw)
+        return cls(d, tuple(sensitive), eps, **kw)
     return make
 
 
-# Mechanism label -> (factory(d, sensitive, eps, **kw), needs a sensitive set).
+# Paper label -> (factory(d, sensitive, eps, **kw), needs a sensitive set): labels for the CLI and the figures,
+# not a capability table (what a mechanism can do is asked of the mechanism).
 MECHANISMS: dict[str, tuple[Callable, bool]] = {
     "RR": (lambda d, sensitive, eps, **kw: ul.GRR(d, eps), False),
     "RAPPOR": (lambda d, sensitive, eps, **kw: ul.RAPPOR(d, eps), False),
     "OUE": (lambda d, sensitive, eps, **kw: ul.OUE(d, eps), False),
-    "uRR": (_uldp("URR"), True),
-    "uRAP": (_uldp("URAP"), True),
+    "uRR": (_uldp(ul.URR), True),
+    "uRAP": (_uldp(ul.URAP), True),
+    "uSS": (_uldp(ul.USS), True),
+    "uUE": (_uldp(ul.UUE), True),
+    "uLH": (_uldp(ul.ULH), True),
+    "uWheel": (_uldp(ul.UWheel), True),
+    "HR": (lambda d, sensitive, eps, **kw: ul.HR(d, eps, **kw), False),
 }
-# Mechanisms that other parts of the library add; used when present.
-_OPTIONAL = {"uSS": "USS", "uUE": "UUE", "uLH": "ULH", "uWheel": "UWheel", "HR": "HR"}
 
 
 def mechanism_names() -> tuple[str, ...]:
-    """Labels of the mechanisms the experiments can build in this installation."""
-    return tuple(MECHANISMS) + tuple(k for k, v in _OPTIONAL.items() if hasattr(ul, v))
+    """Labels of the mechanisms the experiments can build."""
+    return tuple(MECHANISMS)
 
 
 def make_mechanism(label: str, d: int, sensitive: Sequence[int], eps: Any, **kw) -> Any:
     """Builds mechanism ``label`` (``"RR"``, ``"RAPPOR"``, ``"uRR"``, ``"uRAP"``, ``"uSS"``, ...) for one eps."""
     if label in MECHANISMS:
         return MECHANISMS[label][0](d, sensitive, eps, **kw)
-    if label in _OPTIONAL and hasattr(ul, _OPTIONAL[label]):
-        cls = getattr(ul, _OPTIONAL[label])
-        if label == "HR":
-            return cls(d, eps, **kw)
-        return cls(d, tuple(sensitive), eps, **kw)
     raise ValueError(f"Unknown mechanism label={label!r}; available: {', '.join(mechanism_names())}.")
 
 

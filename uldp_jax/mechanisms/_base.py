@@ -363,12 +363,82 @@ class Mechanism:
         return None
 
     def tunable_params(self) -> tuple[str, ...]:
-        """Names of the continuous parameters that tuning may change (besides ``eps``)."""
-        return ()
+        """Names of the parameters that tuning may change (besides ``eps``).
+
+        Default: the tunable parameter of ``closed_form_family`` (its ``domain``/``integer`` give the constraint
+        that ``ul.tuning`` maps to an unconstrained scale for optax), else none.
+        """
+        fam = self.closed_form_family
+        return () if fam is None or fam.param is None else (fam.param,)
 
     def comm_bits(self) -> float:
         """Bits a user sends (``log2`` of the report space)."""
         return float(math.log2(self.num_outputs))
+
+    # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
+    # A ``Family`` record (``mechanisms/_forms/family.py``) with the closed-form risk and tunable parameter, or
+    # ``None``: ``ul.theory`` then computes risks exactly from the channel moments (``theory/_exact.py``).
+    closed_form_family: ClassVar[Any] = None
+
+    def closed_form(self) -> Any:
+        """This instance's closed-form ``Family`` (default: the class's ``closed_form_family``), or ``None``."""
+        return self.closed_form_family
+
+    def pure_pq(self) -> tuple[Any, Any] | None:
+        """``(p*, q*)`` as traceable JAX values when this is a pure LDP mechanism (003 Def 6), else ``None``.
+
+        GLUTF uses it for its ``f`` (003 eq 9) and debiasing.
+        """
+        return None
+
+    def pure_uldp_probs(self) -> tuple[Any, Any, Any] | None:
+        """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
+        return None
+
+    def channel_support(self) -> np.ndarray | None:
+        """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
+
+        Default: item reports support themselves, bit vectors their set bits; ``None`` for other report spaces
+        (hashed and set-valued reports define it).
+        """
+        m, d = int(self.num_outputs), int(self.d)
+        if self.report_kind == "item":
+            return np.eye(m, d)
+        if self.report_kind == "bits" and 2 ** int(self.num_stats) == m and int(self.num_stats) >= d:
+            return bits_table(int(self.num_stats))[:, :d].astype(np.float64)
+        return None
+
+    def report_index(self, ys: Any) -> np.ndarray:
+        """int64 channel column of each report (items as is; bit vectors as ``sum_j bit_j 2^j``).
+
+        Mechanisms with other report spaces define it (their documented column order of ``channel_matrix``).
+        """
+        if self.report_kind == "item":
+            return np.asarray(ys).astype(np.int64)
+        if self.report_kind == "bits":
+            ys = np.asarray(ys)
+            return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
+        raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
+        """A copy with the closed form's tunable parameter set to ``value`` (``ul.tune``'s result).
+
+        ``theta_n`` is the non-sensitive mass the tuning assumed (kept by mechanisms that record it).
+        """
+        return replace(self, **{self.closed_form().param: value})
+
+    def glutf_share(self) -> Any:
+        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over this (base) mechanism's outputs in closed form, or
+        ``None``: GLUTF then reads it off the exact channel."""
+        return None
+
+    def glutf_z_max(self, s: int) -> Any:
+        """Closed form of GLUTF's largest valid ``z`` over this base with ``s`` sensitive items, or ``None``."""
+        return None
+
+    def glutf_z_published(self) -> Any:
+        """003's published (ULDP-violating) ``z`` for this base, or ``None`` when 003 publishes none."""
+        return None
 
 
 def describe_reports(tree: Any) -> str:

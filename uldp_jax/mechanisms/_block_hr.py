@@ -11,9 +11,11 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import hr as _hr_forms
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
-from uldp_jax.privacy import _matrices
-from uldp_jax.privacy._partition import check_partition
+from uldp_jax.mechanisms._forms import matrices as _matrices
+from uldp_jax.mechanisms._forms.partition import check_partition
 
 
 class _Group(NamedTuple):
@@ -202,6 +204,10 @@ class BlockHR(_base.Mechanism):
     def privacy_spec(self) -> _base.PrivacySpec:
         eps = _base.eps_value(self.eps)
         return _base.PrivacySpec("bsldp", _matrices.bsldp_matrix(self.blocks, eps), eps, None)
+
+
+    closed_form_family = _family.Family("BlockHR", None, None, None, ldp=True,
+                                        item_nvar=lambda m, p: _hr_forms.block_hr_item_nvar(m.eps, p, m.blocks))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.num_outputs))

@@ -66,7 +66,7 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", sensitive)
         check_base(self.base, len(sensitive), self.rule)
-        if self.z_rule == "published_unsafe" and type(self.base).__name__ not in ("OLH", "Wheel"):
+        if self.z_rule == "published_unsafe" and self.base.glutf_z_published() is None:
             raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
                              f"got {type(self.base).__name__}.")
 
@@ -79,22 +79,20 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
 def check_base(base: Any, s: int, rule: str) -> None:
     if rule not in RULES:
         raise ValueError(f"Expected rule={rule!r} in {RULES}.")
-    if not hasattr(base, "perturb_batch") or not hasattr(base, "channel_matrix"):
+    if not isinstance(base, _base.Mechanism):
         raise TypeError(f"Expected base to be a uldp_jax LDP mechanism, got {type(base).__name__}.")
-    if getattr(base, "sensitive", None) is not None:
+    if getattr(base, "sensitive", None) is not None:  # field probe: privacy_spec() would build an s x s matrix
         raise TypeError(f"Expected base to be an LDP mechanism over the sensitive items, got {type(base).__name__}.")
-    known_pure = type(base).__name__ in ("GRR", "UE", "RAPPOR")
-    if rule == "pure" and not (hasattr(base, "pure_probs") or known_pure):
+    if rule == "pure" and base.pure_pq() is None:
         raise TypeError(
-            f"Expected base to be a pure LDP mechanism (with pure_probs and a support function), got "
+            f"Expected base to be a pure LDP mechanism (with pure_pq and a support function), got "
             f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
     if base.d != s:
         raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
-    if getattr(base, "num_stats", None) != base.d or not (hasattr(base, "support_affine") or hasattr(base, "_pq")
-                                                          or hasattr(base, "probs")):
+    if base.num_stats != base.d or (base.pure_pq() is None and base.support_affine() is None):
         raise TypeError(
             f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
-            f"debiasing, got {type(base).__name__} (num_stats={getattr(base, 'num_stats', None)}); GLUTF's "
+            f"debiasing, got {type(base).__name__} (num_stats={base.num_stats}); GLUTF's "
             "estimators (003 eqs 21, 30) need them.")
 
 

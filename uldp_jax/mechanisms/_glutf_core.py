@@ -9,8 +9,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms import _base
-from uldp_jax.theory import _nonpure_uldp as _np_th
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nonpure_uldp as _np_th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
+
+# Any pure base: 003 eq 28 from the instance's own (p*, q*, z*).
+GENERIC_FAMILY = _family.Family("GLUTF", None, None, None, ldp=False, generic=True)
 
 RULES = ("pure", "non_pure")
 Z_RULES = ("max", "zero", "published_unsafe")
@@ -43,23 +47,15 @@ def raw(cls: type, **fields: Any) -> Any:
 
 def base_support(base: Any) -> np.ndarray:
     """bool ``[m_b, s]``: items supported by each channel column of a pure base."""
-    if hasattr(base, "channel_support"):
-        return np.asarray(base.channel_support(), dtype=bool)
-    if base.report_kind == "item":
-        return np.eye(base.d, dtype=bool)
-    if base.report_kind == "bits":
-        return _base.bits_table(base.d)
-    raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
+    S = base.channel_support()
+    if S is None:
+        raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
+    return np.asarray(S, dtype=bool)
 
 
 def base_index(base: Any, ys: Any) -> np.ndarray:
     """Channel column of each base report."""
-    if hasattr(base, "report_index"):
-        return np.asarray(base.report_index(ys)).astype(np.int64)
-    ys = np.asarray(ys)
-    if base.report_kind == "bits":
-        return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
-    return ys.astype(np.int64)
+    return np.asarray(base.report_index(ys)).astype(np.int64)
 
 
 def share_from_channel(base: Any) -> float:
@@ -103,16 +99,13 @@ class GLUTFMixin:
     def f(self) -> jax.Array:
         """GLUTF's f: 003 eq 9 (``rule="pure"``) or eq 10 (``rule="non_pure"``)."""
         if self.rule == "pure":
-            p, q = self.base._pq() if hasattr(self.base, "_pq") else self.base.probs()
+            p, q = self.base.pure_pq()
             return _th.glutf_f(p, q, self.s)
         return _th.glutf_f_nonpure(self.base.eps, self.s)
 
     def _share(self) -> Any:
-        if hasattr(self.base, "glutf_share"):
-            return self.base.glutf_share()
-        if type(self.base).__name__ in ("GRR", "UE", "RAPPOR"):
-            return _th.ratio_share(self.base.eps, self.s)
-        return share_from_channel(self.base)
+        share = self.base.glutf_share()
+        return share_from_channel(self.base) if share is None else share
 
     def z(self) -> jax.Array:
         """The probability of disclosing ``x`` with the base output (Algorithm 1 line 6)."""
@@ -126,29 +119,15 @@ class GLUTFMixin:
         return jnp.maximum(_th.glutf_z_max(self.base.eps, self.s, self.f(), self._share()), 0.0)
 
     def _closed_z(self) -> Any:
-        """The closed form of the largest valid z for the library's pure bases (exact zeros stay exact)."""
-        base, s = self.base, self.s
-        name = type(base).__name__
-        if name == "GRR":
-            return jnp.zeros_like(jnp.asarray(base.eps, dtype=float))
-        if name == "SS":
-            return _th.uss_z_max(s, base.eps, base.k)
-        if name in ("UE", "RAPPOR"):
-            t = jnp.exp(-jnp.asarray(base.eps))
-            return base.keep * -jnp.expm1(-jnp.asarray(base.eps)) / (1.0 + (s - 1) * t)
-        if name == "OLH":
-            return _th.ulh_z_max(s, base.eps, base.g)
-        if name == "Wheel":
-            return _th.uwheel_z_max(s, base.eps, base.l)
-        return None
+        """The base's closed form of the largest valid z (exact zeros stay exact), or ``None``."""
+        return self.base.glutf_z_max(self.s)
 
     def _published_z(self) -> jax.Array:
-        name = type(self.base).__name__
-        if name == "OLH":
-            return _th.ulh_z_published(self.base.eps, self.base.g)
-        if name == "Wheel":
-            return _th.uwheel_z_published(self.base.eps, self.base.l)
-        raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), got {name}.")
+        z = self.base.glutf_z_published()
+        if z is None:
+            raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
+                             f"got {type(self.base).__name__}.")
+        return z
 
     def f_protected(self) -> jax.Array:
         r"""``f (1 - z)``: probability that a non-sensitive input gives a protected output, without cancellation.
@@ -176,7 +155,7 @@ class GLUTFMixin:
             raise ValueError("A GLUTF mechanism with rule='non_pure' (003 eq 10) is not pure.")
         with _th.x64():
             mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
-            p, q = mech.base._pq() if hasattr(mech.base, "_pq") else mech.base.probs()
+            p, q = mech.base.pure_pq()
             return float(p), float(q), float(mech.z_star())
 
     # ---- sampling
@@ -225,7 +204,7 @@ class GLUTFMixin:
 
     def estimate_eq30(self, stats: jax.Array, n: Any) -> jax.Array:
         """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
-        p, q = self.base._pq() if hasattr(self.base, "_pq") else self.base.probs()
+        p, q = self.base.pure_pq()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
         f = self.f()
         return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
@@ -333,6 +312,32 @@ class GLUTFMixin:
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.base.eps))
+
+
+    def closed_form(self) -> _family.Family:
+        """The class's closed form when ``z_rule="max"``; otherwise 003 eq 28 from this instance's (p*, q*, z*).
+
+        Raises:
+          TypeError: for ``rule="non_pure"`` (003 eqs 30-31 have no exact closed form here).
+        """
+        if self.rule != "pure":
+            raise TypeError(f"Expected a pure GLUTF mechanism (rule='pure'), got rule={self.rule!r}: 003 eqs 30-31 "
+                            "are approximate and have no exact closed form here.")
+        if self.closed_form_family is not None and self.z_rule == "max":
+            return self.closed_form_family
+        return GENERIC_FAMILY
+
+    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``(p*, q*, z*)`` as traceable values: the base's pure probabilities and 003 Theorem 5's z*."""
+        p, q = self.base.pure_pq()
+        return p, q, self.z_star()
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
+        """A copy with the tuned parameter and the assumed ``theta_n`` recorded (named GLUTF mechanisms)."""
+        changes = {self.closed_form().param: value}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
 
     def comm_bits(self) -> float:
         r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""

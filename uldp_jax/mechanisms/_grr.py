@@ -10,6 +10,9 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _uniform
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 class GRR(_base.Mechanism):
@@ -99,6 +102,19 @@ class GRR(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family("GRR", None, lambda e, s, th, _: _nmse.grr_nmse(e, s), _family.urr_probs,
+                                        ldp=True)
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self.probs()
+
+    def glutf_share(self) -> jax.Array:
+        return _th.ratio_share(self.eps, self.d)
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        return jnp.zeros_like(jnp.asarray(self.eps, dtype=float))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.d))

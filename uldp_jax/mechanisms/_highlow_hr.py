@@ -11,8 +11,10 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import hr as _hr_forms
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
-from uldp_jax.privacy import _matrices
+from uldp_jax.mechanisms._forms import matrices as _matrices
 
 
 @functools.lru_cache(maxsize=32)
@@ -202,6 +204,11 @@ class HighLowHR(_base.Mechanism):
     def privacy_spec(self) -> _base.PrivacySpec:
         eps = _base.eps_value(self.eps)
         return _base.PrivacySpec("hlldp", _matrices.hlldp_matrix(self.d, self.sensitive, eps), eps, None)
+
+
+    closed_form_family = _family.Family(
+        "HighLowHR", None, None, None, ldp=False,
+        item_nvar=lambda m, p: _hr_forms.highlow_hr_item_nvar(m.eps, p, m.sensitive))
 
     def uldp_spec(self) -> _base.PrivacySpec:
         """The (A, [S], eps)-ULDP guarantee (SPEC.md): protected outputs ``[0, S)``, invertible from ``B``."""

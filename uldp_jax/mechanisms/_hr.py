@@ -10,6 +10,8 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import hr as _hr_forms
 
 
 def hr_gap(eps: Any) -> jax.Array:
@@ -122,6 +124,10 @@ class HR(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family("HR", None, None, None, ldp=True,
+                                        item_nvar=lambda m, p: _hr_forms.hr_item_nvar(m.eps, p))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.K))

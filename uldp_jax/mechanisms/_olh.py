@@ -11,7 +11,10 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms import _hashing
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 
 
 class HashReport(NamedTuple):
@@ -182,6 +185,24 @@ class OLH(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family(
+        "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
+        domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0))
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self._pq()
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        return _th.ulh_z_max(s, self.eps, self.g)
+
+    def glutf_z_published(self) -> jax.Array:
+        return _th.ulh_z_published(self.eps, self.g)
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
+        """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""
+        return _base.replace(self, g=value, num_hashes=None if self.family == "full" else self.num_hashes)
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""

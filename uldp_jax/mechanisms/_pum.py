@@ -194,14 +194,10 @@ class PUM(_base.Mechanism):
         )
 
     def check_reports(self, ys: Any) -> None:
-        from uldp_jax import _api  # local: _api imports the estimation registry
-
-        _api.check_reports(self.cmn, ys)
+        self.cmn.check_reports(ys)
 
     def report_index(self, ys: Any) -> np.ndarray:
-        from uldp_jax import testing
-
-        return testing.report_index(self.cmn, ys)
+        return self.cmn.report_index(ys)
 
     # ---- exact channels ----
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,10 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _ksubset
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
 MAX_SS_CHANNEL_D = 20
@@ -146,6 +149,17 @@ class SS(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family(
+        "SS", "k", lambda e, s, th, k: _nmse.ss_nmse(e, s, k), _family.uss_probs, ldp=True, integer=True,
+        domain=lambda s: (1, s - 1), optimum=lambda e, s, th: _optima.optimal_k(e, s, 0.0))
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self._pq()
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        return _th.uss_z_max(s, self.eps, self.k)
 
     def comm_bits(self) -> float:
         """003 Def 5: ``log2 C(d, k)`` bits (one k-subset)."""

@@ -10,6 +10,10 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
@@ -144,6 +148,17 @@ class _UnaryMixin:
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
 
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self.probs()
+
+    def glutf_share(self) -> jax.Array:
+        return _th.ratio_share(self.eps, self.d)
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        t = jnp.exp(-jnp.asarray(self.eps))
+        return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
+
     def comm_bits(self) -> float:
         return float(self.d)
 
@@ -164,6 +179,10 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
     eps: Any
     theta: Any = None
     default_theta: bool = _base.static_field(init=False, repr=False, default=False)
+
+    closed_form_family = _family.Family(
+        "RAPPOR", "theta", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True,
+        domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
@@ -190,6 +209,10 @@ class UE(_UnaryMixin, _base.Mechanism):
     d: int = _base.static_field()
     eps: Any
     p: Any = None
+
+    closed_form_family = _family.Family(
+        "UE", "p", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True, domain=_family.UNIT,
+        optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
         object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))

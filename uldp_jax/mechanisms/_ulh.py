@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 from uldp_jax.mechanisms import _base, _glutf, _hashing, _olh
 from uldp_jax.mechanisms._olh import OLH
 from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
@@ -44,6 +47,16 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     z_rule: str = _base.static_field(default="max")
     family: str = _base.static_field(default="hash")
     num_hashes: Any = _base.static_field(default=None)
+
+    closed_form_family = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
+                                        domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g)
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> ULH:
+        """A copy with ``g = value`` and ``theta_n`` recorded (the ``"full"`` family's size follows ``g``)."""
+        changes = {"g": value, "num_hashes": None if self.family == "full" else self.num_hashes}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
 
     rule = "pure"
 

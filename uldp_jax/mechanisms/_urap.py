@@ -10,6 +10,9 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _ue
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 
 
 class URAP(_base.Mechanism):
@@ -120,6 +123,13 @@ class URAP(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,
+                                        domain=_family.UNIT, optimum=_optima.optimal_theta)
+
+    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        return self.probs()
 
     def comm_bits(self) -> float:
         return float(self.d)

@@ -10,6 +10,8 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base, _uniform
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
 
 
 class URR(_base.Mechanism):
@@ -121,6 +123,13 @@ class URR(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
+                                        _family.urr_probs, ldp=False)
+
+    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        return self.probs()
 
     def comm_bits(self) -> float:
         return float(np.log2(self.d))

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 from uldp_jax.mechanisms import _base, _glutf
 from uldp_jax.mechanisms._ss import SS
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 def check_theta_n(theta_n: Any) -> float:
@@ -52,6 +55,9 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
     k: Any = _base.static_field(default=None)
     theta_n: Any = _base.static_field(default=0.0)
     z_rule: str = _base.static_field(default="max")
+
+    closed_form_family = _family.Family("USS", "k", _nmse.uss_nmse, _family.uss_probs, ldp=False, integer=True,
+                                        domain=lambda s: (1, s - 1), optimum=_optima.optimal_k)
 
     rule = "pure"
 

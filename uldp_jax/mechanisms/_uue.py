@@ -8,10 +8,13 @@ from typing import Any
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 from uldp_jax.mechanisms import _base, _glutf
 from uldp_jax.mechanisms._ue import UE
 from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
 
 
 class UUE(_glutf.GLUTFMixin, _base.Mechanism):
@@ -42,6 +45,9 @@ class UUE(_glutf.GLUTFMixin, _base.Mechanism):
     p: Any = None
     theta_n: Any = _base.static_field(default=0.0)
     z_rule: str = _base.static_field(default="max")
+
+    closed_form_family = _family.Family("UUE", "p", _nmse.uue_nmse, _family.uue_probs, ldp=False,
+                                        domain=_family.UNIT, optimum=_optima.optimal_p)
 
     rule = "pure"
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 from uldp_jax.mechanisms import _base, _glutf, _olh, _wheel
 from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
 from uldp_jax.mechanisms._wheel import Wheel
@@ -41,6 +44,9 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     theta_n: Any = _base.static_field(default=0.0)
     z_rule: str = _base.static_field(default="max")
     num_hashes: Any = _base.static_field(default=None)
+
+    closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
+                                        domain=_family.UNIT, optimum=_optima.optimal_l)
 
     rule = "pure"
 

@@ -12,7 +12,10 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms import _hashing
 from uldp_jax.mechanisms import _olh
-from uldp_jax.theory import _pure_uldp as _th
+from uldp_jax.mechanisms._forms import pure_uldp as _th
+from uldp_jax.mechanisms._forms import family as _family
+from uldp_jax.mechanisms._forms import nmse as _nmse
+from uldp_jax.mechanisms._forms import optima as _optima
 
 
 class WheelReport(NamedTuple):
@@ -206,6 +209,20 @@ class Wheel(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family(
+        "Wheel", "l", lambda e, s, th, cov: _nmse.wheel_nmse(e, s, cov), _family.uwheel_probs, ldp=True,
+        domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self._pq()
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        return _th.uwheel_z_max(s, self.eps, self.l)
+
+    def glutf_z_published(self) -> jax.Array:
+        return _th.uwheel_z_published(self.eps, self.l)
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5 for a float32 point: 32 bits, plus ``log2 F`` for the seed when ``include_seed``."""

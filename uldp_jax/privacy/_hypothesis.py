@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from uldp_jax.mechanisms._base import Mechanism
 from uldp_jax.privacy import _channel
 
 
@@ -32,7 +33,7 @@ class Tradeoff(NamedTuple):
 
 
 def _as_q(mech_or_q: Any) -> np.ndarray:
-    if hasattr(mech_or_q, "channel_matrix"):
+    if isinstance(mech_or_q, Mechanism):
         return _channel.channel(mech_or_q).Q
     Q = np.asarray(mech_or_q, dtype=np.float64)
     if Q.ndim != 2 or np.any(~np.isfinite(Q)) or np.any(Q < 0):

@@ -23,7 +23,7 @@ from uldp_jax.theory._exact import (
     support_matrix,
     support_moments,
 )
-from uldp_jax.theory._families import FAMILIES, Family, family_of
+from uldp_jax.theory._families import Family, family_of
 from uldp_jax.theory._forms import (
     grr_nmse,
     nonprivate_nmse,

@@ -18,11 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.theory import _families, _forms
+from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms._forms import nmse as _forms
+from uldp_jax.theory import _exact, _families
 from uldp_jax.theory._exact import check_model
-
-# Mechanisms whose exact risk lives in theory/_hr.py (context-aware helper); looked up lazily.
-_HR_NAMES = ("HR", "HighLowHR", "BlockHR")
 
 
 def _check_p(p: Any, d: int) -> Any:
@@ -43,8 +42,11 @@ def _check_n(n: Any) -> Any:
     return n
 
 
-def _is_hr(mech: Any) -> bool:
-    return type(mech).__name__ in _HR_NAMES and type(mech).__name__ not in _families.FAMILIES
+def _closed_form(mech: Any) -> Any:
+    """The mechanism's closed-form ``Family``, ``None`` for a mechanism without one (exact moments are used)."""
+    if not isinstance(mech, _base.Mechanism):
+        raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    return mech.closed_form()
 
 
 def check_theta_n(theta_n: Any) -> Any:
@@ -56,27 +58,20 @@ def check_theta_n(theta_n: Any) -> Any:
     return theta_n
 
 
-def _hr_module():
-    try:
-        from uldp_jax.theory import _hr
-    except ImportError as e:  # pragma: no cover - depends on the Hadamard helper's progress
-        raise TypeError("Hadamard-response closed forms (uldp_jax.theory._hr) are not available.") from e
-    return _hr
-
-
-def _hr_item_variance(mech: Any, p: Any, n: Any, model: str) -> Any:
-    """Per-item variance of the Hadamard family from ``theory/_hr.py`` (iid), minus ``p(1-p)/n`` when fixed."""
-    hr = _hr_module()
-    name = type(mech).__name__
-    if name == "HR":
-        nvar = hr.hr_item_nvar(mech.eps, p)
-    elif name == "HighLowHR":
-        nvar = hr.highlow_hr_item_nvar(mech.eps, p, mech.sensitive)
-    else:
-        nvar = hr.block_hr_item_nvar(mech.eps, p, mech.blocks)
+def _nvar_item_variance(mech: Any, fam: Any, p: Any, n: Any, model: str) -> Any:
+    """Per-item variance from the family's iid ``item_nvar`` (HR family), minus ``p(1-p)/n`` when fixed."""
+    nvar = fam.item_nvar(mech, p)
     if model == "fixed":  # unbiased linear estimator: per item, iid - fixed = Var_x(1[x = j]) / n
         nvar = nvar - p * (1.0 - p)
     return nvar / n
+
+
+def _exact_item_variance(mech: Any, p: Any, n: Any, model: str) -> Any:
+    """The default for mechanisms without a closed form: exact per-item MSE from the channel moments."""
+    if not (_validate.is_concrete(p) and _validate.is_concrete(n)):
+        raise TypeError(f"{type(mech).__name__} has no closed form (closed_form() is None): its risk comes from "
+                        "the exact channel, which needs concrete p and n (not traced or batched).")
+    return jnp.asarray(_exact.exact_item_mse(mech, p, n, model))
 
 
 def theta_n_of(mech: Any, p: Any) -> Any:
@@ -92,7 +87,7 @@ def nmse(mech: Any, theta_n: Any) -> Any:
     """``n`` times the fixed-model ``mse``, a function of ``theta_n`` only (003 eq 28 form).
 
     Args:
-      mech: a mechanism with a closed form (see ``_families.FAMILIES``); leaves may be traced or batched.
+      mech: a mechanism with a closed form (``mech.closed_form()``); leaves may be traced or batched.
       theta_n: total true mass of the non-sensitive items, in ``[0, 1]`` (ignored by LDP mechanisms).
     """
     check_theta_n(theta_n)
@@ -109,9 +104,11 @@ def nmse(mech: Any, theta_n: Any) -> Any:
 def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
-    Dispatches on the mechanism: GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP with any theta
-    (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
+    Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP
+    with any theta (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
     exact risks (``theory/_hr.py``, 004 / SPEC.md). Differentiable in the continuous parameters and ``p``.
+    A mechanism without a closed form (``closed_form() is None``, e.g. one defined outside the library) gets the
+    exact risk from its channel moments (``ul.theory.exact_mse``; concrete ``p`` and ``n`` only).
 
     Args:
       mech: a mechanism (leaves may be traced, or batched for a grid).
@@ -128,9 +125,9 @@ def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     """
     check_model(model)
     _check_n(n)
-    if _is_hr(mech):
+    fam = _closed_form(mech)
+    if fam is None or fam.item_nvar is not None:
         return jnp.sum(item_variance(mech, p, n, model), axis=-1)
-    _families.family_of(mech)
     p = _check_p(p, mech.d)
     r = nmse(mech, theta_n_of(mech, p))
     if model == "iid":
@@ -156,9 +153,11 @@ def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     """
     check_model(model)
     _check_n(n)
-    if _is_hr(mech):
-        return _hr_item_variance(mech, _check_p(p, mech.d), n, model)
-    fam = _families.family_of(mech)
+    fam = _closed_form(mech)
+    if fam is None:
+        return _exact_item_variance(mech, _check_p(p, mech.d), n, model)
+    if fam.item_nvar is not None:
+        return _nvar_item_variance(mech, fam, _check_p(p, mech.d), n, model)
     p = _check_p(p, mech.d)
     _, mask = _families.sizes(mech, fam)
     P, Q, Z = pure_probs(mech)

@@ -54,30 +54,17 @@ def check_model(model: Any) -> str:
 def support_matrix(mech: Any) -> np.ndarray:
     """float64 ``[m, d]``: ``S[y, j] = 1`` when report ``y`` supports item ``j`` (columns of ``ul.channel``).
 
-    Uses the mechanism's ``channel_support()`` (or ``support_matrix()``) when it defines one; otherwise derives
-    it from ``report_kind`` (``"item"``: report ``y`` supports item ``y``; ``"bits"``: the items of its set bits).
+    Asks the mechanism (``channel_support()``; its default derives it from ``report_kind``: ``"item"``: report
+    ``y`` supports item ``y``; ``"bits"``: the items of its set bits).
 
     Raises:
       TypeError: if the mechanism's report structure has no per-item support.
     """
-    for name in ("channel_support", "support_matrix"):
-        if hasattr(mech, name):
-            return np.asarray(getattr(mech, name)(), dtype=np.float64)
-    kind = getattr(mech, "report_kind", None)
-    m, d = int(mech.num_outputs), int(mech.d)
-    if kind == "item":
-        S = np.zeros((m, d))
-        k = min(m, d)
-        S[np.arange(k), np.arange(k)] = 1.0
-        return S
-    if kind == "bits":
-        nbits = int(round(np.log2(m)))
-        if 2**nbits != m or nbits != int(mech.num_stats):
-            raise TypeError(f"{type(mech).__name__}: bit reports with {m} outputs do not map to {d} items.")
-        return _base.bits_table(nbits)[:, :d].astype(np.float64)
-    raise TypeError(
-        f"Expected mech with item or bit reports or a channel_support() method, got {type(mech).__name__} "
-        f"with report_kind={kind!r}.")
+    S = mech.channel_support() if isinstance(mech, _base.Mechanism) else None
+    if S is None:
+        raise TypeError(
+            f"Expected mech with item or bit reports or a channel_support() method, got {type(mech).__name__}.")
+    return np.asarray(S, dtype=np.float64)
 
 
 def support_moments(mech: Any, rtol: float = 1e-9) -> SupportMoments:

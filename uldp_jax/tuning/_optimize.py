@@ -20,6 +20,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from uldp_jax import mechanisms as _mechanisms
+from uldp_jax.mechanisms import _base
 from uldp_jax.theory import _dispatch, _families
 
 OBJECTIVES = ("mse", "l1")
@@ -167,8 +169,9 @@ def optimize(name: str, eps: Any, s: Any, theta_n: Any = 0.0, x0: Any = None, st
     ``jax.vmap`` it over a grid of ``(eps, s)``. Run under ``jax.enable_x64(True)`` for float64.
 
     Args:
-      name: a family with a parameter: ``"URAP"``, ``"RAPPOR"``, ``"UE"``, ``"UUE"``, ``"USS"``, ``"SS"``,
-        ``"ULH"``, ``"OLH"``, ``"UWheel"``, ``"Wheel"``.
+      name: a mechanism class whose ``closed_form_family`` has a tunable parameter, or its name in
+        ``ul.mechanisms``: ``"URAP"``, ``"RAPPOR"``, ``"UE"``, ``"UUE"``, ``"USS"``, ``"SS"``, ``"ULH"``,
+        ``"OLH"``, ``"UWheel"``, ``"Wheel"``.
       eps, s, theta_n: privacy budget, number of sensitive items, non-sensitive mass.
       x0: starting value (default: the middle of the domain; ``g0 = e^eps / 2 + 1``).
       steps: optimizer iterations.
@@ -177,10 +180,11 @@ def optimize(name: str, eps: Any, s: Any, theta_n: Any = 0.0, x0: Any = None, st
     Returns:
       ``(param, n * MSE_fixed at param)``.
     """
-    fam = _families.FAMILIES.get(name)
+    cls = getattr(_mechanisms, name, None) if isinstance(name, str) else name
+    fam = cls.closed_form_family if isinstance(cls, type) and issubclass(cls, _base.Mechanism) else None
     if fam is None or fam.param is None:
-        raise ValueError(f"Expected name={name!r} to be a family with a tunable parameter, one of "
-                         f"{sorted(k for k, f in _families.FAMILIES.items() if f.param)}.")
+        raise ValueError(f"Expected name={name!r} to be a mechanism class (or its name in ul.mechanisms) whose "
+                         "closed_form_family has a tunable parameter, e.g. 'URAP', 'USS', 'OLH'.")
     eps = jnp.asarray(eps)
     s = jnp.asarray(s, dtype=eps.dtype)
     if x0 is None:

@@ -16,7 +16,7 @@ from uldp_jax import _validate
 from uldp_jax import mechanisms as _m
 from uldp_jax.mechanisms import _wheel
 from uldp_jax.theory import _dispatch, _exact
-from uldp_jax.theory import _optima
+from uldp_jax.mechanisms._forms import optima as _optima
 
 SORT_KEYS = ("mse", "comm")
 
@@ -57,8 +57,7 @@ def _candidates(d: int, sens: tuple[int, ...], eps: float, th: float, include_ld
     out += [(f"uUE (p={p:.3f})", lambda: _m.UUE(d, sens, eps, p=p, theta_n=th), False),
             (f"uLH (g={g})", lambda: _m.ULH(d, sens, eps, g=g, theta_n=th), False),
             (f"uWheel (l={lv:.4g})", lambda: _m.UWheel(d, sens, eps, l=lv, theta_n=th), False)]
-    if hasattr(_m, "HighLowHR"):
-        out.append(("high-low HR", lambda: _m.HighLowHR(d, sens, eps), False))
+    out.append(("high-low HR", lambda: _m.HighLowHR(d, sens, eps), False))
     if include_ldp:
         ke = _optima.optimal_k(eps, d, 0.0) if d >= 2 else 1
         ge = _optima.optimal_g(eps, d, 0.0)

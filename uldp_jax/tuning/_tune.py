@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, NamedTuple, Sequence
 
@@ -11,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.privacy import audit as run_audit
 from uldp_jax.theory import _dispatch, _families
 from uldp_jax.tuning import _optimize
 
@@ -35,9 +35,8 @@ class TuneResult(NamedTuple):
     loss_trace: np.ndarray
 
 
-@functools.partial(jax.jit, static_argnames=("name", "objective", "steps", "optimizer"))
-def _solve_jit(name, eps, s, theta_n, p, mask, x0, objective, steps, optimizer):
-    fam = _families.FAMILIES[name]
+@functools.partial(jax.jit, static_argnames=("fam", "objective", "steps", "optimizer"))
+def _solve_jit(fam, eps, s, theta_n, p, mask, x0, objective, steps, optimizer):
     fn = _optimize.risk_fn(fam, eps, s, theta_n, objective, p, mask)
     return _optimize.solve(fam, fn, s, x0, steps, optimizer)
 
@@ -91,6 +90,8 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
     if optimizer is not None and not (hasattr(optimizer, "init") and hasattr(optimizer, "update")):
         raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
+    if fam.generic and mech.closed_form_family is not None:  # a named GLUTF mechanism with another z
+        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume SPEC.md's z).")
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
     if params is not None:
@@ -98,8 +99,6 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         if params != (fam.param,):
             raise ValueError(f"Expected params={params!r} to be ({fam.param!r},): {type(mech).__name__} has one "
                              "tunable parameter (use ul.tuning.minimize for custom joint objectives).")
-    if getattr(mech, "z_rule", "max") != "max":
-        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume SPEC.md's z).")
     eps = _base_eps(mech)
     s, mask = _families.sizes(mech, fam)
     if p is not None and theta_n is not None:
@@ -116,7 +115,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         p64 = np.full(mech.d, 1.0 / mech.d)
     x0 = _families.param_value(mech, fam)
     with jax.enable_x64(True):
-        x, val, info = _solve_jit(fam.name, jnp.float64(eps), jnp.float64(s), jnp.float64(th), jnp.asarray(p64),
+        x, val, info = _solve_jit(fam, jnp.float64(eps), jnp.float64(s), jnp.float64(th), jnp.asarray(p64),
                                   jnp.asarray(mask), jnp.float64(x0), objective, int(steps), optimizer)
         fn = _optimize.risk_fn(fam, jnp.float64(eps), jnp.float64(s), jnp.float64(th), objective,
                                jnp.asarray(p64), jnp.asarray(mask))
@@ -125,12 +124,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         if best > initial:  # never return something worse than the input (e.g. a stalled line search)
             value, best = float(x0), initial
     value = int(round(value)) if fam.integer else value
-    changes = {fam.param: value}
-    if any(f.name == "theta_n" for f in dataclasses.fields(mech)) and not fam.ldp:
-        changes["theta_n"] = th
-    if getattr(mech, "family", None) == "full":  # the family size g**d follows the new g
-        changes["num_hashes"] = None
-    new = dataclasses.replace(mech, **changes)
+    new = mech.with_tuned(value, None if fam.ldp else th)
     _maybe_audit(new, audit)
     if return_info:
         return new, TuneResult({fam.param: value}, best, initial, np.asarray(info.loss))
@@ -153,8 +147,6 @@ def _maybe_audit(mech: Any, audit: bool | None) -> None:
             audit = False
     if not audit:
         return
-    from uldp_jax.privacy import audit as run_audit
-
     rep = run_audit(mech)
     if not rep.ok:
         raise RuntimeError(f"Tuned {type(mech).__name__} fails its audit (eps={rep.eps:.6g} > {rep.nominal_eps}).")

@@ -1,0 +1,227 @@
+"""Conformance: every library mechanism, and one defined outside the package, keeps the protocol's promises.
+
+Each mechanism (small d) must: expose the protocol members; have a channel whose rows sum to 1; pass its audit;
+have a sampler that passes a chi-square test against that channel; give "emp" estimates that are unbiased within
+statistical error where the exact channel moments say the estimator is unbiased (``ul.theory.exact_item_mse`` —
+channel moments, not the estimator's code path); and work under jit and over a ``jax.vmap``-built grid of eps.
+
+The outside mechanism is README's ``KeepRR`` (its code block is extracted from README.md and executed, so the two
+cannot drift). Statistical thresholds: chi-square p-value > 1e-4 per test; |bias| < 5 standard errors per item.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+import uldp_jax.testing  # noqa: F401  (ul.testing: the chi-square helpers)
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+EPS_GRID = np.array([0.5, 2.0], dtype=np.float32)
+
+
+def _readme_namespace() -> dict:
+    text = README.read_text()
+    section = text[text.index("## Your own mechanism"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 30, "README's worked example must stay within 30 lines"
+    module = types.ModuleType("readme_example")  # as a user's own module (dataclasses look it up)
+    sys.modules[module.__name__] = module
+    exec(compile(code, str(README), "exec", dont_inherit=True), module.__dict__)  # noqa: S102  (our README)
+    return module.__dict__
+
+
+KeepRR = _readme_namespace()["KeepRR"]
+
+
+class LeakyKeepRR(KeepRR):
+    """KeepRR that keeps the true item more often than its eps allows (it claims eps, behaves like 2 eps)."""
+
+    def keep(self):
+        return 1.0 / (1.0 + (self.d - 1) * jnp.exp(-2.0 * self.eps))
+
+
+# id -> eps -> mechanism (small domains; hash families use their exact "full" family where they have one).
+SENS = (0, 2, 3)
+FACTORIES = {
+    "KeepRR": lambda e: KeepRR(5, e),
+    "GRR": lambda e: ul.GRR(5, e),
+    "RAPPOR": lambda e: ul.RAPPOR(4, e),
+    "UE": lambda e: ul.UE(4, e, p=0.4),
+    "SS": lambda e: ul.SS(5, e, k=2),
+    "OLH": lambda e: ul.OLH(4, e, g=3, family="full"),
+    "Wheel": lambda e: ul.Wheel(4, e, l=0.3, num_hashes=64),
+    "HR": lambda e: ul.HR(5, e),
+    "HighLowHR": lambda e: ul.HighLowHR(6, (1, 4), e),
+    "BlockHR": lambda e: ul.BlockHR([range(3), range(3, 5)], e),
+    "BinaryCA": lambda e: ul.BinaryCA(e, 0.5 * e),
+    "URR": lambda e: ul.URR(5, SENS, e),
+    "URAP": lambda e: ul.URAP(5, SENS, e),
+    "USS": lambda e: ul.USS(5, SENS, e, k=2),
+    "UUE": lambda e: ul.UUE(5, SENS, e, p=0.4),
+    "ULH": lambda e: ul.ULH(5, SENS, e, g=3, family="full"),
+    "UWheel": lambda e: ul.UWheel(5, SENS, e, l=0.3, num_hashes=64),
+    "GLUTF": lambda e: ul.glutf(ul.GRR(3, e), 5, SENS),
+    "PUM": lambda e: ul.PUM(5, SENS, 2, e),
+}
+IDS = list(FACTORIES)
+# PUM perturbs with per-user tags (``perturb_batch(key, xs, personal)``) and estimates with ``ul.pum_estimate``;
+# its sampler, estimators and grids are checked in tests/pum/. Here: protocol members, channel and audit.
+PER_USER_TAGS = {"PUM"}
+
+
+@pytest.fixture(params=IDS)
+def name(request):
+    return request.param
+
+
+def test_protocol_members(name):
+    m = FACTORIES[name](1.0)
+    assert isinstance(m, ul.Mechanism)
+    assert isinstance(m.report_kind, str) and m.report_kind
+    assert int(m.num_outputs) >= 2 and int(m.d) >= 2 and int(m.num_stats) >= 1
+    spec = m.privacy_spec()
+    rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
+    assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
+    for member in ("perturb_batch", "perturb_one", "aggregate", "sample_stats", "check_reports", "debias",
+                   "count_sampler", "tunable_params", "comm_bits", "closed_form", "report_index"):
+        assert callable(getattr(m, member))
+    assert np.isfinite(m.comm_bits())
+    with pytest.raises(Exception):  # frozen dataclass
+        m.eps = 3.0
+    leaves, treedef = jax.tree_util.tree_flatten(m)
+    assert jax.tree_util.tree_unflatten(treedef, leaves) == m or name == "PUM"
+
+
+def test_channel_rows_sum_to_one_and_audit_passes(name):
+    m = FACTORIES[name](1.0)
+    Q, protected = ul.channel(m)
+    assert Q.dtype == np.float64 and Q.shape[1] == m.num_outputs and protected.shape == (m.num_outputs,)
+    assert Q.shape[0] == m.d or name in PER_USER_TAGS
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(Q >= 0)
+    rep = ul.audit(m)
+    assert rep.ok, rep
+
+
+def test_sampler_matches_channel(name):
+    if name in PER_USER_TAGS:
+        pytest.skip("PUM: see tests/pum/")
+    m = FACTORIES[name](1.0)
+    Q = ul.channel(m).Q
+    draws = 4000
+    xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)  # every input at once: one compiled sampler call
+    idx = ul.testing.report_index(m, jax.jit(m.perturb_batch)(jax.random.key(7), xs)).reshape(m.d, draws)
+    for x in range(m.d):
+        res = ul.testing.chi_square(np.bincount(idx[x], minlength=Q.shape[1]), Q[x])
+        assert res.pvalue > 1e-4, (x, res)
+
+
+def test_sampler_rejects_a_wrong_channel():
+    m = KeepRR(5, 1.0)
+    wrong = ul.channel(KeepRR(5, 1.5)).Q
+    assert ul.testing.sampler_vs_channel(jax.random.key(0), m, 0, 20000, Q=wrong).pvalue < 1e-6
+
+
+def test_emp_is_unbiased_where_the_moments_say_so(name):
+    if name in PER_USER_TAGS:
+        pytest.skip("PUM: see tests/pum/")
+    m = FACTORIES[name](1.0)
+    xs = jnp.asarray(np.repeat(np.arange(m.d), [40, 10, 25, 5, 20, 30][: m.d]), jnp.int32)
+    n, target = xs.shape[0], np.bincount(np.asarray(xs), minlength=m.d) / xs.shape[0]
+    try:
+        var = ul.theory.exact_item_mse(m, target, n, model="fixed")
+    except ValueError:
+        pytest.skip("the exact channel moments say the per-item estimator is biased")
+    # "emp" is affine in the statistic, so the mean of R estimates is the estimate from the pooled statistic of
+    # R * n reports; the reports come from the mechanism's own sampler, R independent keys.
+    reps = 200
+    keys = jax.random.split(jax.random.key(1), reps)
+    stats = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs))))(keys)
+    mean_est = np.asarray(ul.estimate_from_stats(m, jnp.sum(stats, axis=0), n * reps, "emp"), np.float64)
+    z = (mean_est - target) / np.sqrt(var / reps)
+    assert np.all(np.abs(z) < 5.0), z
+    # and the closed form (or the default from channel moments) agrees with the exact risk
+    np.testing.assert_allclose(float(ul.theory.mse(m, target, n, model="fixed")), var.sum(), rtol=1e-5)
+
+
+def _single(grid, i):
+    return jax.tree.map(lambda v: v[i], grid)
+
+
+def test_jit_and_vmap_over_eps(name):
+    if name in PER_USER_TAGS:
+        pytest.skip("PUM: see tests/pum/")
+    make = FACTORIES[name]
+    grid = jax.vmap(make)(jnp.asarray(EPS_GRID))
+    xs = jnp.arange(make(1.0).d, dtype=jnp.int32)
+    key = jax.random.key(3)
+    batched = jax.jit(jax.vmap(lambda mech: mech.perturb_batch(key, xs)))(grid)
+    for i in range(EPS_GRID.size):
+        one = make(jnp.asarray(EPS_GRID[i]))
+        # float32 leaves in the grid (vmap broadcasts constant leaves such as l=0.3 to float32 arrays)
+        np.testing.assert_allclose(ul.channel(_single(grid, i)).Q, ul.channel(one).Q, rtol=1e-4, atol=1e-9)
+        single = jax.jit(lambda mech: mech.perturb_batch(key, xs))(one)
+        for a, b in zip(jax.tree_util.tree_leaves(_single(batched, i)), jax.tree_util.tree_leaves(single)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+# ---- the outside-defined mechanism through every generic entry point ----------------------------------------------
+
+def test_keeprr_generic_entry_points():
+    m = KeepRR(5, 1.0)
+    Q, protected = ul.channel(m)
+    e = np.exp(1.0)
+    np.testing.assert_allclose(Q[0], [e / (e + 4)] + [1 / (e + 4)] * 4, rtol=1e-15)
+    assert protected.all()
+    rep = ul.audit(m)
+    assert rep.ok and rep.tight and abs(rep.eps - 1.0) < 1e-12
+    key = jax.random.key(0)
+    xs = jnp.asarray(np.repeat(np.arange(5), [400, 100, 250, 50, 200]), jnp.int32)
+    ys = ul.perturb(key, m, xs)
+    assert ys.dtype == jnp.int32 and ys.shape == xs.shape
+    for method in ("emp", "emp+thr", "em", "norm-sub"):
+        p_hat = np.asarray(ul.estimate(m, ys, method))
+        assert p_hat.shape == (5,) and np.all(np.isfinite(p_hat)), method
+        if method != "emp":
+            assert abs(p_hat.sum() - 1.0) < 1e-3, method
+    p = np.array([0.4, 0.1, 0.25, 0.05, 0.2])
+    res_p = ul.simulate(key, m, p=p, n=1000, reps=3, methods=("emp",))
+    res_x = ul.simulate(key, m, xs=xs, reps=3, methods=("emp+thr",))
+    assert res_p.estimates["emp"].shape == (3, 5) and res_x.estimates["emp+thr"].shape == (3, 5)
+    exact = ul.theory.exact_mse(m, p, 1000)
+    grr = ul.theory.mse(ul.GRR(5, 1.0), p, 1000)  # KeepRR is GRR: same exact risk
+    np.testing.assert_allclose(exact, float(grr), rtol=1e-6)
+    np.testing.assert_allclose(float(ul.theory.mse(m, p, 1000)), exact, rtol=1e-8)  # default: channel moments
+    assert ul.testing.sampler_vs_channel(key, m, 2, 5000).pvalue > 1e-4
+
+
+def test_keeprr_audit_fails_when_the_channel_leaks():
+    rep = ul.audit(LeakyKeepRR(5, 1.0))
+    assert not rep.ok and rep.eps > 1.9
+
+
+def test_keeprr_grid_through_simulate():
+    grid = jax.vmap(lambda e: KeepRR(5, e))(jnp.asarray(EPS_GRID))
+    p = np.array([0.4, 0.1, 0.25, 0.05, 0.2])
+    res = ul.simulate(jax.random.key(2), grid, p=p, n=500, reps=2, methods=("emp",))
+    assert res.estimates["emp"].shape == (EPS_GRID.size, 2, 5)
+    for i in range(EPS_GRID.size):
+        one = ul.simulate(jax.random.key(2), KeepRR(5, jnp.asarray(EPS_GRID[i])), p=p, n=500, reps=2,
+                          methods=("emp",))
+        np.testing.assert_allclose(np.asarray(res.estimates["emp"][i]), np.asarray(one.estimates["emp"]),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_tunable_params_come_from_the_closed_form():
+    assert ul.URAP(6, (0, 1), 1.0).tunable_params() == ("theta",)
+    assert ul.USS(6, (0, 1, 2), 1.0, k=1).tunable_params() == ("k",)
+    assert ul.GRR(6, 1.0).tunable_params() == () and KeepRR(5, 1.0).tunable_params() == ()

@@ -1,0 +1,92 @@
+"""``Family``: a mechanism's closed-form description (risk, pure probabilities, tunable parameter, optimum).
+
+A mechanism answers ``closed_form()`` with one of these records (``Mechanism.closed_form``; default ``None``:
+no closed form, so ``ul.theory`` uses the exact channel moments). The record holds pure functions of
+``(eps, s, theta_n, param)``, so ``ul.tune`` and ``ul.tuning.optimize`` can relax and differentiate the
+parameter without rebuilding mechanisms. LDP families use ``s = d`` and ``theta_n = 0``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import jax.numpy as jnp
+
+UNIT = lambda s: (0.0, 1.0)  # noqa: E731
+
+
+def _exp_terms(eps):
+    eps = jnp.asarray(eps)
+    return jnp.exp(-eps), -jnp.expm1(-eps)
+
+
+def ue_probs(eps, s, keep):
+    t, _ = _exp_terms(eps)
+    return keep, keep * t / ((1.0 - keep) + keep * t), None
+
+
+def uue_probs(eps, s, keep):
+    t, u = _exp_terms(eps)
+    P, Q, _ = ue_probs(eps, s, keep)
+    return P, Q, u / (1.0 + (s - 1.0) * t)
+
+
+def urap_probs(eps, s, theta):
+    t, u = _exp_terms(eps)
+    P, Q, _ = ue_probs(eps, s, theta)
+    return P, Q, theta * u
+
+
+def urr_probs(eps, s, _unused=None):
+    t, u = _exp_terms(eps)
+    den = 1.0 + (s - 1.0) * t
+    return 1.0 / den, t / den, u / den
+
+
+def uss_probs(eps, s, k):
+    t, u = _exp_terms(eps)
+    den = k + (s - k) * t  # (k e + s - k) / e
+    P = k / den
+    Q = k * (k - 1.0 + (s - k) * t) / (den * (s - 1.0))
+    Z = k * u / (k * u + s * t)
+    return P, Q, Z
+
+
+def ulh_probs(eps, s, g):
+    t, u = _exp_terms(eps)
+    return 1.0 / (1.0 + (g - 1.0) * t), 1.0 / g, u / (1.0 + (s - 1.0) * t)
+
+
+def uwheel_probs(eps, s, l):  # noqa: E741
+    t, u = _exp_terms(eps)
+    return l / (l + (1.0 - l) * t), l, u / (1.0 + (s - 1.0) * t)
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """Closed-form description of one mechanism class.
+
+    Attributes:
+      name: a label (the mechanism class name); also the static key under which ``ul.tune`` compiles.
+      param: name of the tunable field (``None``: nothing to tune).
+      risk: ``(eps, s, theta_n, param) -> n * MSE_fixed`` (``None`` with ``generic`` or ``item_nvar``).
+      probs: ``(eps, s, param) -> (p*, q*, z*)`` (003 Def 6).
+      ldp: True for LDP mechanisms (``s = d``, ``theta_n = 0``); False: the mechanism has ``sensitive``.
+      integer: the parameter is an integer (static field).
+      domain: ``s -> (lo, hi)``: open interval for continuous parameters, inclusive range for integers.
+      optimum: ``(eps, s, theta_n) -> param``: closed-form optimum (integer for integer parameters).
+      generic: the risk comes from the instance's own ``pure_uldp_probs()`` (003 eq 28), e.g. GLUTF.
+      item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model (HR family), or ``None``.
+    """
+
+    name: str
+    param: str | None
+    risk: Callable | None
+    probs: Callable | None
+    ldp: bool
+    integer: bool = False
+    domain: Callable | None = None
+    optimum: Callable | None = None
+    generic: bool = False
+    item_nvar: Callable | None = None
