@@ -29,7 +29,7 @@ from uldp_jax.simulate import SimResult, simulate, simulate_stats
 from uldp_jax import theory, tuning
 from uldp_jax.tuning import recommend, tune
 
-__version__ = "0.1.0"
+from uldp_jax._version import __version__  # noqa: E402
 
 __all__ = [
     "AuditReport",

@@ -16,6 +16,8 @@ import argparse
 import os
 import sys
 
+from uldp_jax._version import __version__
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
@@ -34,8 +36,6 @@ def _positive_int(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from uldp_jax import __version__
-
     p = _Parser(prog="uldp", description="Utility-optimized LDP: reproduce the papers' experiments.")
     p.add_argument("--version", action="version", version=f"uldp {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)

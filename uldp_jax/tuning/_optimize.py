@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import optax
 
 from uldp_jax import mechanisms as _mechanisms
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _wheel
 from uldp_jax.theory import _dispatch, _families
 
 OBJECTIVES = ("mse", "l1")
@@ -121,8 +121,6 @@ def domain_of(fam: _families.Family, s: Any) -> Domain:
     if fam.param in ("g",):
         return Domain(1.0, None)
     if fam.param in ("l",):  # the Wheel's coverage: float32 sampling needs l in [L_MIN, L_MAX]
-        from uldp_jax.mechanisms import _wheel
-
         return Domain(_wheel.L_MIN, _wheel.L_MAX)
     return Domain(0.0, 1.0)
 
