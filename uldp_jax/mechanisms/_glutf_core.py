@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _glutf_counts
 from uldp_jax.theory import _nonpure_uldp as _np_th
 from uldp_jax.theory import _pure_uldp as _th
 
@@ -196,6 +196,18 @@ class GLUTFMixin:
         has_base = sens | go
         disclose = ~sens & (~go | pair)
         return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))
+
+    def count_sampler(self) -> Any:
+        """Exact whenever the base has one: per-item alone/pair/protected-only cells + the base's own sampler."""
+        if self.base.count_sampler() is None:
+            return None
+        return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's label scan)."""
+        if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
+            return None
+        return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
 
     # ---- aggregation
     def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _ue
+from uldp_jax.mechanisms import _base, _counts, _ue
 
 
 class URAP(_base.Mechanism):
@@ -84,6 +84,15 @@ class URAP(_base.Mechanism):
         own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
         out = own & bit_n[..., None]
         return out.at[..., items].set(bits_s)
+
+    def count_sampler(self) -> Any:
+        """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            a, b = self.support_affine()
+            return _counts.independent_bits(key, counts, jnp.asarray(a + b, counts.dtype), jnp.asarray(b, counts.dtype))
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)

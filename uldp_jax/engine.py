@@ -17,7 +17,7 @@ The two paths agree in distribution, not sample by sample.
 Devices: repetitions are sharded over ``devices`` (default: all visible devices, across hosts after
 ``jax.distributed.initialize()``) with ``jax.shard_map``; when there are fewer repetitions than devices the
 per-user path shards users instead and adds the int32 partial counts with ``psum``. Results are bit-identical
-to a single device for the same key (see ``uldp_jax._fastpath._shard``). Repetitions run in host-side chunks of
+to a single device for the same key (see ``uldp_jax._shard``). Repetitions run in host-side chunks of
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
@@ -43,8 +43,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _progress, _validate, fastpath
-from uldp_jax._fastpath import _shard
+from uldp_jax import _api, _progress, _shard, _validate, fastpath
+from uldp_jax._layout import alias_probs, alias_table, block_inputs, block_reports, grid_size, rep_stats, sample_alias
 from uldp_jax.estimation import _registry, _report_sim
 
 DEFAULT_BLOCK_SIZE = 1024
@@ -72,105 +72,11 @@ class SimResult(NamedTuple):
     n: int
 
 
-def grid_size(mech: Any) -> int | None:
-    """``None`` for a single mechanism; ``g`` when its leaves carry a leading grid axis of size ``g``."""
-    shapes = {np.shape(leaf) for leaf in jax.tree_util.tree_leaves(mech)}
-    ndims = {len(s) for s in shapes}
-    if ndims <= {0}:
-        return None
-    sizes = {s[0] for s in shapes if len(s) >= 1}
-    if len(sizes) != 1 or max(ndims) != 1:
-        raise ValueError(f"Expected a single mechanism or a 1-D grid of mechanisms, got leaf shapes {shapes}.")
-    return sizes.pop()
-
-
 def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int) -> int:
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
     width = 1 if getattr(mech, "report_kind", None) == "item" else max(int(getattr(mech, "num_stats", 1)), 1)
     per_block = block_size * width * 4 * 3
     return int(max(1, min(num_blocks, DEFAULT_CHUNK_BYTES // per_block)))
-
-
-def alias_table(p: Any) -> tuple[jax.Array, jax.Array]:
-    """Walker/Vose alias table of ``p`` over ``D = 2^ceil(log2 d)`` columns: ``(threshold uint32[D], alias int32[D])``.
-
-    Column ``c`` (uniform, from the top ``log2 D`` bits of a word) yields item ``c`` if a second word is below
-    ``threshold[c]``, else ``alias[c]``; built in float64, so every item's probability is ``p`` up to
-    ``2^-33 / D`` per column, ``2^-33`` in all (padding columns have threshold 0). ``alias_probs`` recovers the
-    implied distribution.
-    """
-    p = np.asarray(p, np.float64)
-    d = p.shape[0]
-    size = 1 << max(1, (d - 1).bit_length())
-    q = np.zeros(size)
-    q[:d] = p / p.sum() * size
-    alias = np.arange(size, dtype=np.int64)
-    small = [i for i in range(size) if q[i] < 1.0]
-    large = [i for i in range(size) if q[i] >= 1.0]
-    while small and large:  # Vose: fill each under-full column from an over-full one
-        s, g = small.pop(), large.pop()
-        alias[s] = g
-        q[g] -= 1.0 - q[s]
-        (small if q[g] < 1.0 else large).append(g)
-    for i in small + large:  # rounding leftovers: full columns
-        q[i], alias[i] = 1.0, i
-    thr = np.minimum(np.round(q * 2.0**32), 2.0**32 - 1).astype(np.uint32)
-    table = (jnp.asarray(thr), jnp.asarray(alias.astype(np.int32)))
-    err = np.max(np.abs(alias_probs(table, d) - p / p.sum()))
-    if not err <= 1e-9:  # a guard on the float64 construction (never seen: errors are ~1e-12)
-        raise ValueError(f"alias_table: the table misses p by {err:.3g} (expected <= 1e-9); p={p!r}.")
-    return table
-
-
-def alias_probs(table: tuple[Any, Any], d: int) -> np.ndarray:
-    """float64[d]: the distribution ``sample_alias`` draws from ``table`` (exact, for tests and audits)."""
-    thr, alias = (np.asarray(a) for a in table)
-    own = thr.astype(np.float64) / 2.0**32 / thr.shape[0]
-    probs = np.bincount(np.arange(thr.shape[0]), own, minlength=thr.shape[0])
-    probs += np.bincount(alias, 1.0 / thr.shape[0] - own, minlength=thr.shape[0])
-    return probs[:d]
-
-
-def sample_alias(key: jax.Array, table: tuple[jax.Array, jax.Array], shape: tuple[int, ...]) -> jax.Array:
-    """int32 draws from an ``alias_table``: two uint32 words each (column, then threshold), no rejection."""
-    thr, alias = table
-    shift = 32 - (thr.shape[0].bit_length() - 1)
-    k_col, k_thr = jax.random.split(key)
-    col = (jax.random.bits(k_col, shape, jnp.uint32) >> shift).astype(jnp.int32)
-    return jnp.where(jax.random.bits(k_thr, shape, jnp.uint32) < thr[col], col, alias[col])
-
-
-def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, iid: bool, block_size: int):
-    """The randomness layout of one block of users: ``(key for the mechanism, xs int32[B], mask bool[B])``.
-
-    Block ``b`` of repetition key ``key_r`` covers users ``[b * B, (b + 1) * B)``; users ``>= n`` are masked.
-    In the iid model ``data`` is ``alias_table(p)``; in the fixed model it is the padded ``xs``.
-    Report-based estimators regenerate exactly the reports behind ``stats`` with
-    ``mech.perturb_batch(*block_inputs(...)[:2])`` (``sample_stats`` uses the same draws as ``perturb_batch``).
-    """
-    kx, ky = jax.random.split(jax.random.fold_in(key_r, b))
-    idx = b * block_size + jnp.arange(block_size)
-    w = idx < n
-    if iid:
-        xs = sample_alias(kx, data, (block_size,))
-    else:
-        xs = jax.lax.dynamic_slice_in_dim(data, b * block_size, block_size)
-    return ky, xs, w
-
-
-def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, chunk_ids: jax.Array):
-    """Aggregate statistics of one repetition over the user chunks ``chunk_ids`` (blocks vmapped per chunk)."""
-
-    def block_stats(b):
-        ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
-        return mech.sample_stats(ky, xs, w)
-
-    def chunk(total, c):
-        bs = c * chunk_blocks + jnp.arange(chunk_blocks)
-        return total + jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32), None
-
-    total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), chunk_ids)
-    return total
 
 
 TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
@@ -183,7 +89,7 @@ def _per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chun
     chunk_ids = first + jnp.arange(chunks_local)
 
     def one_rep(r):
-        return _stats_one_rep(jax.random.fold_in(key, r), mech, n, data, iid, block_size, chunk_blocks, chunk_ids)
+        return rep_stats(jax.random.fold_in(key, r), mech, n, data, iid, block_size, chunk_blocks, chunk_ids)
 
     stats = jax.lax.map(one_rep, rep_ids, batch_size=min(rep_batch, rep_ids.shape[0]))
     return stats if axis is None else jax.lax.psum(stats, axis)
