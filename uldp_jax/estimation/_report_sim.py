@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _layout, _validate
+from uldp_jax import _layout as _schedule
+from uldp_jax import _validate
 from uldp_jax.estimation import _registry, _support
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
@@ -46,13 +47,13 @@ def _layout(mech, xs, p, n, block_size):
         return jnp.asarray(padded), n, False, num_blocks
     target = _validate.check_distribution("p", p, d)
     n = _validate.check_int("n", n, minimum=1)
-    return _layout.alias_table(target), n, True, math.ceil(n / block_size)
+    return _schedule.alias_table(target), n, True, math.ceil(n / block_size)
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
                 num_blocks: int) -> Any:
     """All ``n`` reports of one repetition (leading axis = users), in the per-user path's layout."""
-    block_inputs = _layout.block_inputs
+    block_inputs = _schedule.block_inputs
 
     def block(b):
         ky, xs, _ = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
@@ -88,7 +89,7 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
     spec = _registry.get_method(method, mech)
     opts = dict(options or {})
     data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
-    grid = _layout.grid_size(mech)
+    grid = _schedule.grid_size(mech)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
@@ -123,7 +124,7 @@ def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
 
 def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
     """``pack_bits`` over the blocks of one repetition (``lax.map``, a few blocks at a time)."""
-    block_inputs = _layout.block_inputs
+    block_inputs = _schedule.block_inputs
 
     def block(b):
         ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
