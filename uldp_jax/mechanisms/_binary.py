@@ -71,7 +71,7 @@ class BinaryCA(_base.Mechanism):
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
-        u = jax.random.uniform(key, xs.shape)
+        u = jax.random.uniform(key, xs.shape, dtype=jnp.float32)
         return jnp.where(u < jnp.where(xs == 0, q00, q10), 0, 1).astype(jnp.int32)
 
     def count_sampler(self) -> Any:

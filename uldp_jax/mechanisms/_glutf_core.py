@@ -191,8 +191,8 @@ class GLUTFMixin:
         xprime = jax.random.randint(k_x, xs.shape, 0, self.s, dtype=jnp.int32)
         b_in = jnp.where(sens, jnp.asarray(rank_np)[xs], xprime).astype(jnp.int32)
         yb = self.base.perturb_batch(k_base, b_in)
-        go = jax.random.uniform(k_go, xs.shape) < self.f()
-        pair = jax.random.uniform(k_z, xs.shape) * self.f() >= self.f_protected()
+        go = jax.random.uniform(k_go, xs.shape, dtype=jnp.float32) < self.f()
+        pair = jax.random.uniform(k_z, xs.shape, dtype=jnp.float32) * self.f() >= self.f_protected()
         has_base = sens | go
         disclose = ~sens & (~go | pair)
         return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))

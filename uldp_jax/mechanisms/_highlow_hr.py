@@ -134,7 +134,7 @@ class HighLowHR(_base.Mechanism):
         sens, row, out, _ = (jnp.asarray(a) for a in _tables(self.d, self.sensitive))
         k_idx, k_u = jax.random.split(key)
         y = _hadamard.uniform_index(k_idx, self.S, xs.shape)
-        u = jax.random.uniform(k_u, xs.shape)
+        u = jax.random.uniform(k_u, xs.shape, dtype=jnp.float32)
         y_sens = _hadamard.to_sign(y, row[xs], u < hr_plus_prob(self.eps))
         y_non = jnp.where(u < hr_gap(self.eps), out[xs], y)
         return jnp.where(sens[xs], y_sens, y_non).astype(jnp.int32)

@@ -94,7 +94,7 @@ class SS(_base.Mechanism):
         """
         p, _ = self._pq()
         k_in, k_u = jax.random.split(key)
-        include = jax.random.uniform(k_in, xs.shape) < p
+        include = jax.random.uniform(k_in, xs.shape, dtype=jnp.float32) < p
         flat = jnp.reshape(xs, (-1,))
         bits = _ksubset.subset_bits(k_u, flat, jnp.reshape(include, (-1,)), self.d, self.k)
         return bits.reshape(xs.shape + (self.d,))

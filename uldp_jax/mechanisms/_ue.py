@@ -108,7 +108,7 @@ class _UnaryMixin:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
         keep, q = self.probs()
         own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
-        u = jax.random.uniform(key, xs.shape + (self.d,))
+        u = jax.random.uniform(key, xs.shape + (self.d,), dtype=jnp.float32)
         return u < jnp.where(own, keep, q)
 
     def count_sampler(self) -> Any:

@@ -70,9 +70,9 @@ class URAP(_base.Mechanism):
         items = jnp.asarray(self.sensitive, dtype=xs.dtype)
         k_s, k_n = jax.random.split(key)
         own = xs[..., None] == items
-        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,)) < jnp.where(own, theta, d1)
+        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,), dtype=jnp.float32) < jnp.where(own, theta, d1)
         nonsens = ~jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
-        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape) < keep_n)
+        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
         return items, bits_s, bit_n
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
