@@ -96,23 +96,39 @@ def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, 
     return ky, xs, w
 
 
-def rep_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, chunk_ids: jax.Array):
-    """``int32[num_stats]``: one repetition's aggregate over the user chunks ``chunk_ids`` (blocks vmapped per chunk).
-
-    Chunk ``c`` holds blocks ``[c * chunk_blocks, (c + 1) * chunk_blocks)``; the int32 sums are exact, so the
-    result does not depend on ``chunk_blocks`` or on how ``chunk_ids`` are split across devices.
-    """
+def chunk_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, c: jax.Array) -> jax.Array:
+    """``int32[num_stats]`` of chunk ``c``: blocks ``[c * chunk_blocks, (c + 1) * chunk_blocks)``, vmapped."""
 
     def block_stats(b):
         ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
         return mech.sample_stats(ky, xs, w)
 
+    bs = c * chunk_blocks + jnp.arange(chunk_blocks)
+    return jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32)
+
+
+def rep_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, chunk_ids: jax.Array):
+    """``int32[num_stats]``: one repetition's aggregate over the user chunks ``chunk_ids`` (blocks vmapped per chunk).
+
+    The int32 sums are exact, so the result does not depend on ``chunk_blocks`` or on how the chunks are split
+    across devices.
+    """
+
     def chunk(total, c):
-        bs = c * chunk_blocks + jnp.arange(chunk_blocks)
-        return total + jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32), None
+        return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, c), None
 
     total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), chunk_ids)
     return total
+
+
+def rep_stats_range(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, first: jax.Array,
+                    count: jax.Array) -> jax.Array:
+    """``rep_stats`` over chunks ``first .. first + count - 1`` with a traced ``count`` (n is data: no recompile)."""
+
+    def chunk(i, total):
+        return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, first + i)
+
+    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(mech.num_stats, jnp.int32))
 
 
 def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data: jax.Array, iid: bool,

@@ -114,3 +114,13 @@ def test_count_sampler_is_a_protocol_method():
     np.testing.assert_array_equal(stats, np.tile(np.arange(5), (2, 1)))
     assert ul.GRR(5, 1.0).iid_count_sampler() is not None and ul.SS(5, 1.0).count_sampler() is None
     assert ul.Mechanism.iid_count_sampler(mech) is None
+
+
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
+def test_non_threefry_keys_are_refused_with_the_reason(impl):
+    """rbg draws are batched on the first key under vmap, so chunk_blocks would change the numbers (issue 17)."""
+    for path in ("per_user", "counts"):
+        with pytest.raises(ValueError, match="threefry.*chunk_blocks"):
+            ul.simulate(jax.random.key(3, impl=impl), ul.GRR(5, 1.0), p=P5, n=100, path=path)
+    sim.check_key_impl(jax.random.key(3))  # threefry (typed or raw) is accepted
+    sim.check_key_impl(jax.random.PRNGKey(3))
