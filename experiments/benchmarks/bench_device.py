@@ -6,7 +6,8 @@ call) separately from the best of ``--repeat`` warm calls, and ``words_per_s`` /
 labels the JSON ``"reduced": true``; the sizing policy in force (``engine.sizing()``) is recorded, and
 ``--chunk-bytes`` sweeps it (results are identical for every size; only the time changes).
 
-Run: ``python experiments/benchmarks/bench_device.py [--full] [--out FILE.json]``.
+Run: ``python experiments/benchmarks/bench_device.py [--full] [--out FILE.json]``. Committed: ``bench_device_cpu_reduced.json``
+(2-core CPU shared with other jobs, load average 13-17, one warm call per row: loose timings).
 """
 
 from __future__ import annotations
