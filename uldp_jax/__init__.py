@@ -25,7 +25,7 @@ from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
-from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax.engine import SimResult, simulate, simulate_stats
 from uldp_jax import theory, tuning
 from uldp_jax.tuning import recommend, tune
 

@@ -23,17 +23,17 @@ BlockHR                            ``Multinomial(n, p Q)`` (``p Q`` by fast Wals
 uUE; GLUTF over    exact           per non-sensitive item ``Multinomial(n_x, (1 - f, f z, f (1 - z)))`` (alone /
 a base with a                      pair / protected-only); the go users' ``x'`` are iid uniform, so the base runs
 counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
-(GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``_fastpath._glutf``.
+(GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``mechanisms._glutf_counts``.
 SS                 iid model:      labels ``0 .. d - 2`` name the other items of each user (label ``l`` is item
                    exact;          ``l`` below ``x``, ``l + 1`` from ``x`` on), so the uniform subset of labels has
                    fixed model:    an ``x``-free law: one scan over the labels with users binned by how many they
                    none            hold so far and by whether ``x`` is passed; iid ``x`` make every step a set of
-                                   binomials (``_fastpath._ss``, ``d - 1`` steps of O(window) draws, any n).
+                                   binomials (``mechanisms._ss_counts``, ``d - 1`` steps of O(window) draws, any n).
                                    Given fixed counts the "x is passed" moves are multivariate hypergeometric
                                    (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
                                    ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms._ksubset``).
 uSS; GLUTF over    iid model:      sensitive users are iid from ``p | X_S`` and go users iid uniform on ``X_S``:
-SS                 exact; fixed    two iid populations of the SS label scan above (``_fastpath._glutf.glutf_iid``).
+SS                 exact; fixed    two iid populations of the SS label scan above (``mechanisms._glutf_counts.glutf_iid``).
                    model: none     Given fixed counts it would need SS's fixed-model sampler. Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
@@ -43,11 +43,12 @@ EM on per-report   none            needs every report (not only counts); it runs
 likelihoods
 =================  ==============  ===========================================================================
 
-Other mechanisms opt in by defining ``sample_counts(key, counts) -> stats`` (the exact law of
-``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)``, as floats) or by
-``register_count_sampler(cls, fn, iid_fn, when, iid_when)`` (``fn=None``: an iid-model sampler only, as SS); the
-building blocks ``multinomial``, ``keep_or_common(_iid)``,
-``independent_bits``, ``multinomial_rows`` and ``channel_counts`` are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
+A mechanism opts in through the protocol (``ul.Mechanism``): ``count_sampler()`` returns ``fn(key, counts)``, the
+exact law of ``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)`` (as floats), and
+``iid_count_sampler()`` returns ``fn(key, n, p)`` for the iid model (SS has only the latter); both default to
+``None`` (the per-user path). The samplers live with their mechanisms; the building blocks ``multinomial``,
+``keep_or_common(_iid)``, ``independent_bits``, ``multinomial_rows`` and ``channel_counts``
+(``uldp_jax.mechanisms._counts``) are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
 
 In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one
 ``Multinomial(n, p Q)`` (GRR, uRR, BinaryCA); bit mechanisms first draw the true counts ``Multinomial(n, p)``.
@@ -58,12 +59,12 @@ Counts are carried as float64 (exact integers below 2**53), so ``simulate`` runs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 
-from uldp_jax._fastpath import _glutf, _samplers  # noqa: F401  (register the built-in samplers)
-from uldp_jax._fastpath._blocks import (
+from uldp_jax.mechanisms._counts import (
     binomial,
     channel_counts,
     count_dtype,
@@ -74,18 +75,36 @@ from uldp_jax._fastpath._blocks import (
     multinomial_rows,
     x64_context,
 )
-from uldp_jax._fastpath._registry import count_sampler, has_count_path, iid_sampler, register_count_sampler
+
+
+def count_sampler(mech: Any) -> Callable[..., jax.Array] | None:
+    """``mech.count_sampler()``: the exact fixed-model sampler ``fn(key, counts)``, or ``None``."""
+    return mech.count_sampler()
+
+
+def iid_sampler(mech: Any) -> Callable[..., jax.Array] | None:
+    """``mech.iid_count_sampler()``: the exact iid-model sampler ``fn(key, n, p)``, or ``None``."""
+    return mech.iid_count_sampler()
+
+
+def has_count_path(mech: Any, iid: bool = False) -> bool:
+    """True when ``mech``'s aggregate statistic can be sampled exactly without per-user draws.
+
+    ``iid=False`` (default): from the true counts (fixed model, hence also the iid model); ``iid=True``: in the
+    iid model (``n`` users drawn from ``p``), which some mechanisms (SS) support only there.
+    """
+    return mech.count_sampler() is not None or (iid and mech.iid_count_sampler() is not None)
 
 
 def sample_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
     """Exact aggregate statistics of ``mech`` for ``n`` users drawn iid from ``p`` (float ``[d]``).
 
-    Uses the mechanism's iid sampler when registered; otherwise draws the true counts ``Multinomial(n, p)``
-    with the first half of ``split(key)`` and runs ``sample_counts`` with the second.
+    Uses ``mech.iid_count_sampler()`` when it has one; otherwise draws the true counts ``Multinomial(n, p)``
+    with the first half of ``split(key)`` and runs ``count_sampler()`` with the second.
     """
-    fn = iid_sampler(mech)
+    fn = mech.iid_count_sampler()
     if fn is not None:
-        return fn(key, mech, n, p)
+        return fn(key, n, p)
     k_true, k_mech = jax.random.split(key)
     return sample_counts(k_mech, mech, multinomial(k_true, n, p))
 
@@ -96,10 +115,10 @@ def sample_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
     Raises:
       ValueError: when ``mech`` has no exact count-level sampler.
     """
-    fn = count_sampler(mech)
+    fn = mech.count_sampler()
     if fn is None:
         raise ValueError(f"mech={type(mech).__name__} has no exact count-level fast path; use path='per_user'.")
-    return fn(key, mech, counts)
+    return fn(key, counts)
 
 
 __all__ = [
@@ -114,7 +133,6 @@ __all__ = [
     "keep_or_common_iid",
     "multinomial",
     "multinomial_rows",
-    "register_count_sampler",
     "sample_counts",
     "sample_counts_iid",
     "x64_context",

@@ -1,6 +1,5 @@
 """simulate(..., methods=("emp", "emp+thr", "em", ...)): report-based EM sees the reports behind `stats`."""
 
-import importlib
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +8,7 @@ import numpy as np
 import uldp_jax as ul
 from uldp_jax.estimation import _report_sim, _support
 
-sim = importlib.import_module("uldp_jax.simulate")
+from uldp_jax import engine as sim
 
 
 def test_regenerated_reports_are_those_behind_stats():

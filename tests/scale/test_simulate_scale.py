@@ -1,14 +1,14 @@
 """simulate at scale: chunking invariance, no retracing, progress, path selection and bad input."""
 
-import importlib
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import uldp_jax as ul
 
-sim = importlib.import_module("uldp_jax.simulate")
+from uldp_jax import engine as sim
 
 P5 = np.array([0.4, 0.1, 0.2, 0.2, 0.1])
 KEY = jax.random.key(11)
@@ -70,6 +70,9 @@ class _NoFastPath(ul.GRR):
     def count_sampler(self):
         return None
 
+    def iid_count_sampler(self):
+        return None
+
 
 def test_bad_input():
     mech = _NoFastPath(5, 1.0)
@@ -92,3 +95,32 @@ def test_bad_input():
 def test_single_device_list_matches_default():
     np.testing.assert_array_equal(_counts(reps=R, path="counts", devices=jax.devices()[:1]),
                                   _counts(reps=R, path="counts"))
+
+
+class _ConstantCounts(ul.GRR):
+    """An outside mechanism whose count sampler is a protocol method (no registry): the engine must call it."""
+
+    def count_sampler(self):
+        return lambda key, counts: counts[::-1] * 0 + jnp.arange(self.d, dtype=counts.dtype)
+
+    def iid_count_sampler(self):
+        return None  # the engine draws Multinomial(n, p) true counts, then count_sampler()
+
+
+def test_count_sampler_is_a_protocol_method():
+    mech = _ConstantCounts(5, 1.0)
+    assert ul.fastpath.has_count_path(mech) and ul.fastpath.count_sampler(mech) is not None
+    stats = np.asarray(ul.simulate_stats(KEY, mech, p=P5, n=100, reps=2, path="counts")[0])
+    np.testing.assert_array_equal(stats, np.tile(np.arange(5), (2, 1)))
+    assert ul.GRR(5, 1.0).iid_count_sampler() is not None and ul.SS(5, 1.0).count_sampler() is None
+    assert ul.Mechanism.iid_count_sampler(mech) is None
+
+
+@pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
+def test_non_threefry_keys_are_refused_with_the_reason(impl):
+    """rbg draws are batched on the first key under vmap, so chunk_blocks would change the numbers (issue 17)."""
+    for path in ("per_user", "counts"):
+        with pytest.raises(ValueError, match="threefry.*chunk_blocks"):
+            ul.simulate(jax.random.key(3, impl=impl), ul.GRR(5, 1.0), p=P5, n=100, path=path)
+    sim.check_key_impl(jax.random.key(3))  # threefry (typed or raw) is accepted
+    sim.check_key_impl(jax.random.PRNGKey(3))

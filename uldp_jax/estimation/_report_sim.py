@@ -2,7 +2,7 @@
 
 ``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
 "em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
-randomness layout of the per-user path (``uldp_jax.simulate.block_inputs`` + ``mech.perturb_batch``, block
+randomness layout of the per-user path (``uldp_jax._layout.block_inputs`` + ``mech.perturb_batch``, block
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
 
@@ -15,7 +15,6 @@ forms are generated whole per repetition (dense). Repetitions run under ``lax.ma
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any
 
@@ -23,15 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _layout as _schedule
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry, _support
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists
-
-
-def _sim_module():
-    return importlib.import_module("uldp_jax.simulate")  # the package re-exports the function of that name
 
 
 def _layout(mech, xs, p, n, block_size):
@@ -51,13 +47,13 @@ def _layout(mech, xs, p, n, block_size):
         return jnp.asarray(padded), n, False, num_blocks
     target = _validate.check_distribution("p", p, d)
     n = _validate.check_int("n", n, minimum=1)
-    return _sim_module().alias_table(target), n, True, math.ceil(n / block_size)
+    return _schedule.alias_table(target), n, True, math.ceil(n / block_size)
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
                 num_blocks: int) -> Any:
     """All ``n`` reports of one repetition (leading axis = users), in the per-user path's layout."""
-    block_inputs = _sim_module().block_inputs
+    block_inputs = _schedule.block_inputs
 
     def block(b):
         ky, xs, _ = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
@@ -93,7 +89,7 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
     spec = _registry.get_method(method, mech)
     opts = dict(options or {})
     data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
-    grid = _sim_module().grid_size(mech)
+    grid = _schedule.grid_size(mech)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
@@ -128,7 +124,7 @@ def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
 
 def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
     """``pack_bits`` over the blocks of one repetition (``lax.map``, a few blocks at a time)."""
-    block_inputs = _sim_module().block_inputs
+    block_inputs = _schedule.block_inputs
 
     def block(b):
         ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import time
@@ -14,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
+from uldp_jax import engine
 from uldp_jax.experiments import _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
@@ -227,13 +227,11 @@ register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE
 
 def _report_blocks(key: jax.Array, mech: Any, p: np.ndarray, n: int, block_size: int = 2048) -> Iterator:
     """One repetition's reports, block by block, in ``simulate``'s per-user randomness layout (iid model)."""
-    sim = importlib.import_module("uldp_jax.simulate")  # the package re-exports the function of that name
-    data = sim.alias_table(p)
+    data = engine.alias_table(p)
 
     @jax.jit
     def block(m, b):
-        ky, xs, w = sim.block_inputs(key, b, jnp.int32(n), data, True, block_size)
-        return m.perturb_batch(ky, xs), w
+        return engine.block_reports(key, b, m, jnp.int32(n), data, True, block_size)
 
     for b in range(-(-n // block_size)):
         ys, w = block(mech, b)

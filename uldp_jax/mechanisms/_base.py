@@ -31,6 +31,7 @@ member                        default                                           
 ``debias(stats, n)``          affine form, else least squares on the channel      HR family (FWHT)
 ``debias_variance(p, n)``     iid per-item variance of ``debias``                 HR family
 ``count_sampler()``           ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
+``iid_count_sampler()``       ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
 ``tunable_params()``          ``()``                                              uRAP, uSS, uUE, uLH, uWheel
 ``comm_bits()``               ``log2(num_outputs)``                               --
 ============================  ==================================================  ============================
@@ -358,7 +359,19 @@ class Mechanism:
     def count_sampler(self) -> Callable[..., jax.Array] | None:
         """An exact count-level sampler ``fn(key, counts float[d]) -> stats`` (fixed model), or ``None``.
 
-        ``None`` makes the engine draw every user's report (the per-user path).
+        ``fn`` has exactly the law of ``aggregate(perturb_batch(key, xs))`` for any ``xs`` with
+        ``bincount(xs) == counts`` (floats carrying exact integers; the engine runs it under float64). ``None``
+        makes the engine draw every user's report (the per-user path). Building blocks: ``mechanisms._counts``.
+        """
+        return None
+
+    def iid_count_sampler(self) -> Callable[..., jax.Array] | None:
+        """An exact sampler ``fn(key, n, p float[d]) -> stats`` for ``n`` users drawn iid from ``p``, or ``None``.
+
+        Optional even with a ``count_sampler`` (the engine then draws ``Multinomial(n, p)`` true counts first);
+        override it when the iid law is cheaper (one ``Multinomial(n, p Q)``) or the only one available (SS). A
+        mechanism with an iid sampler but no ``count_sampler`` should also accept ``P`` independent populations,
+        ``n float[P]`` with ``p float[P, d]``, returning the stats of their union (GLUTF's go users need it).
         """
         return None
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _counts
 
 
 def _binary_q(eps12, eps21, xp):
@@ -74,8 +74,29 @@ class BinaryCA(_base.Mechanism):
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
-        u = jax.random.uniform(key, xs.shape)
+        u = jax.random.uniform(key, xs.shape, dtype=jnp.float32)
         return jnp.where(u < jnp.where(xs == 0, q00, q10), 0, 1).astype(jnp.int32)
+
+    def count_sampler(self) -> Any:
+        """Exact: ``stats_0 = Bin(n_0, Q00) + Bin(n_1, Q10)``, ``stats_1 = n - stats_0``."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
+            zeros = _counts.binomial(key, counts, jnp.stack([q00, q10]).astype(counts.dtype))
+            s0 = jnp.sum(zeros)
+            return jnp.stack([s0, jnp.sum(counts) - s0])
+
+        return sample
+
+    def iid_count_sampler(self) -> Any:
+        """iid: ``stats_0 ~ Bin(n, p_0 Q00 + p_1 Q10)``."""
+
+        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+            q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
+            s0 = _counts.binomial(key, jnp.asarray(n, p.dtype), (p[0] * q00 + p[1] * q10).astype(p.dtype))
+            return jnp.stack([s0, n - s0])
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, 2, weights)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms import _base, _counts, _hadamard
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import hr as _hr_forms
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
@@ -138,6 +138,14 @@ class BlockHR(_base.Mechanism):
         tb = _tables(self.blocks)
         row, K, offset = (jnp.asarray(a)[xs] for a in (tb.row, tb.K, tb.offset))
         return offset + _hadamard.sample_signed_index(key, row, K, hr_plus_prob(self.eps), xs.shape)
+
+    def count_sampler(self) -> Any:
+        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
+        return lambda key, counts: _counts.histogram_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
+        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.num_outputs, weights)

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _glutf_counts
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nonpure_uldp as _np_th
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -170,11 +170,23 @@ class GLUTFMixin:
         xprime = jax.random.randint(k_x, xs.shape, 0, self.s, dtype=jnp.int32)
         b_in = jnp.where(sens, jnp.asarray(rank_np)[xs], xprime).astype(jnp.int32)
         yb = self.base.perturb_batch(k_base, b_in)
-        go = jax.random.uniform(k_go, xs.shape) < self.f()
-        pair = jax.random.uniform(k_z, xs.shape) * self.f() >= self.f_protected()
+        go = jax.random.uniform(k_go, xs.shape, dtype=jnp.float32) < self.f()
+        pair = jax.random.uniform(k_z, xs.shape, dtype=jnp.float32) * self.f() >= self.f_protected()
         has_base = sens | go
         disclose = ~sens & (~go | pair)
         return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))
+
+    def count_sampler(self) -> Any:
+        """Exact whenever the base has one: per-item alone/pair/protected-only cells + the base's own sampler."""
+        if self.base.count_sampler() is None:
+            return None
+        return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's label scan)."""
+        if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
+            return None
+        return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
 
     # ---- aggregation
     def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:

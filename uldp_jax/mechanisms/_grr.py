@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _uniform
+from uldp_jax.mechanisms import _base, _counts, _uniform
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -71,6 +71,26 @@ class GRR(_base.Mechanism):
         # the flip (prob (d - 1) q, from e^{-eps}) is the thresholded event: accurate down to 2^-32 at large eps
         flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), (self.d - 1) * other_p)
         return jnp.where(flip, other, xs).astype(jnp.int32)
+
+    def count_sampler(self) -> Any:
+        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform([d])``, ``alpha = keep - other >= 0`` (keep or redraw)."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            keep, other = self.probs()
+            alpha = jnp.full((self.d,), keep - other, counts.dtype)
+            return _counts.keep_or_common(key, counts, alpha, jnp.ones((self.d,), counts.dtype))
+
+        return sample
+
+    def iid_count_sampler(self) -> Any:
+        """iid GRR: one ``Multinomial(n, p Q)``."""
+
+        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+            keep, other = self.probs()
+            alpha = jnp.full((self.d,), keep - other, p.dtype)
+            return _counts.keep_or_common_iid(key, n, p, alpha, jnp.ones((self.d,), p.dtype))
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.d, weights)

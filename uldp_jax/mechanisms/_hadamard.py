@@ -89,7 +89,7 @@ def sample_signed_index(key: jax.Array, rows: Any, K: Any, plus_prob: Any, shape
     """
     k_idx, k_sign = jax.random.split(key)
     y = uniform_index(k_idx, K, shape)
-    return to_sign(y, rows, jax.random.uniform(k_sign, shape) < plus_prob)
+    return to_sign(y, rows, jax.random.uniform(k_sign, shape, dtype=jnp.float32) < plus_prob)
 
 
 def fwht(x: Any, axis: int = -1) -> jax.Array:

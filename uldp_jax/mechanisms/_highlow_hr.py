@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms import _base, _counts, _hadamard
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import hr as _hr_forms
 from uldp_jax.mechanisms._hr import hr_cells64, hr_gap, hr_plus_prob
@@ -136,10 +136,18 @@ class HighLowHR(_base.Mechanism):
         sens, row, out, _ = (jnp.asarray(a) for a in _tables(self.d, self.sensitive))
         k_idx, k_u = jax.random.split(key)
         y = _hadamard.uniform_index(k_idx, self.S, xs.shape)
-        u = jax.random.uniform(k_u, xs.shape)
+        u = jax.random.uniform(k_u, xs.shape, dtype=jnp.float32)
         y_sens = _hadamard.to_sign(y, row[xs], u < hr_plus_prob(self.eps))
         y_non = jnp.where(u < hr_gap(self.eps), out[xs], y)
         return jnp.where(sens[xs], y_sens, y_non).astype(jnp.int32)
+
+    def count_sampler(self) -> Any:
+        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
+        return lambda key, counts: _counts.histogram_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
+        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.num_outputs, weights)

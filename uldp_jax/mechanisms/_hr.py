@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _hadamard
+from uldp_jax.mechanisms import _base, _counts, _hadamard
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import hr as _hr_forms
 
@@ -85,6 +85,14 @@ class HR(_base.Mechanism):
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, K)`` of the same shape."""
         xs = jnp.asarray(xs, jnp.int32)
         return _hadamard.sample_signed_index(key, xs + 1, self.K, hr_plus_prob(self.eps), xs.shape)
+
+    def count_sampler(self) -> Any:
+        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
+        return lambda key, counts: _counts.histogram_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
+        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.K, weights)

@@ -138,7 +138,7 @@ class OLH(_base.Mechanism):
         hx = self.hash(seeds, xs).astype(jnp.int32)
         r = jax.random.randint(k_other, xs.shape, 0, self.g - 1, dtype=jnp.int32)
         other = r + (r >= hx).astype(jnp.int32)
-        value = jnp.where(jax.random.uniform(k_keep, xs.shape) < keep, hx, other)
+        value = jnp.where(jax.random.uniform(k_keep, xs.shape, dtype=jnp.float32) < keep, hx, other)
         return HashReport(seeds, value.astype(jnp.int32))
 
     def support(self, ys: HashReport) -> jax.Array:

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _ksubset
+from uldp_jax.mechanisms import _base, _ksubset, _ss_counts
 from uldp_jax.mechanisms._forms import pure_uldp as _th
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
@@ -97,10 +97,24 @@ class SS(_base.Mechanism):
         """
         p, _ = self._pq()
         k_in, k_u = jax.random.split(key)
-        include = jax.random.uniform(k_in, xs.shape) < p
+        include = jax.random.uniform(k_in, xs.shape, dtype=jnp.float32) < p
         flat = jnp.reshape(xs, (-1,))
         bits = _ksubset.subset_bits(k_u, flat, jnp.reshape(include, (-1,)), self.d, self.k)
         return bits.reshape(xs.shape + (self.d,))
+
+    def iid_count_sampler(self) -> Any:
+        """iid model only: one scan over the ``d - 1`` other-item labels (``mechanisms._ss_counts``).
+
+        Also takes ``P`` populations (``n float[P]``, ``p float[P, d]``) in one scan. Given fixed counts the
+        moves would be multivariate hypergeometric (not implemented), so ``count_sampler()`` stays ``None``.
+        """
+
+        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+            if jnp.ndim(n) == 0:
+                return _ss_counts.ss_counts_iid(key, self, n, p)
+            return _ss_counts.ss_counts_mixed(key, self, n, p)
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _counts
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import optima as _optima
@@ -116,8 +116,18 @@ class _UnaryMixin:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
         keep, q = self.probs()
         own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
-        u = jax.random.uniform(key, xs.shape + (self.d,))
+        u = jax.random.uniform(key, xs.shape + (self.d,), dtype=jnp.float32)
         return u < jnp.where(own, keep, q)
+
+    def count_sampler(self) -> Any:
+        """Exact: ``stats_j = Bin(n_j, keep) + Bin(n - n_j, q)``, independent over j."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            keep, q = self.probs()
+            full = lambda v: jnp.full((self.d,), v, counts.dtype)
+            return _counts.independent_bits(key, counts, full(keep), full(q))
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)

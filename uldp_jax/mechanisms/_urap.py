@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _ue
+from uldp_jax.mechanisms import _base, _counts, _ue
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import optima as _optima
@@ -73,9 +73,9 @@ class URAP(_base.Mechanism):
         items = jnp.asarray(self.sensitive, dtype=xs.dtype)
         k_s, k_n = jax.random.split(key)
         own = xs[..., None] == items
-        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,)) < jnp.where(own, theta, d1)
+        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,), dtype=jnp.float32) < jnp.where(own, theta, d1)
         nonsens = ~jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
-        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape) < keep_n)
+        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
         return items, bits_s, bit_n
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
@@ -87,6 +87,15 @@ class URAP(_base.Mechanism):
         own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
         out = own & bit_n[..., None]
         return out.at[..., items].set(bits_s)
+
+    def count_sampler(self) -> Any:
+        """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            a, b = self.support_affine()
+            return _counts.independent_bits(key, counts, jnp.asarray(a + b, counts.dtype), jnp.asarray(b, counts.dtype))
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _uniform
+from uldp_jax.mechanisms import _base, _counts, _uniform
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 
@@ -80,6 +80,26 @@ class URR(_base.Mechanism):
         flip_p = jnp.where(sens, max(self.s - 1, 0) * c2, self.s * c2)
         flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), flip_p)
         return jnp.where(flip, other, xs).astype(jnp.int32)
+
+    def count_sampler(self) -> Any:
+        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform(X_S)``, ``alpha = c1 - c2 = c3`` for every input."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            a, _ = self.support_affine()
+            sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), counts.dtype)
+            return _counts.keep_or_common(key, counts, jnp.asarray(a, counts.dtype), sens)
+
+        return sample
+
+    def iid_count_sampler(self) -> Any:
+        """iid uRR: one ``Multinomial(n, p Q)``."""
+
+        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+            a, _ = self.support_affine()
+            sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), p.dtype)
+            return _counts.keep_or_common_iid(key, n, p, jnp.asarray(a, p.dtype), sens)
+
+        return sample
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.d, weights)

@@ -143,8 +143,8 @@ class Wheel(_base.Mechanism):
         k_seed, k_in, k_pos = jax.random.split(key, 3)
         seeds = _hashing.draw_seeds(k_seed, xs.shape, self.num_hashes)
         h = self.hash(seeds, xs)
-        u = jax.random.uniform(k_pos, xs.shape)
-        inside = jax.random.uniform(k_in, xs.shape) < p
+        u = jax.random.uniform(k_pos, xs.shape, dtype=jnp.float32)
+        inside = jax.random.uniform(k_in, xs.shape, dtype=jnp.float32) < p
         y = h + jnp.where(inside, l * u, l + (1.0 - l) * u)
         y = y - jnp.floor(y)
         return WheelReport(seeds, y.astype(jnp.float32))

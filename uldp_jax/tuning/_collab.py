@@ -13,7 +13,7 @@ remaining users. ``collaborative_simulate`` runs this whole protocol for ``reps`
 
 Every user reports once, so the protocol has the mechanisms' ULDP guarantee. Randomness: the pilot uses
 ``fold_in(key, 0)`` and the main stage ``fold_in(key, 1)``, each with ``ul.simulate``'s per-repetition and
-per-block layout (``simulate.block_inputs``). Model: iid (``p``, ``n``), or fixed (``xs``, split once at random
+per-block layout (``uldp_jax._layout``). Model: iid (``p``, ``n``), or fixed (``xs``, split once at random
 into pilot and main users).
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import math
 from typing import Any, NamedTuple
 
@@ -29,11 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _validate
+from uldp_jax import _api, _layout, _validate, engine
 from uldp_jax.theory import _families
 from uldp_jax.tuning import _optimize
 
-_sim = importlib.import_module("uldp_jax.simulate")  # the module (``uldp_jax.simulate`` is also a function)
 COMBINE = ("weighted", "main")
 
 
@@ -61,12 +59,8 @@ class CollabResult(NamedTuple):
 
 
 def _stats_one(key_r, mech, n, data, iid: bool, block_size: int, num_blocks: int):
-    def body(total, b):
-        ky, xs, w = _sim.block_inputs(key_r, b, n, data, iid, block_size)
-        return total + mech.sample_stats(ky, xs, w).astype(jnp.int32), None
-
-    total, _ = jax.lax.scan(body, jnp.zeros(mech.num_stats, jnp.int32), jnp.arange(num_blocks))
-    return total
+    """The engine's per-user statistics of one repetition (``_layout.rep_stats``, one block per step)."""
+    return _layout.rep_stats(key_r, mech, n, data, iid, block_size, 1, jnp.arange(num_blocks))
 
 
 @functools.partial(jax.jit, static_argnames=("iid", "block_size", "num_blocks", "batched"))
@@ -82,7 +76,7 @@ def _rep_stats(key, mech, rep_ids, n, data, iid: bool, block_size: int, num_bloc
 def _data(iid: bool, p: Any, xs: Any, n: int, block_size: int) -> tuple[jax.Array, int]:
     num_blocks = math.ceil(n / block_size)
     if iid:
-        return _sim.alias_table(p), num_blocks
+        return _layout.alias_table(p), num_blocks
     padded = np.zeros(num_blocks * block_size, np.int32)
     padded[:n] = xs
     return jnp.asarray(padded), num_blocks
@@ -95,7 +89,7 @@ def _tune_many(name, eps, s, theta_hat):
 
 def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any = None, xs: Any = None,
                            reps: int = 1, pilot: float = 0.05, pilot_mech: Any = None, combine: str = "weighted",
-                           block_size: int = _sim.DEFAULT_BLOCK_SIZE) -> CollabResult:
+                           block_size: int = engine.DEFAULT_BLOCK_SIZE) -> CollabResult:
     """Simulates 003's collaborative sampling protocol ``reps`` times (see the module docstring).
 
     Args:

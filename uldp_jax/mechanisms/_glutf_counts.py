@@ -17,9 +17,9 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
 
 In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
 and its go users iid uniform on ``X_S``: two iid populations, which SS's label scan takes at once
-(``glutf_iid``). Every step is an exact multinomial/binomial split of independent per-user events, so the
+(``glutf_iid``, through the base's ``iid_count_sampler()`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
 result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
-resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
+resolution of the per-user path's uniforms, see ``uldp_jax.engine``).
 """
 
 from __future__ import annotations
@@ -30,16 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax._fastpath import _ss
-from uldp_jax._fastpath._blocks import multinomial, multinomial_rows
-from uldp_jax._fastpath._registry import count_sampler, register_count_sampler
 from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms._glutf import GLUTF
-from uldp_jax.mechanisms._ss import SS
-from uldp_jax.mechanisms._ulh import ULH
-from uldp_jax.mechanisms._uss import USS
-from uldp_jax.mechanisms._uue import UUE
-from uldp_jax.mechanisms._uwheel import UWheel
+from uldp_jax.mechanisms._counts import multinomial, multinomial_rows
 
 
 def glutf_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
@@ -48,18 +40,19 @@ def glutf_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
     k_cells, k_go, k_base = jax.random.split(key, 3)
     cells, go = _cells(k_cells, mech, counts[n_idx])
     base_in = counts[s_idx] + multinomial(k_go, go, jnp.ones((len(s_idx),), counts.dtype))
-    base_stats = count_sampler(mech.base)(k_base, mech.base, base_in)
+    base_stats = mech.base.count_sampler()(k_base, base_in)
     return _assemble(mech, cells, base_stats, jnp.sum(counts[s_idx]))
 
 
 def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
-    """Exact statistic of ``n`` iid users from ``p``; an SS base (uSS) runs on two iid populations.
+    """Exact statistic of ``n`` iid users from ``p``; a base with only an iid sampler (SS) runs on two populations.
 
     The sensitive users are ``Bin(n, p(X_S))`` iid draws from ``p | X_S`` and the go users iid uniform on
-    ``X_S``, so SS's iid scan (``_fastpath._ss.ss_counts_mixed``) takes both at once; other bases draw the true
-    counts ``Multinomial(n, p)`` and run ``glutf_counts``.
+    ``X_S``, so the base's ``iid_count_sampler()`` takes both at once as populations (``n float[2]``,
+    ``p float[2, s]``; SS's label scan, ``mechanisms._ss_counts.ss_counts_mixed``); bases with a fixed-count
+    sampler draw the true counts ``Multinomial(n, p)`` and run ``glutf_counts``.
     """
-    if count_sampler(mech.base) is not None:
+    if mech.base.count_sampler() is not None:
         k_true, k_mech = jax.random.split(key)
         return glutf_counts(k_mech, mech, multinomial(k_true, n, p))
     s_idx, n_idx = _split(mech)
@@ -71,7 +64,7 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
     cells, go = _cells(k_cells, mech, true[:-1])
     uniform = jnp.full((len(s_idx),), 1.0 / len(s_idx), p.dtype)
     p_s = jnp.where(mass_s > 0, p[s_idx] / jnp.where(mass_s > 0, mass_s, 1.0), uniform)
-    base_stats = _ss.ss_counts_mixed(k_base, mech.base, jnp.stack([true[-1], go]), jnp.stack([p_s, uniform]))
+    base_stats = mech.base.iid_count_sampler()(k_base, jnp.stack([true[-1], go]), jnp.stack([p_s, uniform]))
     return _assemble(mech, cells, base_stats, true[-1])
 
 
@@ -98,15 +91,3 @@ def _assemble(mech: Any, cells: jax.Array, base_stats: jax.Array, n_sensitive: j
     if pure:
         return stats
     return jnp.append(stats, n_sensitive + jnp.sum(prot))
-
-
-def _base_has_counts(mech: Any) -> bool:
-    return count_sampler(mech.base) is not None
-
-
-def _base_has_iid_counts(mech: Any) -> bool:
-    return _base_has_counts(mech) or isinstance(mech.base, SS)
-
-
-for _cls in (GLUTF, UUE, USS, ULH, UWheel):  # applies whenever the base has an exact count sampler
-    register_count_sampler(_cls, glutf_counts, glutf_iid, when=_base_has_counts, iid_when=_base_has_iid_counts)

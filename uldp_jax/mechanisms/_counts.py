@@ -1,4 +1,6 @@
-"""Exact O(d) building blocks of the count-level fast path (binomial/multinomial splitting)."""
+"""Exact O(d) building blocks of count-level samplers (binomial/multinomial splitting; see ``uldp_jax.fastpath``).
+
+A leaf module: mechanisms build their ``count_sampler()`` / ``iid_count_sampler()`` from these."""
 
 from __future__ import annotations
 
@@ -158,3 +160,17 @@ def count_dtype(n: int) -> Any:
         f"Expected n={n} <= 2**31 - 1 for int32 counts; enable 64-bit JAX "
         "(jax.config.update('jax_enable_x64', True)) to simulate up to 2**53 users on the counts path."
     )
+
+
+def histogram_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
+    """Item reports, stats = output histogram: ``sum_x Multinomial(n_x, Q[x])`` (O(d m) draws, any n).
+
+    ``Q`` is built row by row with the mechanism's ``channel_matvec`` (traceable, unlike ``channel_matrix``).
+    """
+    Q = jax.vmap(mech.channel_matvec)(jnp.eye(mech.d, dtype=counts.dtype))
+    return channel_counts(key, counts, Q.astype(counts.dtype))
+
+
+def histogram_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
+    """iid item reports are iid from ``p Q``: the histogram is one ``Multinomial(n, p Q)`` (HR: O(K log K))."""
+    return multinomial(key, n, jnp.asarray(mech.channel_matvec(p), p.dtype))

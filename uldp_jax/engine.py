@@ -14,10 +14,15 @@ Two exact paths (``path=``):
 
 The two paths agree in distribution, not sample by sample.
 
+Keys: threefry only (``jax.random.key(seed)``, the JAX default). The layout vmaps blocks and repetitions, and
+JAX batches ``rbg``/``unsafe_rbg`` draws on the first key of a vmapped batch, so with those keys the numbers
+would change with ``chunk_blocks``, ``rep_batch``, ``rep_chunk`` and the device count; ``simulate`` refuses
+them with a ``ValueError`` that says so (``check_key_impl``). Raw ``uint32[2]`` keys are threefry keys.
+
 Devices: repetitions are sharded over ``devices`` (default: all visible devices, across hosts after
 ``jax.distributed.initialize()``) with ``jax.shard_map``; when there are fewer repetitions than devices the
 per-user path shards users instead and adds the int32 partial counts with ``psum``. Results are bit-identical
-to a single device for the same key (see ``uldp_jax._fastpath._shard``). Repetitions run in host-side chunks of
+to a single device for the same key (see ``uldp_jax._shard``). Repetitions run in host-side chunks of
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
@@ -43,8 +48,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _progress, _validate, fastpath
-from uldp_jax._fastpath import _shard
+from uldp_jax import _api, _progress, _shard, _validate, fastpath
+from uldp_jax._layout import (
+    alias_probs,
+    alias_table,
+    block_inputs,
+    block_reports,
+    grid_size,
+    rep_stats,
+    rep_stats_range,
+    sample_alias,
+)
 from uldp_jax.estimation import _registry, _report_sim
 
 DEFAULT_BLOCK_SIZE = 1024
@@ -72,120 +86,104 @@ class SimResult(NamedTuple):
     n: int
 
 
-def grid_size(mech: Any) -> int | None:
-    """``None`` for a single mechanism; ``g`` when its leaves carry a leading grid axis of size ``g``."""
-    shapes = {np.shape(leaf) for leaf in jax.tree_util.tree_leaves(mech)}
-    ndims = {len(s) for s in shapes}
-    if ndims <= {0}:
-        return None
-    sizes = {s[0] for s in shapes if len(s) >= 1}
-    if len(sizes) != 1 or max(ndims) != 1:
-        raise ValueError(f"Expected a single mechanism or a 1-D grid of mechanisms, got leaf shapes {shapes}.")
-    return sizes.pop()
+def pow2_floor(x: int) -> int:
+    return 1 << (max(int(x), 1).bit_length() - 1)
 
 
-def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int) -> int:
-    # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
-    width = 1 if getattr(mech, "report_kind", None) == "item" else max(int(getattr(mech, "num_stats", 1)), 1)
-    per_block = block_size * width * 4 * 3
-    return int(max(1, min(num_blocks, DEFAULT_CHUNK_BYTES // per_block)))
+def bucket(x: int) -> int:
+    """The smallest size ``>= x`` of the form ``2^k`` or ``3 * 2^k``: at most 1.5x, two sizes per octave."""
+    x = max(int(x), 1)
+    p = 1 << (x - 1).bit_length()  # next power of two
+    return 3 * p // 4 if p >= 4 and 3 * p // 4 >= x else p
 
 
-def alias_table(p: Any) -> tuple[jax.Array, jax.Array]:
-    """Walker/Vose alias table of ``p`` over ``D = 2^ceil(log2 d)`` columns: ``(threshold uint32[D], alias int32[D])``.
+class Sizing(NamedTuple):
+    """The sizing policy's answer: per-user chunk budget and repetitions vmapped at once (results never depend on it).
 
-    Column ``c`` (uniform, from the top ``log2 D`` bits of a word) yields item ``c`` if a second word is below
-    ``threshold[c]``, else ``alias[c]``; built in float64, so every item's probability is ``p`` up to
-    ``2^-33 / D`` per column, ``2^-33`` in all (padding columns have threshold 0). ``alias_probs`` recovers the
-    implied distribution.
+    Attributes:
+      chunk_bytes: estimated bytes of per-chunk intermediates on the per-user path.
+      rep_batch: repetitions vmapped together on the per-user path.
+      counts_rep_chunk: repetitions vmapped together on the counts path.
     """
-    p = np.asarray(p, np.float64)
-    d = p.shape[0]
-    size = 1 << max(1, (d - 1).bit_length())
-    q = np.zeros(size)
-    q[:d] = p / p.sum() * size
-    alias = np.arange(size, dtype=np.int64)
-    small = [i for i in range(size) if q[i] < 1.0]
-    large = [i for i in range(size) if q[i] >= 1.0]
-    while small and large:  # Vose: fill each under-full column from an over-full one
-        s, g = small.pop(), large.pop()
-        alias[s] = g
-        q[g] -= 1.0 - q[s]
-        (small if q[g] < 1.0 else large).append(g)
-    for i in small + large:  # rounding leftovers: full columns
-        q[i], alias[i] = 1.0, i
-    thr = np.minimum(np.round(q * 2.0**32), 2.0**32 - 1).astype(np.uint32)
-    table = (jnp.asarray(thr), jnp.asarray(alias.astype(np.int32)))
-    err = np.max(np.abs(alias_probs(table, d) - p / p.sum()))
-    if not err <= 1e-9:  # a guard on the float64 construction (never seen: errors are ~1e-12)
-        raise ValueError(f"alias_table: the table misses p by {err:.3g} (expected <= 1e-9); p={p!r}.")
-    return table
+
+    chunk_bytes: int
+    rep_batch: int
+    counts_rep_chunk: int
 
 
-def alias_probs(table: tuple[Any, Any], d: int) -> np.ndarray:
-    """float64[d]: the distribution ``sample_alias`` draws from ``table`` (exact, for tests and audits)."""
-    thr, alias = (np.asarray(a) for a in table)
-    own = thr.astype(np.float64) / 2.0**32 / thr.shape[0]
-    probs = np.bincount(np.arange(thr.shape[0]), own, minlength=thr.shape[0])
-    probs += np.bincount(alias, 1.0 / thr.shape[0] - own, minlength=thr.shape[0])
-    return probs[:d]
+SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
 
 
-def sample_alias(key: jax.Array, table: tuple[jax.Array, jax.Array], shape: tuple[int, ...]) -> jax.Array:
-    """int32 draws from an ``alias_table``: two uint32 words each (column, then threshold), no rejection."""
-    thr, alias = table
-    shift = 32 - (thr.shape[0].bit_length() - 1)
-    k_col, k_thr = jax.random.split(key)
-    col = (jax.random.bits(k_col, shape, jnp.uint32) >> shift).astype(jnp.int32)
-    return jnp.where(jax.random.bits(k_thr, shape, jnp.uint32) < thr[col], col, alias[col])
+def sizing(device: Any = None) -> Sizing:
+    """The default sizes for ``device`` (default: the first visible device), overridden by ``SIZING_OVERRIDE``.
 
-
-def block_inputs(key_r: jax.Array, b: jax.Array, n: jax.Array, data: jax.Array, iid: bool, block_size: int):
-    """The randomness layout of one block of users: ``(key for the mechanism, xs int32[B], mask bool[B])``.
-
-    Block ``b`` of repetition key ``key_r`` covers users ``[b * B, (b + 1) * B)``; users ``>= n`` are masked.
-    In the iid model ``data`` is ``alias_table(p)``; in the fixed model it is the padded ``xs``.
-    Report-based estimators regenerate exactly the reports behind ``stats`` with
-    ``mech.perturb_batch(*block_inputs(...)[:2])`` (``sample_stats`` uses the same draws as ``perturb_batch``).
+    CPU: ~1 MiB chunks (they stay in L2; 128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x slower at d = 625) and
+    sequential repetitions. GPU/TPU: 1/64 of the device memory (``device.memory_stats()["bytes_limit"]``, 16 GiB
+    assumed when unknown) per chunk, up to 2**30 bytes, i.e. tens of millions of elements a step, and 8
+    repetitions vmapped while that fits in 1/8 of the memory. Results are bit-identical for every choice
+    (threefry keys; chunks and repetitions are exact int32 sums of ``fold_in``-keyed blocks).
     """
-    kx, ky = jax.random.split(jax.random.fold_in(key_r, b))
-    idx = b * block_size + jnp.arange(block_size)
-    w = idx < n
-    if iid:
-        xs = sample_alias(kx, data, (block_size,))
+    device = jax.devices()[0] if device is None else device
+    if device.platform == "cpu":
+        out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK)
     else:
-        xs = jax.lax.dynamic_slice_in_dim(data, b * block_size, block_size)
-    return ky, xs, w
+        try:
+            limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
+        except Exception:  # noqa: BLE001 - memory_stats is optional on some backends
+            limit = 0
+        limit = limit or 16 * 2**30
+        chunk = int(min(2**30, max(2**24, pow2_floor(limit // 64))))
+        rep_batch = int(max(1, min(8, limit // 8 // chunk)))
+        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK)
+    return out._replace(**SIZING_OVERRIDE)
 
 
-def _stats_one_rep(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: int, chunk_ids: jax.Array):
-    """Aggregate statistics of one repetition over the user chunks ``chunk_ids`` (blocks vmapped per chunk)."""
+def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """Blocks per chunk: a power of two within ``chunk_bytes``, at most the next power of two of ``num_blocks``.
 
-    def block_stats(b):
-        ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
-        return mech.sample_stats(ky, xs, w)
-
-    def chunk(total, c):
-        bs = c * chunk_blocks + jnp.arange(chunk_blocks)
-        return total + jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32), None
-
-    total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), chunk_ids)
-    return total
+    Powers of two keep the kernels few across a sweep over n (the padding blocks of a small n are masked).
+    """
+    # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
+    width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
+    per_block = block_size * width * 4 * 3
+    return int(min(pow2_floor(max(1, chunk_bytes // per_block)), 1 << (max(num_blocks, 1) - 1).bit_length()))
 
 
 TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
 
 
-def _per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk_blocks, chunks_local,
-                     rep_batch):
+def _per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk_blocks, rep_batch):
+    """Stats of the repetitions ``rep_ids`` (``-1``: padding, skipped); ``n`` is data, chunk counts are traced.
+
+    Shapes depend only on the static sizes and on ``len(rep_ids)`` (a bucket), so a sweep over ``n`` and
+    ``reps`` reuses the compiled kernel. Users mode: device ``i`` sums its own range of chunks.
+    """
     TRACE_COUNTS["per_user"] += 1
-    first = 0 if axis is None else jax.lax.axis_index(axis) * chunks_local
-    chunk_ids = first + jnp.arange(chunks_local)
+    per_chunk = chunk_blocks * block_size
+    num_chunks = n // per_chunk + (n % per_chunk > 0).astype(n.dtype)  # no int32 overflow near 2**31
+    if axis is None:
+        first, count = jnp.int32(0), num_chunks
+    else:
+        ndev = jax.lax.psum(1, axis)
+        local = (num_chunks + ndev - 1) // ndev
+        first = jax.lax.axis_index(axis) * local
+        count = jnp.clip(num_chunks - first, 0, local)
 
     def one_rep(r):
-        return _stats_one_rep(jax.random.fold_in(key, r), mech, n, data, iid, block_size, chunk_blocks, chunk_ids)
+        return rep_stats_range(jax.random.fold_in(key, jnp.maximum(r, 0)), mech, n, data, iid, block_size,
+                               chunk_blocks, first, count)
 
-    stats = jax.lax.map(one_rep, rep_ids, batch_size=min(rep_batch, rep_ids.shape[0]))
+    R = rep_ids.shape[0]
+    batch = min(rep_batch, R)
+    nb = -(-R // batch)
+    ids = jnp.full((nb * batch,), -1, rep_ids.dtype).at[:R].set(rep_ids)
+    todo = -(-jnp.sum(rep_ids >= 0) // batch)
+
+    def body(j, out):
+        st = jax.vmap(one_rep)(jax.lax.dynamic_slice_in_dim(ids, j * batch, batch))
+        return jax.lax.dynamic_update_slice_in_dim(out, st, j * batch, axis=0)
+
+    stats = jax.lax.fori_loop(0, todo, body, jnp.zeros((nb * batch, mech.num_stats), jnp.int32))[:R]
     return stats if axis is None else jax.lax.psum(stats, axis)
 
 
@@ -193,7 +191,7 @@ def _counts_kernel(key, mech, n, data, rep_ids, *, axis, iid, out_dtype):
     TRACE_COUNTS["counts"] += 1
 
     def one_rep(r):
-        key_r = jax.random.fold_in(key, r)
+        key_r = jax.random.fold_in(key, jnp.maximum(r, 0))  # padding reps (-1) are computed and dropped
         if iid:
             stats = fastpath.sample_counts_iid(key_r, mech, n, data)
         else:
@@ -201,6 +199,24 @@ def _counts_kernel(key, mech, n, data, rep_ids, *, axis, iid, out_dtype):
         return jnp.round(stats).astype(out_dtype)
 
     return jax.vmap(one_rep)(rep_ids)  # O(d) memory per repetition; rep_chunk bounds the batch
+
+
+SUPPORTED_KEY_IMPLS = ("threefry2x32",)
+
+
+def check_key_impl(key: jax.Array) -> None:
+    """Refuses a key whose implementation would make results depend on chunking (docstring, "Keys").
+
+    Raises:
+      ValueError: for ``rbg`` / ``unsafe_rbg`` (or any non-threefry) keys.
+    """
+    impl = str(jax.random.key_impl(key))
+    if impl not in SUPPORTED_KEY_IMPLS:
+        raise ValueError(
+            f"simulate needs a threefry key, got a {impl!r} key: under vmap JAX batches {impl} draws on the first "
+            "key of the batch, so the numbers would change with chunk_blocks, rep_batch, rep_chunk and the device "
+            "count (the engine vmaps blocks and repetitions). Use jax.random.key(seed) with the default "
+            "implementation, or jax.random.key(seed, impl='threefry2x32').")
 
 
 def _check_inputs(mech, xs, p, n):
@@ -248,6 +264,7 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     See ``simulate`` for the arguments.
     """
     _validate.check_key(key)
+    check_key_impl(key)
     _api._check_mech(mech)
     reps = _validate.check_int("reps", reps, minimum=1)
     block_size = _validate.check_int("block_size", block_size, minimum=1)
@@ -261,13 +278,15 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     mode = shard if shard != "auto" else ("users" if (path == "per_user" and reps < ndev) else "reps")
     if mode == "users" and path == "counts":
         raise ValueError("shard='users' needs path='per_user' (the counts path costs O(d), independent of n).")
-    rep_batch = _validate.check_int("rep_batch", 1 if rep_batch is None else rep_batch, minimum=1)
+    policy = sizing(devs[0])
+    rep_batch = _validate.check_int("rep_batch", policy.rep_batch if rep_batch is None else rep_batch, minimum=1)
     if rep_chunk is None:
         rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
-        rep_chunk = min(rep_chunk, DEFAULT_COUNTS_REP_CHUNK) if path == "counts" else rep_chunk
+        rep_chunk = min(rep_chunk, policy.counts_rep_chunk) if path == "counts" else rep_chunk
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
+    rep_len = bucket(rep_chunk)  # rep_ids length: a few sizes per sweep (padding reps are skipped or dropped)
     if mesh is not None and mode == "reps":
-        rep_chunk = math.ceil(rep_chunk / ndev) * ndev  # pad: a device count that does not divide reps
+        rep_len = math.ceil(rep_len / ndev) * ndev  # pad: a device count that does not divide reps
     g = grid_size(mech)
     if path == "counts":
         out_dtype = fastpath.count_dtype(n)
@@ -277,29 +296,29 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
             data = jnp.asarray(target if iid else target * n, jnp.float64)
             args = (key, mech, jnp.asarray(n, jnp.float64), data)
             with _progress_ctx(progress, reps) as bar:
-                stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar)
+                # power-of-two calls: the vmapped reps do no padding work (a bucket would cost up to 1.5x)
+                stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar,
+                                          split=ndev if (mesh is not None and mode == "reps") else 1)
         return jnp.asarray(stats), target, n
     if n >= 2**31:
         raise ValueError(f"Expected n={n} < 2**31 on the per-user path (int32 counts).")
     num_blocks = math.ceil(n / block_size)
     if chunk_blocks is None:
-        chunk_blocks = _choose_chunk_blocks(mech, block_size, num_blocks)
-    chunk_blocks = min(_validate.check_int("chunk_blocks", chunk_blocks, minimum=1), num_blocks)
+        chunk_blocks = _choose_chunk_blocks(mech, block_size, num_blocks, policy.chunk_bytes)
+    else:
+        chunk_blocks = min(_validate.check_int("chunk_blocks", chunk_blocks, minimum=1), num_blocks)
     num_chunks = math.ceil(num_blocks / chunk_blocks)
-    chunks_local = math.ceil(num_chunks / ndev) if (mesh is not None and mode == "users") else num_chunks
     if iid:
         data = alias_table(target)
-    else:
-        total = chunks_local * (ndev if mode == "users" else 1) * chunk_blocks * block_size
-        padded = np.zeros(total, dtype=np.int32)
+    else:  # padded to a power of two of chunks: one shape per octave of n
+        padded = np.zeros((1 << (num_chunks - 1).bit_length()) * chunk_blocks * block_size, dtype=np.int32)
         padded[:n] = xs
         data = jnp.asarray(padded)
-    static = (("iid", iid), ("block_size", block_size), ("chunk_blocks", chunk_blocks),
-              ("chunks_local", chunks_local), ("rep_batch", rep_batch))
+    static = (("iid", iid), ("block_size", block_size), ("chunk_blocks", chunk_blocks), ("rep_batch", rep_batch))
     fn = _shard.compile_kernel(_per_user_kernel, static, mesh, mode, g is not None)
     args = (key, mech, jnp.asarray(n, jnp.int32), data)
     with _progress_ctx(progress, reps) as bar:
-        stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar)
+        stats = _shard.run_chunks(fn, args, reps, rep_chunk, g is not None, bar, rep_len)
     return jnp.asarray(stats), target, n
 
 

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax._fastpath._blocks import _conditional_probs, binomial
+from uldp_jax.mechanisms._counts import _conditional_probs, binomial
 
 
 def ss_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:

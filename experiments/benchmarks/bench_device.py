@@ -1,0 +1,108 @@
+"""Backend-agnostic engine benchmark (issue 17): per-user and counts paths, HR decoding, against raw RNG throughput.
+
+Records the device, the backend and the versions; every row reports compile (first call minus the best warm
+call) separately from the best of ``--repeat`` warm calls, and ``words_per_s`` / ``raw_fraction`` against
+``jax.random.bits`` (threefry) measured in the same run. ``--reduced`` (default on CPU) shrinks n and reps and
+labels the JSON ``"reduced": true``; the sizing policy in force (``engine.sizing()``) is recorded, and
+``--chunk-bytes`` sweeps it (results are identical for every size; only the time changes).
+
+Run: ``python experiments/benchmarks/bench_device.py [--full] [--out FILE.json]``. Committed: ``bench_device_cpu_reduced.json``
+(2-core CPU shared with other jobs, load average 13-17, one warm call per row: loose timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import uldp_jax as ul
+from uldp_jax import engine
+
+D = 625
+S = tuple(range(63))  # |X_S| = d / 10
+
+
+def _timed(fn, repeat: int) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    jax.block_until_ready(fn())
+    first = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - t0)
+    return max(first - best, 0.0), best
+
+
+def raw_bits_rate(words: int, repeat: int) -> float:
+    """uint32 words a second from ``jax.random.bits`` (threefry), jitted, warm."""
+    f = jax.jit(lambda k: jnp.sum(jax.random.bits(k, (words,), jnp.uint32) & 1))
+    _, best = _timed(lambda: f(jax.random.key(0)), repeat)
+    return words / best
+
+
+WORDS_PER_USER = {"GRR": 2, "uRR": 2, "OUE": D, "uRAP": len(S) + 1, "OLH": 3, "SS": 4}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--full", action="store_true", help="paper-sized n and reps (default: reduced on CPU)")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--chunk-bytes", type=int, nargs="*", default=[], help="extra per-user chunk budgets to sweep")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    dev = jax.devices()[0]
+    reduced = not args.full
+    n_pu, reps_pu = (200_000, 4) if reduced else (10_000_000, 100)
+    n_c, reps_c = (10**9, 100)
+    p = np.random.default_rng(0).dirichlet(np.ones(D))
+    raw = raw_bits_rate(2**24 if reduced else 2**28, args.repeat)
+    rows = []
+    per_user = {"GRR": ul.GRR(D, 1.0), "uRR": ul.URR(D, S, 1.0), "OUE": ul.OUE(D, 1.0), "uRAP": ul.URAP(D, S, 1.0),
+                "OLH": ul.OLH(D, 1.0), "SS": ul.SS(D, 1.0)}
+    budgets = [None] + list(args.chunk_bytes)
+    for budget in budgets:
+        engine.SIZING_OVERRIDE.clear()
+        if budget:
+            engine.SIZING_OVERRIDE["chunk_bytes"] = budget
+        for name, mech in per_user.items():
+            n = n_pu // 10 if name in ("OUE", "SS") and reduced else n_pu
+            fn = lambda m=mech, n=n: ul.simulate_stats(jax.random.key(1), m, p=p, n=n, reps=reps_pu, path="per_user")[0]
+            compile_s, warm = _timed(fn, args.repeat)
+            rate = n * reps_pu * WORDS_PER_USER[name] / warm
+            rows.append(dict(path="per_user", mech=name, n=n, reps=reps_pu, chunk_bytes=engine.sizing(dev).chunk_bytes,
+                             compile_s=compile_s, warm_s=warm, words_per_s=rate, raw_fraction=rate / raw))
+    engine.SIZING_OVERRIDE.clear()
+    counts = {"GRR": ul.GRR(D, 1.0), "OUE": ul.OUE(D, 1.0), "uRAP": ul.URAP(D, S, 1.0), "SS": ul.SS(D, 1.0)}
+    for name, mech in counts.items():
+        reps = 10 if name == "SS" else reps_c
+        fn = lambda m=mech, r=reps: ul.simulate_stats(jax.random.key(2), m, p=p, n=n_c, reps=r, path="counts")[0]
+        compile_s, warm = _timed(fn, args.repeat)
+        rows.append(dict(path="counts", mech=name, n=n_c, reps=reps, compile_s=compile_s, warm_s=warm))
+    K = 1024 if reduced else 65536
+    hr = ul.HR(K - 1, 1.0)
+    stats = ul.simulate_stats(jax.random.key(3), hr, p=np.full(K - 1, 1.0 / (K - 1)), n=10**6, reps=1,
+                              path="counts")[0][0]
+    dec = jax.jit(lambda m, st: m.debias(st, 10**6))
+    compile_s, warm = _timed(lambda: dec(hr, stats), args.repeat)
+    rows.append(dict(path="hr_decode", mech="HR", K=K, compile_s=compile_s, warm_s=warm))
+    out = dict(device=str(dev), platform=dev.platform, device_kind=getattr(dev, "device_kind", None),
+               backend=jax.default_backend(), jax=jax.__version__, jaxlib=jax.lib.__version__ if hasattr(
+                   jax.lib, "__version__") else None, python=platform.python_version(), reduced=reduced,
+               sizing=engine.sizing(dev)._asdict(), raw_threefry_words_per_s=raw, rbg="refused by simulate (chunk "
+               "invariance); not measured", rows=rows)
+    text = json.dumps(out, indent=1)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

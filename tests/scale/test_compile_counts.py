@@ -1,0 +1,52 @@
+"""Shape-stable kernels (issue 17): a sweep over n and reps compiles a bounded number of engine kernels.
+
+``n`` is data (chunk counts are traced), blocks per chunk are powers of two, and repetition ids come in
+buckets (``2^k`` or ``3 * 2^k``, padding ids skipped on the per-user path; the counts path makes power-of-two
+calls, ``reps`` in binary), so the kernels of a sweep are keyed on a few sizes only. Counted: traces of the engine kernels
+(``engine.TRACE_COUNTS``) and every XLA backend compile of ``ul.simulate_stats`` (``jax.monitoring``).
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import engine
+
+_COMPILES = []
+
+
+def _on_event(event, secs, **kw):
+    # "stage" programs are JAX's host-to-device staging of new input/output shapes (a few ms each), not kernels
+    if event == "/jax/core/compile/backend_compile_duration" and kw.get("fun_name") not in ("stage", "jit(stage)"):
+        _COMPILES.append(kw.get("fun_name"))
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_event)
+
+P = np.random.default_rng(0).dirichlet(np.ones(25))
+NS = (2000, 5000, 20000, 100000)
+REPS = (3, 5, 10)
+
+
+@pytest.mark.parametrize("path", ["per_user", "counts"])
+def test_sweep_compiles_a_bounded_number_of_kernels(path):
+    mech = ul.GRR(25, 1.0)
+    # warm the small helpers (alias table, key handling) once, as "after the first call" in the issue
+    ul.simulate_stats(jax.random.key(0), mech, p=P, n=1000, reps=2, path=path)
+    traces0, compiles0 = engine.TRACE_COUNTS[path], len(_COMPILES)
+    for n in NS:
+        for reps in REPS:
+            stats = np.asarray(ul.simulate_stats(jax.random.key(1), mech, p=P, n=n, reps=reps, path=path)[0])
+            assert stats.shape == (reps, 25) and np.all(stats.sum(1) == n)
+    traces = engine.TRACE_COUNTS[path] - traces0
+    compiles = len(_COMPILES) - compiles0
+    # per user: rep buckets {3, 6, 12} x chunk sizes {2, 8, 32, 64} blocks: <= 12 kernels for 12 (n, reps) pairs
+    # (and the same 12 for any n up to 2**31 and 3..12 reps); counts: power-of-two calls {1, 2, 4, 8}
+    assert traces <= (12 if path == "per_user" else 4), traces
+    assert compiles <= traces + 2, (compiles, traces, _COMPILES[compiles0:])
+
+
+def test_buckets():
+    assert [engine.bucket(x) for x in (1, 2, 3, 4, 5, 7, 9, 10, 20, 50, 600, 1024)] == [
+        1, 2, 3, 4, 6, 8, 12, 12, 24, 64, 768, 1024]
