@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms import _compact
 
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
@@ -280,8 +281,43 @@ class Mechanism:
         if self.report_kind == "item":
             return bincount(ys, self.num_stats, weights)
         if self.report_kind == "bits":
+            if isinstance(ys, _compact.CompactBits):
+                return _compact.aggregate(ys, weights)
             return bit_sums(ys, weights)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define aggregate().")
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool] | None:
+        r"""The EM likelihood of bit-vector reports, or ``None`` (EM then uses the channel / hashed likelihood).
+
+        A mechanism returns ``(product bool[d], invertible)`` when its report ``y`` has likelihood
+        :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
+        encodings), and, if ``invertible``, a report with a bit set outside ``product`` identifies its input
+        (uRAP's non-sensitive bits). EM then runs on the reported ones (``estimation._em_reports``).
+        """
+        return None
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array] | None:
+        """``(items_s, own_prob float[d], q)`` when the reports are independent bits: the own bit is 1 w.p.
+        ``own_prob[x]``, every bit of ``items_s`` other than ``x`` w.p. ``q``, every other bit is 0. ``None``:
+        no compact sampler (``perturb_compact`` then packs the dense reports)."""
+        return None
+
+    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> Any:
+        """Reports as ``CompactBits`` (positions of the ones), drawn without the ``n x d`` bits when the
+        mechanism has ``compact_params``; same law as ``perturb_batch`` (``mechanisms._compact``)."""
+        params = self.compact_params()
+        if params is None:
+            return _compact.to_compact(self.perturb_batch(key, xs))
+        items_s, own_prob, q = params
+        return _compact.sample_ones(key, xs, items_s, own_prob, q, self.num_stats, num_chunks)
+
+    def prefers_compact(self) -> bool:
+        """Whether ``ul.perturb`` returns compact reports (size rule of ``mechanisms._compact``)."""
+        params = self.compact_params()
+        if params is None or not _validate.is_concrete(params[2]):
+            return False
+        items_s, _, q = params
+        return _compact.prefers_compact(self.num_stats, 1.0 + len(items_s) * float(np.asarray(q)))
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports)."""
@@ -368,6 +404,9 @@ def _check_item_reports(mech: Mechanism, ys: Any) -> None:
 
 
 def _check_bit_reports(mech: Mechanism, ys: Any) -> None:
+    if isinstance(ys, _compact.CompactBits):
+        _compact.check(mech, ys)
+        return
     if not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
         raise TypeError(f"Expected ys to be bool bit-vector reports of {type(mech).__name__}, "
                         f"got {getattr(ys, 'dtype', type(ys).__name__)}.")

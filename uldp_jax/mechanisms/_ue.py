@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _compact
 
 
 def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
@@ -111,8 +111,19 @@ class _UnaryMixin:
         u = jax.random.uniform(key, xs.shape + (self.d,))
         return u < jnp.where(own, keep, q)
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
         return _base.bit_sums(ys, weights)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """Every bit is in the product likelihood (no invertible reports)."""
+        return np.ones(self.d, bool), False
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
+        keep, q = self.probs()
+        return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _ue
+from uldp_jax.mechanisms import _base, _compact, _ue
 
 
 class URAP(_base.Mechanism):
@@ -85,8 +85,20 @@ class URAP(_base.Mechanism):
         out = own & bit_n[..., None]
         return out.at[..., items].set(bits_s)
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
         return _base.bit_sums(ys, weights)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
+        return _base.sensitive_mask(self.d, self.sensitive), True
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits w.p. ``d1``."""
+        theta, d1, keep_n = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        return np.asarray(sorted(self.sensitive)), jnp.where(sens, theta, keep_n).astype(jnp.float32), d1
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
