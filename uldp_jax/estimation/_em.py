@@ -149,7 +149,7 @@ def _resolve_em(mech: Any) -> _registry.Method:
         return _registry.Method(_em_stats_method, "stats", _DOC)
     from uldp_jax.mechanisms import _glutf_em  # local: mechanisms import the estimation registry
 
-    if type(mech).__name__ not in ("UE", "RAPPOR", "URAP") and _glutf_em.supports(mech):
+    if mech.product_likelihood() is None and _glutf_em.supports(mech):
         return _registry.get_method("em-pure", mech)  # subset, hashed and GLUTF reports
     return _registry.Method(_em_reports_method, "reports", _DOC)
 

@@ -40,8 +40,8 @@ class CompactBits:
     """Bit-vector reports in compact form.
 
     Attributes:
-      ones: ``uint16[n, W]`` (``int32`` when ``d >= 65535``): per report, the items whose bit is 1 (own bit
-        first, then the others in increasing order), padded with ``d``.
+      ones: ``uint16[n, W]`` (``int32`` when ``d >= 65535``): per report, the items whose bit is 1 (the others
+        in increasing order, then the own bit), padded with ``d``.
       d: number of bits (static).
     """
 
@@ -100,8 +100,12 @@ def _sample_block(key, ids, xs, items_s, rank, own_prob, q, chunk, num_chunks, d
         m = s - (r < s)
         pos = _user_positions(k_i, q, m, chunk, num_chunks)
         idx = pos + (pos >= r)
-        other = jnp.where(pos < m, items_s[jnp.minimum(idx, s - 1)], d)
-        return jnp.concatenate([jnp.where(own, x, d)[None], other]), pos[-1] >= m
+        inside = pos < m
+        other = jnp.where(inside, items_s[jnp.minimum(idx, s - 1)], d)
+        count = jnp.sum(inside)  # the ones of S come first, in order; the own bit goes right after them
+        col = jnp.arange(other.shape[0] + 1)
+        row = jnp.where(col == count, jnp.where(own, x, d), jnp.concatenate([other, jnp.full((1,), d, other.dtype)]))
+        return row, pos[-1] >= m
 
     return jax.vmap(one)(ids, xs)
 
@@ -145,9 +149,9 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
             if bool(np.all(np.asarray(done))) or nc * chunk > s:
                 break
             nc += 1
-        ones = np.asarray(ones)
+        ones = np.asarray(ones.astype(dtype))
         width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
-        blocks.append(_trim(ones, d, width))
+        blocks.append(ones[:, :width])  # padding is at the end of every row
     width = max(b.shape[1] for b in blocks)
     out = np.full((n, width), d, np.dtype(dtype))
     row = 0
@@ -158,13 +162,6 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
 
 
 _sample_jit = jax.jit(_sample_block, static_argnums=(7, 8, 9))
-
-
-def _trim(ones: np.ndarray, d: int, width: int) -> np.ndarray:
-    """Moves the padding of each row to its end (own bit first, others in order) and cuts to ``width``."""
-    pad = ones >= d
-    order = np.argsort(pad, axis=1, kind="stable")
-    return np.take_along_axis(ones, order[:, :width], axis=1)
 
 
 def _is_concrete(x: Any) -> bool:
