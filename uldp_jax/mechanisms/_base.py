@@ -311,6 +311,15 @@ class Mechanism:
         items_s, own_prob, q = params
         return _compact.sample_ones(key, xs, items_s, own_prob, q, self.num_stats, num_chunks)
 
+    def compact_stats(self) -> bool:
+        """Whether ``sample_stats`` (simulate's per-user path) and simulate's report path use the compact
+        sampler: a compact sampler, ``d >= COMPACT_MIN_D`` and (for a concrete rate) at most ``d / 8`` ones
+        expected. Static: decided from the domain alone when the rate is traced."""
+        params = self.compact_params()
+        if params is None or self.num_stats < _compact.COMPACT_MIN_D:
+            return False
+        return (not _validate.is_concrete(params[2])) or self.prefers_compact()
+
     def prefers_compact(self) -> bool:
         """Whether ``ul.perturb`` returns compact reports (size rule of ``mechanisms._compact``)."""
         params = self.compact_params()
@@ -320,7 +329,14 @@ class Mechanism:
         return _compact.prefers_compact(self.num_stats, 1.0 + len(items_s) * float(np.asarray(q)))
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports)."""
+        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports).
+
+        Mechanisms with ``compact_params`` and ``compact_stats()`` draw the per-bit sums of
+        ``perturb_compact(key, xs)`` instead (same key, same values; O(number of ones)).
+        """
+        if self.compact_stats():
+            items_s, own_prob, q = self.compact_params()
+            return _compact.sample_counts(key, xs, items_s, own_prob, q, self.num_stats, weights)[0]
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def check_reports(self, ys: Any) -> None:

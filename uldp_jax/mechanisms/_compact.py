@@ -10,11 +10,12 @@ consecutive ones are iid Geometric(q) (``floor(log U / log(1 - q))``), so the po
 below ``m``. This is exactly the law of the dense sampler: the number of ones is Binomial(m, q) and, given it,
 the positions are a uniform subset (without replacement). Cost O(number of ones), never O(d).
 
-Widths: the gaps come in chunks of ``C`` (about the mean number of ones plus 6 standard deviations); chunk ``j``
-of user ``i`` uses ``fold_in(key_i, j)`` with ``key_i = fold_in(key, i)``, so drawing more chunks extends a
-user's process without changing its first ones (the process is memoryless). With concrete inputs the sampler
-adds chunks until every user's process has passed ``m``: exact. Under tracing the number of chunks is static
-(default 2: the probability that a user needs more is below 1e-30 for every rate).
+Widths: the gaps come in chunks of ``CHUNK``; chunk ``j`` of user ``i`` uses ``fold_in(key_i, j)`` with
+``key_i = fold_in(key, i)`` (the own bit ``fold_in(key_i, 2**30)``), so drawing more chunks extends a user's
+process without changing its first ones. With concrete inputs the sampler adds chunks until every user's
+process has passed ``m``: exact. Traced, the number of chunks is static (``num_chunks``). ``sample_counts``
+draws the same process in a ``while_loop`` and keeps only the per-bit sums (and the chunks needed): exact
+under tracing, so ``sample_stats`` and simulate's report path agree with ``sample_ones`` value for value.
 
 Dense or compact (``ul.perturb``): a bit-vector mechanism returns ``CompactBits`` when
 ``d >= COMPACT_MIN_D`` and the expected number of ones is at most ``d / 8`` (``prefers_compact``), else the
@@ -68,10 +69,14 @@ def index_dtype(d: int) -> Any:
     return jnp.uint16 if d < 65535 else jnp.int32
 
 
-def chunk_size(m: int, q: float) -> int:
-    """Gaps per chunk: mean + 6 sd + 16 ones of Binomial(m, q), at most ``m + 1``."""
+CHUNK = 128  # gaps per chunk of a user's Bernoulli process (static: shapes never depend on the rates)
+
+
+def num_chunks_for(m: int, q: float, sds: float = 12.0) -> int:
+    """Chunks that cover ``mean + sds * sd + 16`` ones of Binomial(m, q) (at most every position)."""
     mean = m * q
-    return int(min(m + 1, math.ceil(mean + 6.0 * math.sqrt(max(mean * (1.0 - q), 0.0)) + 16)))
+    ones = min(m + 1, math.ceil(mean + sds * math.sqrt(max(mean * (1.0 - q), 0.0)) + 16))
+    return max(1, -(-ones // CHUNK))
 
 
 def _gaps(key, q, size):
@@ -79,35 +84,76 @@ def _gaps(key, q, size):
     u = jax.random.uniform(key, (size,), jnp.float32, minval=jnp.finfo(jnp.float32).tiny, maxval=1.0)
     lq = jnp.log1p(-jnp.asarray(q, jnp.float32))
     g = jnp.floor(jnp.log(u) / jnp.where(lq < 0, lq, -1.0))
-    return jnp.where(lq < 0, jnp.minimum(g, 2.0**30), 2.0**30).astype(jnp.int32)
+    return jnp.where(lq < 0, jnp.minimum(g, 2.0**24), 2.0**24).astype(jnp.int32)
 
 
-def _user_positions(key_i, q, m, chunk, num_chunks):
-    """Positions (< m; else >= m) of the ones of a Bernoulli(q) process on [0, m), ``num_chunks * chunk`` gaps."""
-    gaps = jnp.concatenate([_gaps(jax.random.fold_in(key_i, j), q, chunk) for j in range(num_chunks)])
-    pos = jnp.cumsum(gaps + 1) - 1  # P_1 = G_1, P_{k+1} = P_k + 1 + G_{k+1}
-    return jnp.minimum(pos, jnp.int32(2**30))
+def _chunk_positions(k_i, j, q, offset):
+    """Chunk ``j`` of a user's process: positions ``offset + partial sums`` (then the next offset)."""
+    pos = offset + jnp.cumsum(_gaps(jax.random.fold_in(k_i, j), q, CHUNK) + 1) - 1
+    return pos, pos[-1] + 1
 
 
-def _sample_block(key, ids, xs, items_s, rank, own_prob, q, chunk, num_chunks, d):
-    """``(ones int32[b, 1 + num_chunks * chunk], done bool[b])`` for users ``ids`` with items ``xs``."""
+def _user_setup(key, i, x, own_prob, rank, s):
+    k_i = jax.random.fold_in(key, i)
+    own = jax.random.uniform(jax.random.fold_in(k_i, 2**30), (), jnp.float32) < own_prob[x]
+    r = rank[x]  # rank of x in S, or s when x is not in S
+    return k_i, own, r, s - (r < s)
+
+
+def _sample_block(key, ids, xs, items_s, rank, own_prob, q, num_chunks, d):
+    """``(ones int32[b, num_chunks * CHUNK + 1], done bool[b])`` for users ``ids`` with items ``xs``."""
     s = items_s.shape[0]
 
     def one(i, x):
-        k_i = jax.random.fold_in(key, i)
-        own = jax.random.uniform(jax.random.fold_in(k_i, 2**30), (), jnp.float32) < own_prob[x]
-        r = rank[x]  # rank of x in S, or s when x is not in S
-        m = s - (r < s)
-        pos = _user_positions(k_i, q, m, chunk, num_chunks)
-        idx = pos + (pos >= r)
+        k_i, own, r, m = _user_setup(key, i, x, own_prob, rank, s)
+        parts, offset = [], jnp.int32(0)
+        for j in range(num_chunks):
+            pos, offset = _chunk_positions(k_i, j, q, offset)
+            parts.append(pos)
+        pos = jnp.concatenate(parts)
         inside = pos < m
-        other = jnp.where(inside, items_s[jnp.minimum(idx, s - 1)], d)
+        other = jnp.where(inside, items_s[jnp.minimum(pos + (pos >= r), s - 1)], d)
         count = jnp.sum(inside)  # the ones of S come first, in order; the own bit goes right after them
         col = jnp.arange(other.shape[0] + 1)
         row = jnp.where(col == count, jnp.where(own, x, d), jnp.concatenate([other, jnp.full((1,), d, other.dtype)]))
-        return row, pos[-1] >= m
+        return row, offset > m
 
     return jax.vmap(one)(ids, xs)
+
+
+def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
+    """``(int32[d] per-bit sums, int32[] most chunks a user needed)`` of the reports ``sample_ones`` draws (same
+    key, same law, same values), without their positions: a ``while_loop`` over chunks (traceable, exact)."""
+    items_np = np.asarray(items_s, np.int64)
+    s = items_np.shape[0]
+    rank = jnp.asarray(_ranks(items_np, d))
+    items = jnp.asarray(items_np, jnp.int32)
+    xs = jnp.asarray(xs, jnp.int32)
+    n = xs.shape[0]
+    w = jnp.ones(n, bool) if weights is None else weights.astype(bool)
+    k_i, own, r, m = jax.vmap(lambda i, x: _user_setup(key, i, x, own_prob, rank, s))(
+        jnp.arange(n, dtype=jnp.int32), xs)
+    counts = jnp.zeros(d + 1, jnp.int32).at[jnp.where(own & w, xs, d)].add(1)
+
+    def cond(c):
+        return jnp.any(c[1] <= m)
+
+    def body(c):
+        j, offset, counts = c
+        pos, new_off = jax.vmap(lambda k, o: _chunk_positions(k, j, q, o))(k_i, offset)
+        live = (offset <= m)[:, None] & (pos < m[:, None]) & w[:, None]
+        item = items[jnp.minimum(pos + (pos >= r[:, None]), s - 1)]
+        counts = counts.at[jnp.where(live, item, d)].add(1)
+        return j + 1, jnp.where(offset <= m, new_off, offset), counts
+
+    j, _, counts = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.zeros(n, jnp.int32), counts))
+    return counts[:d], j
+
+
+def _ranks(items_np: np.ndarray, d: int) -> np.ndarray:
+    rank = np.full(d, items_np.shape[0], np.int32)
+    rank[items_np] = np.arange(items_np.shape[0], dtype=np.int32)
+    return rank
 
 
 def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array, q: Any, d: int,
@@ -115,38 +161,39 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     """Compact reports of independent bits: own bit w.p. ``own_prob[x]``, bits of ``items_s \\ {x}`` w.p. ``q``.
 
     Args:
-      key: PRNG key.
+      key: PRNG key (user ``i`` uses ``fold_in(key, i)``).
       xs: ``int32[n]`` true items.
       items_s: the items of ``S`` (concrete, sorted, unique).
       own_prob: ``float[d]``: probability that the own bit is 1, per true item.
-      q: the rate of the other bits of ``S`` (a leaf; concrete for the chunk size).
+      q: the rate of the other bits of ``S``.
       d: number of bits.
-      num_chunks: chunks of gaps (static); ``None``: as many as needed when the inputs are concrete, else 2.
+      num_chunks: chunks of ``CHUNK`` gaps per user (static). ``None``: with concrete inputs, as many as the
+        users need (exact); traced, ``num_chunks_for(s, q)`` (needs a concrete ``q``; truncation probability
+        below 1e-30 per user).
     """
     items_np = np.asarray(items_s, np.int64)
     s = items_np.shape[0]
-    rank_np = np.full(d, s, np.int32)
-    rank_np[items_np] = np.arange(s, dtype=np.int32)
-    q_c = float(np.asarray(q, np.float64)) if _is_concrete(q) else 0.5
-    chunk = chunk_size(s, q_c)
     dtype = index_dtype(d)
     items = jnp.asarray(items_np, jnp.int32)
-    rank = jnp.asarray(rank_np)
+    rank = jnp.asarray(_ranks(items_np, d))
     xs = jnp.asarray(xs, jnp.int32)
     n = xs.shape[0]
-    concrete = _is_concrete(xs) and _is_concrete(q) and _is_concrete(own_prob) and _is_concrete(key)
+    concrete = _is_concrete((xs, q, own_prob, key))
+    if num_chunks is None and not _is_concrete(q):
+        raise ValueError("perturb_compact with a traced rate needs a static num_chunks=...")
+    guess = num_chunks_for(s, float(np.asarray(q, np.float64))) if num_chunks is None else int(num_chunks)
     if not concrete or num_chunks is not None:
-        nc = 2 if num_chunks is None else int(num_chunks)
-        ones, _ = _sample_block(key, jnp.arange(n, dtype=jnp.int32), xs, items, rank, own_prob, q, chunk, nc, d)
+        ones, _ = _sample_block(key, jnp.arange(n, dtype=jnp.int32), xs, items, rank, own_prob, q, guess, d)
         return CompactBits(ones.astype(dtype), d)
+    nc0 = num_chunks_for(s, float(np.asarray(q, np.float64)), sds=6.0)
     blocks = []
     for start in range(0, n, USER_BLOCK):
         ids = np.arange(start, min(n, start + USER_BLOCK), dtype=np.int32)
-        nc = 1
+        nc = nc0
         while True:
             ones, done = _sample_jit(key, jnp.asarray(ids), xs[start:start + ids.shape[0]], items, rank, own_prob,
-                                     q, chunk, nc, d)
-            if bool(np.all(np.asarray(done))) or nc * chunk > s:
+                                     q, nc, d)
+            if bool(np.all(np.asarray(done))):
                 break
             nc += 1
         ones = np.asarray(ones.astype(dtype))
@@ -161,7 +208,7 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     return CompactBits(jnp.asarray(out), d)
 
 
-_sample_jit = jax.jit(_sample_block, static_argnums=(7, 8, 9))
+_sample_jit = jax.jit(_sample_block, static_argnums=(7, 8))
 
 
 def _is_concrete(x: Any) -> bool:

@@ -126,7 +126,7 @@ class _UnaryMixin:
         return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
+        return _base.Mechanism.sample_stats(self, key, xs, weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()

@@ -102,6 +102,8 @@ class URAP(_base.Mechanism):
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+        if self.compact_stats():
+            return _base.Mechanism.sample_stats(self, key, xs, weights)
         items, bits_s, bit_n = self._sensitive_part(key, xs)
         w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
         counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)
