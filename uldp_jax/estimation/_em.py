@@ -22,6 +22,7 @@ SQUAREM by default (``accelerate=False`` for plain EM: same fixed point) and fol
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -113,9 +114,18 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     counts = stats.astype(dtype)
     n_total = jnp.sum(counts)
     p0 = _start(mech, counts, n_total, init, alpha, dtype)
-    p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
+    tol = _em_core.default_tol(dtype) if tol is None else tol
+    if hasattr(mech, "channel_matvec") and hasattr(mech, "channel_rmatvec"):  # structured: one compiled solver
+        p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+    else:
+        p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5))
+def _solve_histogram(mech, counts, p0, tol, max_iters, accelerate):
+    return _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
 
 
 def em(mech: Any, ys: Any, **options: Any) -> tuple[jax.Array, _em_core.EMInfo]:
