@@ -296,6 +296,15 @@ class Mechanism:
         """
         return None
 
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array] | None:
+        r"""Per-report likelihood factors for EM, or ``None`` (default: EM uses the channel's columns on the
+        aggregate of item reports, or ``product_likelihood`` for bit vectors).
+
+        Returns ``(L float[n, d], w float[n], N float[d])``: report ``i`` (weight ``w_i``) has likelihood
+        proportional to ``L[i, x]``; ``N`` counts invertible reports per item (likelihood ``∝ p_x``).
+        """
+        return None
+
     def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array] | None:
         """``(items_s, own_prob float[d], q)`` when the reports are independent bits: the own bit is 1 w.p.
         ``own_prob[x]``, every bit of ``items_s`` other than ``x`` w.p. ``q``, every other bit is 0. ``None``:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _compact
+from uldp_jax.mechanisms import _base, _compact, _glutf_em
 
 
 def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
@@ -115,6 +115,10 @@ class _UnaryMixin:
         if isinstance(ys, _compact.CompactBits):
             return _compact.aggregate(ys, weights)
         return _base.bit_sums(ys, weights)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``_glutf_em``)."""
+        return _glutf_em.pure_terms(self, ys)
 
     def product_likelihood(self) -> tuple[np.ndarray, bool]:
         """Every bit is in the product likelihood (no invertible reports)."""
