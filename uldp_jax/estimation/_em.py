@@ -149,12 +149,14 @@ def _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate):
     return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate)
 
 
-def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAULT_MAX_ITERS,
+def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 2000,
                   accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the per-report likelihood ``mech.report_likelihood(ys)`` (subset, hashed and GLUTF reports).
 
     Starts from ``init`` (default uniform), mixed with 0.1% uniform; options and stopping rule as in
-    ``em_stats``. Returns ``(p_hat float[d], EMInfo)``.
+    ``em_stats``, except that ``tol=None`` runs exactly ``max_iters`` iterations (default 2000; these dense
+    likelihoods are small, and in float32 the log-likelihood rule's default 1e-6 would stop ~1e-3 away from
+    the MLE; ``info.converged`` is then False). Returns ``(p_hat float[d], EMInfo)``.
     """
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _em_core.check_init(init, mech.d)
@@ -166,7 +168,8 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     L, w, N = (jnp.asarray(a, dtype) for a in terms)
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    tol = _em_core.default_tol(dtype) if tol is None else tol
+    if tol is None:  # small dense problems: a fixed number of iterations (the loglik rule is too coarse in f32)
+        tol = -jnp.inf
     p_hat, info = _solve_likelihood(L, w, N, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
@@ -196,9 +199,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
       ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
     if getattr(mech, "report_kind", None) == "item":
-        from uldp_jax import _api
-
-        _api.check_reports(mech, ys)
+        mech.check_reports(ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)
     elif mech.product_likelihood() is not None:
         out = _em_reports.em_reports(mech, ys, **options)
