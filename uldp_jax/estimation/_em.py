@@ -13,7 +13,12 @@ Two likelihood forms:
   mechanisms only).
 * **Product likelihood** (bit-vector reports: RAPPOR/UE, uRAP): see ``_em_reports``; needs the reports.
 
-``em`` dispatches on the mechanism; the registered method "em" does the same for ``ul.estimate`` and
+* **Per-report factors** (``mech.report_likelihood(ys)``: SS, OLH, Wheel, GRR, UE and GLUTF mechanisms): see
+  ``em_likelihood`` (registered as "em-pure").
+
+Every form is one ``_em_core.Update`` run by ``_em_core.run`` (one loop, one stopping rule, ``EMInfo``,
+SQUAREM, ``throw``). ``em`` (``ul.estimation.em``, ``return_info=True`` for the diagnostics) dispatches on
+the protocol methods, never on class names; the registered method "em" does the same for ``ul.estimate`` and
 ``ul.simulate`` (stats for item reports, reports for bit vectors). All solvers start from "emp+thr" (as 001
 does) mixed with 0.1% of the uniform distribution (EM never revives an item whose probability is 0), run
 SQUAREM by default (``accelerate=False`` for plain EM: same fixed point) and follow the stopping rule of
