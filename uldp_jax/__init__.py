@@ -3,6 +3,7 @@
 from uldp_jax import estimation, mechanisms, metrics, privacy
 from uldp_jax import fastpath
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
+from uldp_jax.mechanisms._compact import CompactBits, to_compact, to_dense
 from uldp_jax.mechanisms import (
     GRR,
     OUE,
@@ -36,6 +37,7 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "CompactBits",
     "GLUTF",
     "GRR",
     "HR",
@@ -90,6 +92,8 @@ __all__ = [
     "static_field",
     "theory",
     "tradeoff_curve",
+    "to_compact",
+    "to_dense",
     "tune",
     "tuning",
 ]

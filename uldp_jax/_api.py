@@ -31,13 +31,17 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
       *args: extra per-user inputs some mechanisms take (e.g. PUM's personal items).
 
     Returns:
-      The reports: ``int32[n]`` for item mechanisms, ``bool[n, m]`` for bit-vector mechanisms, or the
-      mechanism's documented report pytree.
+      The reports: ``int32[n]`` for item mechanisms; for bit-vector mechanisms ``bool[n, m]``, or
+      ``ul.CompactBits`` (the positions of the ones, same law) when ``mech.prefers_compact()`` (a compact
+      sampler, ``d >= 1024`` and at most ``d / 8`` ones expected; convert with ``ul.to_dense`` /
+      ``ul.to_compact``); or the mechanism's documented report pytree.
     """
     _validate.check_key(key)
     _check_mech(mech)
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
+    if not args and xs.ndim == 1 and mech.prefers_compact():
+        return mech.perturb_compact(key, xs)
     return mech.perturb_batch(key, xs, *args)
 
 

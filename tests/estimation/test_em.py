@@ -50,7 +50,7 @@ def test_em_fixed_point_is_mle(name):
     with jax.enable_x64(True):
         mech = _mechs()[name]
         ys = _reports(mech)
-        p_hat, info = jax.jit(lambda m, y: _em.em(m, y, **TIGHT))(mech, ys)
+        p_hat, info = jax.jit(lambda m, y: _em.em(m, y, return_info=True, **TIGHT))(mech, ys)
         assert bool(info.converged)
         want = _scipy_mle(ul.channel(mech).Q, _output_counts(mech, ys))
         np.testing.assert_allclose(np.asarray(p_hat), want, atol=1e-6)
@@ -63,7 +63,7 @@ def test_em_boundary_kkt():
         mech = ul.URR(6, (0, 1, 2), 0.5)
         xs = jnp.array([0] * 200 + [3] * 300 + [4] * 100, jnp.int32)
         ys = ul.perturb(jax.random.key(2), mech, xs)
-        p_hat = np.asarray(_em.em(mech, ys, tol=1e-13, max_iters=50_000)[0])
+        p_hat = np.asarray(_em.em(mech, ys, return_info=True, tol=1e-13, max_iters=50_000)[0])
         Q = ul.channel(mech).Q
         c = np.bincount(np.asarray(ys), minlength=6)
         grad = Q @ (c / (p_hat @ Q)) / c.sum()  # = 1 where p > 0, <= 1 where p = 0
@@ -101,7 +101,7 @@ def test_squarem_same_optimum_fewer_evals(name):
         p = 1.0 / np.arange(1, 13) ** 0.5  # interior MLE (every item well represented)
         xs = jax.random.choice(jax.random.key(3), 12, (4000,), p=jnp.asarray(p / p.sum())).astype(jnp.int32)
         ys = ul.perturb(jax.random.key(4), mech, xs)
-        run = jax.jit(lambda m, y, acc: _em.em(m, y, tol=1e-14, max_iters=100_000, accelerate=acc),
+        run = jax.jit(lambda m, y, acc: _em.em(m, y, return_info=True, tol=1e-14, max_iters=100_000, accelerate=acc),
                       static_argnums=2)
         p_plain, i_plain = run(mech, ys, False)
         p_sq, i_sq = run(mech, ys, True)
@@ -116,7 +116,7 @@ def test_vmap_over_reps_and_support_form():
     xs = jnp.arange(600, dtype=jnp.int32) % 8
     keys = jax.random.split(jax.random.key(5), 3)
     ys = jax.vmap(lambda k: mech.perturb_batch(k, xs))(keys)  # [3, n, d]
-    batched = jax.jit(jax.vmap(lambda y: _em.em(mech, y, tol=1e-6)[0]))(ys)
+    batched = jax.jit(jax.vmap(lambda y: _em.em(mech, y, return_info=True, tol=1e-6)[0]))(ys)
     assert batched.shape == (3, 8) and np.allclose(np.asarray(batched).sum(1), 1, atol=1e-5)
     sup = _em_reports.to_support(mech, [np.asarray(ys[1][:250]), np.asarray(ys[1][250:])], chunk=64)
     np.testing.assert_array_equal(np.asarray(sup.stats), np.asarray(mech.aggregate(ys[1])))
@@ -190,4 +190,4 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="init"):
         ul.estimate(grr, ys_item, "em", init=jnp.ones(4))
     with pytest.raises(RuntimeError, match="converge"):
-        _em.em(grr, ys_item, max_iters=1, tol=1e-15, throw=True)
+        _em.em(grr, ys_item, return_info=True, max_iters=1, tol=1e-15, throw=True)

@@ -1,6 +1,6 @@
 """Estimators of the input distribution: empirical, thresholded, EM, post-processing."""
 
-from uldp_jax.estimation._em import em, em_stats, histogram_update
+from uldp_jax.estimation._em import em, em_likelihood, em_stats, histogram_update, likelihood_update
 from uldp_jax.estimation._em_core import EMInfo, EMState, squarem_step
 from uldp_jax.estimation._em_core import init as em_init
 from uldp_jax.estimation._em_core import run as em_run
@@ -22,6 +22,7 @@ __all__ = [
     "clip",
     "em",
     "em_init",
+    "em_likelihood",
     "em_reports",
     "em_run",
     "em_stats",
@@ -31,6 +32,7 @@ __all__ = [
     "empirical_variance",
     "get_method",
     "histogram_update",
+    "likelihood_update",
     "method_names",
     "norm_sub",
     "project",

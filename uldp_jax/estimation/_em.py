@@ -13,7 +13,12 @@ Two likelihood forms:
   mechanisms only).
 * **Product likelihood** (bit-vector reports: RAPPOR/UE, uRAP): see ``_em_reports``; needs the reports.
 
-``em`` dispatches on the mechanism; the registered method "em" does the same for ``ul.estimate`` and
+* **Per-report factors** (``mech.report_likelihood(ys)``: SS, OLH, Wheel, GRR, UE and GLUTF mechanisms): see
+  ``em_likelihood`` (registered as "em-pure").
+
+Every form is one ``_em_core.Update`` run by ``_em_core.run`` (one loop, one stopping rule, ``EMInfo``,
+SQUAREM, ``throw``). ``em`` (``ul.estimation.em``, ``return_info=True`` for the diagnostics) dispatches on
+the protocol methods, never on class names; the registered method "em" does the same for ``ul.estimate`` and
 ``ul.simulate`` (stats for item reports, reports for bit vectors). All solvers start from "emp+thr" (as 001
 does) mixed with 0.1% of the uniform distribution (EM never revives an item whose probability is 0), run
 SQUAREM by default (``accelerate=False`` for plain EM: same fixed point) and follow the stopping rule of
@@ -22,6 +27,7 @@ SQUAREM by default (``accelerate=False`` for plain EM: same fixed point) and fol
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -113,24 +119,98 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     counts = stats.astype(dtype)
     n_total = jnp.sum(counts)
     p0 = _start(mech, counts, n_total, init, alpha, dtype)
-    p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
+    tol = _em_core.default_tol(dtype) if tol is None else tol
+    if hasattr(mech, "channel_matvec") and hasattr(mech, "channel_rmatvec"):  # structured: one compiled solver
+        p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+    else:
+        p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
 
-def em(mech: Any, ys: Any, **options: Any) -> tuple[jax.Array, _em_core.EMInfo]:
-    """EM (exact MLE) from the reports ``ys`` of any supported mechanism; returns ``(p_hat, EMInfo)``.
+@functools.partial(jax.jit, static_argnums=(4, 5))
+def _solve_histogram(mech, counts, p0, tol, max_iters, accelerate):
+    return _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
 
-    Item-report mechanisms are aggregated to their output histogram (``em_stats``); bit-vector mechanisms
-    (RAPPOR/UE, uRAP) use the exact per-report product likelihood (``em_reports``; ``ys`` may be the
-    ``bool[n, d]`` reports or ``SupportReports``). ``options`` as in ``em_stats``.
+
+def likelihood_update(L: jax.Array, w: jax.Array, N: jax.Array) -> _em_core.Update:
+    """The EM map on per-report likelihood factors ``L[n, d]`` (weights ``w[n]``) plus invertible counts ``N[d]``."""
+    n = jnp.sum(w) + jnp.sum(N)
+
+    def update(p):
+        D = L @ p
+        pos = w > 0
+        safe = jnp.where(D > 0, D, 1.0)
+        r = jnp.where(pos, w / safe, 0.0)
+        l_rep = jnp.sum(jnp.where(pos, w * jnp.log(safe), 0.0))
+        l_inv = jnp.sum(jnp.where(N > 0, N * jnp.log(jnp.where(N > 0, p, 1.0)), 0.0))
+        return (p * (r @ L) + N) / n, (l_rep + l_inv) / n
+
+    return update
+
+
+@functools.partial(jax.jit, static_argnums=(5, 6))
+def _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate):
+    return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate)
+
+
+def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 2000,
+                  accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
+    """EM on the per-report likelihood ``mech.report_likelihood(ys)`` (subset, hashed and GLUTF reports).
+
+    Starts from ``init`` (default uniform), mixed with 0.1% uniform; options and stopping rule as in
+    ``em_stats``, except that ``tol=None`` runs exactly ``max_iters`` iterations (default 2000; these dense
+    likelihoods are small, and in float32 the log-likelihood rule's default 1e-6 would stop ~1e-3 away from
+    the MLE; ``info.converged`` is then False). Returns ``(p_hat float[d], EMInfo)``.
+    """
+    tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
+    _em_core.check_init(init, mech.d)
+    terms = mech.report_likelihood(ys)
+    if terms is None:
+        raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
+                         f"{type(mech).__name__} has none; use method='em'.")
+    dtype = _float_dtype()
+    L, w, N = (jnp.asarray(a, dtype) for a in terms)
+    p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
+    p0 = _em_core.start_point(p_init)
+    if tol is None:  # small dense problems: a fixed number of iterations (the loglik rule is too coarse in f32)
+        tol = -jnp.inf
+    p_hat, info = _solve_likelihood(L, w, N, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+    _em_core.maybe_throw(info, throw)
+    return p_hat, info
+
+
+def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
+    """EM (exact MLE on the simplex) from the reports ``ys`` of any mechanism: the one documented EM entry.
+
+    The likelihood is the mechanism's (protocol methods on ``ul.Mechanism``):
+
+    * item reports: the channel's columns on the output histogram (``em_stats``; structured channels via
+      ``channel_matvec``/``channel_rmatvec``, else the dense channel);
+    * ``product_likelihood()`` (RAPPOR/UE, uRAP): the exact product-Bernoulli likelihood on the reported ones
+      (``em_reports``; ``ys`` dense ``bool[n, d]``, ``ul.CompactBits`` or ``SupportReports``);
+    * ``report_likelihood(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
+
+    Every form runs through ``_em_core`` (one loop, one stopping rule, SQUAREM by default, ``throw``).
+
+    Args:
+      mech: the mechanism.
+      ys: its reports.
+      return_info: also return the ``EMInfo`` diagnostics.
+      **options: ``tol``, ``max_iters``, ``accelerate``, ``init``, ``throw`` (and ``alpha``, ``chunk``,
+        ``pass_dtype``, ``layout`` where they apply: see ``em_stats`` / ``em_reports``).
+
+    Returns:
+      ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
     if getattr(mech, "report_kind", None) == "item":
-        from uldp_jax import _api
-
-        _api.check_reports(mech, ys)
-        return em_stats(mech, mech.aggregate(ys), None, **options)
-    return _em_reports.em_reports(mech, ys, **options)
+        mech.check_reports(ys)
+        out = em_stats(mech, mech.aggregate(ys), None, **options)
+    elif mech.product_likelihood() is not None:
+        out = _em_reports.em_reports(mech, ys, **options)
+    else:
+        out = em_likelihood(mech, ys, **options)
+    return out if return_info else out[0]
 
 
 def _em_stats_method(mech: Any, stats: jax.Array, n: Any, **options: Any) -> jax.Array:
@@ -138,20 +218,23 @@ def _em_stats_method(mech: Any, stats: jax.Array, n: Any, **options: Any) -> jax
 
 
 def _em_reports_method(mech: Any, ys: Any, **options: Any) -> jax.Array:
-    return _em_reports.em_reports(mech, ys, **options)[0]
+    return em(mech, ys, **options)
 
 
-_DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, reports for bit vectors)."
+def _em_pure_method(mech: Any, ys: Any, **options: Any) -> jax.Array:
+    return em_likelihood(mech, ys, **options)[0]
+
+
+_DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, reports otherwise)."
 
 
 def _resolve_em(mech: Any) -> _registry.Method:
     if getattr(mech, "report_kind", None) == "item":
         return _registry.Method(_em_stats_method, "stats", _DOC)
-    from uldp_jax.mechanisms import _glutf_em  # local: mechanisms import the estimation registry
-
-    if type(mech).__name__ not in ("UE", "RAPPOR", "URAP") and _glutf_em.supports(mech):
-        return _registry.get_method("em-pure", mech)  # subset, hashed and GLUTF reports
     return _registry.Method(_em_reports_method, "reports", _DOC)
 
 
 _registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em)
+_registry.register_method(
+    "em-pure", _em_pure_method, "reports",
+    "EM on per-report likelihoods (report_likelihood): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.")

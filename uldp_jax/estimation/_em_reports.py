@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _threshold
+from uldp_jax.mechanisms import _compact
+from uldp_jax.estimation import _em_core, _support, _threshold
 from uldp_jax.estimation._em_passes import dense_update, support_update
 from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
 from uldp_jax.estimation._support import check_bits as _check_bits
@@ -76,15 +77,18 @@ def _check_columns(rep: SupportReports, d: int) -> None:
 
 def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, accelerate: bool = True,
                init: Any = None, alpha: Any = 0.05, throw: bool = False,
-               chunk: int | None = None, pass_dtype: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
+               chunk: int | None = None, pass_dtype: Any = None, layout: str = "auto") -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the exact per-report likelihood of RAPPOR/UE or uRAP reports: the MLE on the simplex.
 
     Args:
       mech: RAPPOR, UE (OUE/SUE) or URAP.
-      ys: ``bool[n, d]`` reports (as ``ul.perturb`` returns) or ``SupportReports`` (``to_support``).
+      ys: ``bool[n, d]`` reports or ``CompactBits`` (as ``ul.perturb`` returns), or ``SupportReports``
+        (``to_support``). Concrete compact reports are packed on the host (``layout``: the
+        ``SupportReports`` layout, see ``to_support``); traced ones use the row layout.
       tol, max_iters, accelerate, init, alpha, throw: as in ``em_stats``.
       chunk: users per chunk for dense reports (default: about ``CHUNK_ENTRIES`` entries per chunk).
       pass_dtype: precision of the two passes over ``SupportReports`` (see ``support_update``).
+      layout: layout of the support lists packed from concrete ``CompactBits`` ("auto", "rows", "columns").
 
     Returns:
       ``(p_hat float[d], EMInfo)``. Pure; vmaps over a leading repetition axis of dense reports.
@@ -98,10 +102,14 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     _unary_parts(mech)
     dtype = jnp.zeros(()).dtype
     t = jnp.exp(-jnp.asarray(mech.eps, dtype))
+    if isinstance(ys, _compact.CompactBits):
+        _compact.check(mech, ys)
+        concrete = _validate.is_concrete(ys.ones)
+        ys = to_support(mech, ys, chunk, layout=layout) if concrete else _support.compact_rows(mech, ys, chunk)
     if isinstance(ys, SupportReports):
         _check_support(mech, ys)
-        update = support_update(t, ys, pass_dtype)
         stats, n = ys.stats.astype(dtype), jnp.sum(ys.weight) + jnp.sum(ys.inverted)
+        data, kind = ys, "support"
     else:
         _check_bits(mech, ys)
         bits, weight, inverted = _split_invertible(mech, ys, check=True)
@@ -109,13 +117,28 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
         if chunk is None:
             chunk = max(1, min(ys.shape[0], CHUNK_ENTRIES // mech.d))
         chunk = _validate.check_int("chunk", chunk, minimum=1)
-        update = dense_update(t, bits, weight, inverted, chunk)
+        data, kind = (bits, weight, inverted), chunk
         stats, n = mech.aggregate(ys), ys.shape[0]
     if init is None:
         p_init = _threshold.empirical_threshold(mech, stats, n, alpha)
     else:
         p_init = jnp.asarray(init, dtype)
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
-    p_hat, info = _em_core.run(update, p0, tol, max_iters, accelerate)
+    tol = _em_core.default_tol(dtype) if tol is None else tol
+    pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
+    p_hat, info = _solve(t, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
+
+
+def _solve_impl(t, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
+    if kind == "support":
+        update = support_update(t, data, pass_dtype)
+    else:
+        bits, weight, inverted = data
+        update = dense_update(t, bits, weight, inverted, kind)
+    return _em_core.run(update, p0, tol, max_iters, accelerate)
+
+
+# One compiled solver per (layout, shapes, options): repeated calls on reports of the same shapes skip compiling.
+_solve = jax.jit(_solve_impl, static_argnums=(4, 5, 6, 7))

@@ -15,6 +15,7 @@ forms are generated whole per repetition (dense). Repetitions run under ``lax.ma
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from uldp_jax import _layout as _schedule
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry, _support
+from uldp_jax.mechanisms import _compact
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists
@@ -90,6 +92,8 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
     opts = dict(options or {})
     data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
     grid = _schedule.grid_size(mech)
+    if grid is None and mech.compact_stats():
+        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
@@ -168,3 +172,50 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         return spec.fn(m, rep, **opts)
 
     return over_reps(one_rep)(mech)
+
+
+def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
+    """Report-based estimates from compact reports (``CompactBits``), one repetition at a time.
+
+    Block ``b`` of repetition ``r`` draws ``mech.perturb_compact(ky, xs, num_chunks)`` with simulate's block
+    inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
+    ``_compact.sample_counts`` on the same key). ``num_chunks`` is found by a first pass of ``sample_counts``
+    (cheap: no positions kept). The concrete reports go to the method as ``CompactBits`` (EM packs them on the
+    host); memory O(number of ones), never ``n x d``.
+    """
+    block_inputs = _schedule.block_inputs
+    items_s, _, _ = mech.compact_params()
+    d = mech.num_stats
+
+    @jax.jit
+    def chunks_needed(m, key_r):
+        def block(b):
+            ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+            items, own_prob, q = m.compact_params()
+            return _compact.sample_counts(ky, xs, items_s, own_prob, q, d, w)[1]
+
+        return jnp.max(jax.lax.map(block, jnp.arange(num_blocks)))
+
+    @functools.partial(jax.jit, static_argnums=2)
+    def reports(m, key_r, num_chunks):
+        def block(b):
+            ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+            ones = m.perturb_compact(ky, xs, num_chunks).ones
+            return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
+
+        batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * (num_chunks * _compact.CHUNK + 1))))
+        ones = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+        return ones.reshape(num_blocks * block_size, -1)
+
+    out = []
+    for r in range(reps):
+        key_r = jax.random.fold_in(key, r)
+        nc = max(int(chunks_needed(mech, key_r)), 1)
+        ones = np.asarray(reports(mech, key_r, nc))[:n]
+        width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
+        ys = _compact.CompactBits(jnp.asarray(ones[:, :width]), d)
+        if spec.input == "stats":
+            out.append(spec.fn(mech, mech.aggregate(ys), n, **opts))
+        else:
+            out.append(spec.fn(mech, ys, **opts))
+    return jnp.stack(out)

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _compact
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
 MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
@@ -61,15 +61,59 @@ class SupportReports:
 
 
 def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
-    """(product-part mask bool[d], has_invertible) for the supported mechanisms."""
-    from uldp_jax.mechanisms import _ue, _urap
+    """(product-part mask bool[d], has_invertible): the mechanism's ``product_likelihood()``."""
+    parts = mech.product_likelihood() if hasattr(mech, "product_likelihood") else None
+    if parts is None:
+        raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
+                         f"(report_kind={getattr(mech, 'report_kind', None)!r}).")
+    mask, inv = parts
+    return np.asarray(mask, bool), bool(inv)
 
-    if isinstance(mech, _ue._UnaryMixin):
-        return np.ones(mech.d, bool), False
-    if isinstance(mech, _urap.URAP):
-        return _base.sensitive_mask(mech.d, mech.sensitive), True
-    raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
-                     f"(report_kind={getattr(mech, 'report_kind', None)!r}).")
+
+def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concrete ``CompactBits`` -> (support rows of the product-part reports, inverted counts int64[d],
+    stats int64[d]) on the host, without the dense bits."""
+    _compact.check(mech, ys)
+    d = mech.d
+    ones = np.asarray(ys.ones)
+    prod_mask, has_inv = unary_parts(mech)
+    stats = np.bincount(ones.ravel(), minlength=d + 1)[:d].astype(np.int64)
+    inverted = np.zeros(d, np.int64)
+    if has_inv:
+        outside = ~np.append(prod_mask, True)[ones]
+        k = outside.sum(axis=1)
+        if np.any(k > 1):
+            raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two or "
+                             "more have probability 0); got a report with more: wrong mechanism?")
+        inverted = np.bincount(ones[outside], minlength=d).astype(np.int64)
+        ones = ones[k == 0]
+    width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
+    if ones.shape[1] > width:  # rows may carry padding in any column: move it to the end before cutting
+        order = np.argsort(ones >= d, axis=1, kind="stable")[:, :width]
+        ones = np.take_along_axis(ones, order, axis=1)
+    return ones.astype(dtype, copy=False), inverted, stats
+
+
+def compact_rows(mech: Any, ys: _compact.CompactBits, chunk: int | None = None) -> SupportReports:
+    """Row-layout ``SupportReports`` from ``CompactBits`` in JAX (jittable; invertible rows get weight 0)."""
+    d = mech.d
+    prod_mask, has_inv = unary_parts(mech)
+    ones = ys.ones.astype(jnp.int32)
+    n, width = ones.shape
+    weight = jnp.ones(n, jnp.float32)
+    inverted = jnp.zeros(d, jnp.int32)
+    if has_inv:
+        outside = ~jnp.asarray(np.append(prod_mask, True))[ones]
+        keep = ~jnp.any(outside, axis=1)
+        inverted = jnp.zeros(d + 1, jnp.int32).at[jnp.where(outside, ones, d)].add(1)[:d]
+        ones = jnp.where(keep[:, None], ones, d)
+        weight = keep.astype(jnp.float32)
+    if chunk is None:
+        chunk = max(1, min(n, CHUNK_ENTRIES // 4 // max(width, 1)))
+    pad = -n % chunk
+    support = jnp.pad(ones, ((0, pad), (0, 0)), constant_values=d).astype(index_dtype(d))
+    weight = jnp.pad(weight, (0, pad))
+    return SupportReports(support, weight, inverted, _compact.aggregate(ys), None, None, int(chunk), 0)
 
 
 def check_bits(mech: Any, ys: Any) -> None:
@@ -208,18 +252,19 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = None,
 
     Args:
       mech: RAPPOR/UE or URAP.
-      ys: concrete ``bool[n, d]`` reports, or an iterable of such blocks (e.g. a generator, so that the dense
+      ys: concrete ``bool[n, d]`` reports or ``CompactBits``, or an iterable of such blocks (e.g. a generator, so that the dense
         reports of a large study never exist at once; memory is that of the packed support lists).
       chunk: users per chunk of the row pass (default: about ``CHUNK_ENTRIES / 4`` gathered entries).
       dtype: index dtype (default ``uint16`` when ``d < 65535``, else ``int32``).
       layout: ``"rows"`` (support lists only), ``"columns"`` (also the column layout: faster EM steps, twice
         the memory) or ``"auto"`` (columns from ``AUTO_COLUMNS_ENTRIES`` padded entries on).
     """
-    blocks = [ys] if hasattr(ys, "shape") else ys
+    blocks = [ys] if hasattr(ys, "shape") else ys  # CompactBits has a shape too
     dtype = index_dtype(mech.d) if dtype is None else dtype
     packed, inverted, stats = [], np.zeros(mech.d, np.int64), np.zeros(mech.d, np.int64)
     for b in blocks:
-        sup, inv, st = pack_block(mech, b, dtype)
+        pack = pack_compact if isinstance(b, _compact.CompactBits) else pack_block
+        sup, inv, st = pack(mech, b, dtype)
         packed.append(sup)
         inverted += inv
         stats += st

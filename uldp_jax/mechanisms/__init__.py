@@ -17,4 +17,3 @@ from uldp_jax.mechanisms._uss import USS
 from uldp_jax.mechanisms._uue import UUE
 from uldp_jax.mechanisms._uwheel import UWheel
 from uldp_jax.mechanisms._wheel import Wheel, WheelReport
-from uldp_jax.mechanisms._glutf_em import em_pure

@@ -52,6 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms import _compact
 
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
@@ -287,11 +288,71 @@ class Mechanism:
         if self.report_kind == "item":
             return bincount(ys, self.num_stats, weights)
         if self.report_kind == "bits":
+            if isinstance(ys, _compact.CompactBits):
+                return _compact.aggregate(ys, weights)
             return bit_sums(ys, weights)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define aggregate().")
 
+    def product_likelihood(self) -> tuple[np.ndarray, bool] | None:
+        r"""The EM likelihood of bit-vector reports, or ``None`` (EM then uses the channel / hashed likelihood).
+
+        A mechanism returns ``(product bool[d], invertible)`` when its report ``y`` has likelihood
+        :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
+        encodings), and, if ``invertible``, a report with a bit set outside ``product`` identifies its input
+        (uRAP's non-sensitive bits). EM then runs on the reported ones (``estimation._em_reports``).
+        """
+        return None
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array] | None:
+        r"""Per-report likelihood factors for EM, or ``None`` (default: EM uses the channel's columns on the
+        aggregate of item reports, or ``product_likelihood`` for bit vectors).
+
+        Returns ``(L float[n, d], w float[n], N float[d])``: report ``i`` (weight ``w_i``) has likelihood
+        proportional to ``L[i, x]``; ``N`` counts invertible reports per item (likelihood ``∝ p_x``).
+        """
+        return None
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array] | None:
+        """``(items_s, own_prob float[d], q)`` when the reports are independent bits: the own bit is 1 w.p.
+        ``own_prob[x]``, every bit of ``items_s`` other than ``x`` w.p. ``q``, every other bit is 0. ``None``:
+        no compact sampler (``perturb_compact`` then packs the dense reports)."""
+        return None
+
+    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> Any:
+        """Reports as ``CompactBits`` (positions of the ones), drawn without the ``n x d`` bits when the
+        mechanism has ``compact_params``; same law as ``perturb_batch`` (``mechanisms._compact``)."""
+        params = self.compact_params()
+        if params is None:
+            return _compact.to_compact(self.perturb_batch(key, xs))
+        items_s, own_prob, q = params
+        return _compact.sample_ones(key, xs, items_s, own_prob, q, self.num_stats, num_chunks)
+
+    def compact_stats(self) -> bool:
+        """Whether ``sample_stats`` (simulate's per-user path) and simulate's report path use the compact
+        sampler: a compact sampler, ``d >= COMPACT_MIN_D`` and (for a concrete rate) at most ``d / 8`` ones
+        expected. Static: decided from the domain alone when the rate is traced."""
+        params = self.compact_params()
+        if params is None or self.num_stats < _compact.COMPACT_MIN_D:
+            return False
+        return (not _validate.is_concrete(params[2])) or self.prefers_compact()
+
+    def prefers_compact(self) -> bool:
+        """Whether ``ul.perturb`` returns compact reports (size rule of ``mechanisms._compact``)."""
+        params = self.compact_params()
+        if params is None or not _validate.is_concrete(params[2]):
+            return False
+        items_s, _, q = params
+        return _compact.prefers_compact(self.num_stats, 1.0 + len(items_s) * float(np.asarray(q)))
+
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports)."""
+        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports).
+
+        Mechanisms with ``compact_params`` and ``compact_stats()`` draw the per-bit sums of
+        ``perturb_compact(key, xs)`` instead (same key, same values; O(number of ones)).
+        """
+        if self.compact_stats():
+            items_s, own_prob, q = self.compact_params()
+            return _compact.sample_counts(key, xs, items_s, own_prob, q, self.num_stats, weights)[0]
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def check_reports(self, ys: Any) -> None:
@@ -476,6 +537,9 @@ def _check_item_reports(mech: Mechanism, ys: Any) -> None:
 
 
 def _check_bit_reports(mech: Mechanism, ys: Any) -> None:
+    if isinstance(ys, _compact.CompactBits):
+        _compact.check(mech, ys)
+        return
     if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
         raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
                         f"bool[n, {mech.num_stats}], got {describe_reports(ys)}.")

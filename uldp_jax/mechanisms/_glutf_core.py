@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms import _base, _glutf_counts
+from uldp_jax.mechanisms import _base, _glutf_counts, _glutf_em
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nonpure_uldp as _np_th
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -201,6 +201,10 @@ class GLUTFMixin:
         w = jnp.ones(ys.item.shape, bool) if weights is None else weights.astype(bool)
         has_item = ys.item >= 0
         return self._counts(ys, ys.has_base & w, has_item & w)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Exact per-report likelihood of GLUTF reports (protected factors, weights, invertible counts)."""
+        return _glutf_em.glutf_terms(self, ys)
 
     def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
         counts_s = self.base.aggregate(ys.base, wb)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _counts, _uniform
+from uldp_jax.mechanisms import _base, _counts, _glutf_em, _uniform
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -94,6 +94,10 @@ class GRR(_base.Mechanism):
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bincount(ys, self.d, weights)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``_glutf_em``)."""
+        return _glutf_em.pure_terms(self, ys)
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)

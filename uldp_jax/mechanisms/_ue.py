@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _counts
+from uldp_jax.mechanisms import _base, _compact, _counts, _glutf_em
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import optima as _optima
@@ -129,11 +129,26 @@ class _UnaryMixin:
 
         return sample
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
         return _base.bit_sums(ys, weights)
 
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``_glutf_em``)."""
+        return _glutf_em.pure_terms(self, ys)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """Every bit is in the product likelihood (no invertible reports)."""
+        return np.ones(self.d, bool), False
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
+        keep, q = self.probs()
+        return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
+
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
+        return _base.Mechanism.sample_stats(self, key, xs, weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()

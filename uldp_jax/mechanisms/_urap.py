@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _counts, _ue
+from uldp_jax.mechanisms import _base, _compact, _counts, _ue
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 from uldp_jax.mechanisms._forms import optima as _optima
@@ -97,11 +97,25 @@ class URAP(_base.Mechanism):
 
         return sample
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
         return _base.bit_sums(ys, weights)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
+        return _base.sensitive_mask(self.d, self.sensitive), True
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits w.p. ``d1``."""
+        theta, d1, keep_n = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        return np.asarray(sorted(self.sensitive)), jnp.where(sens, theta, keep_n).astype(jnp.float32), d1
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+        if self.compact_stats():
+            return _base.Mechanism.sample_stats(self, key, xs, weights)
         items, bits_s, bit_n = self._sensitive_part(key, xs)
         w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
         counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms import _base, _glutf_em
 from uldp_jax.mechanisms import _hashing
 from uldp_jax.mechanisms import _olh
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -157,6 +157,10 @@ class Wheel(_base.Mechanism):
 
     def aggregate(self, ys: WheelReport, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(self.support(ys), weights)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``_glutf_em``)."""
+        return _glutf_em.pure_terms(self, ys)
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)
