@@ -55,6 +55,8 @@ class Experiment:
       quick: a seconds-long config for CI.
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
+      paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
+        grid (e.g. ``"reps: 10 (001: 100)"``); empty when ``full`` is the paper's size.
     """
 
     name: str
@@ -63,6 +65,20 @@ class Experiment:
     quick: dict
     run: Callable[[dict, Context], Report]
     takes_data: bool = True
+    paper_deviations: tuple = ()
+
+
+def run_size(exp: Experiment, cfg: dict, quick: bool = False) -> tuple[str, list]:
+    """``("full" | "reduced" | "quick", deviations)``: a run is "full" only when it is the paper's size, i.e. its
+    config is the registered ``full`` one and that has no ``paper_deviations``; ``deviations`` lists every
+    difference (config keys that differ from ``full``, then the registered ``paper_deviations``)."""
+    devs = [f"{k}: {json.dumps(cfg.get(k), sort_keys=True)} (registered full: "
+            f"{json.dumps(exp.full.get(k), sort_keys=True) if k in exp.full else 'absent'})"
+            for k in sorted(set(cfg) | set(exp.full)) if cfg.get(k) != exp.full.get(k)]
+    devs += list(exp.paper_deviations)
+    if quick:
+        return "quick", devs
+    return ("full" if not devs else "reduced"), devs
 
 
 _EXPERIMENTS: dict[str, Experiment] = {}
@@ -135,7 +151,8 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     t0 = time.perf_counter()
     report = exp.run(cfg, ctx)
     elapsed = time.perf_counter() - t0
-    header = {"experiment": name, "title": exp.title, "mode": "quick" if quick else "full", "seed": seed,
+    mode, deviations = run_size(exp, cfg, quick)
+    header = {"experiment": name, "title": exp.title, "mode": mode, "deviations": deviations, "seed": seed,
               "data": data or "synthetic proxy", "dataset": report.dataset, "config": cfg, "versions": _versions(),
               "elapsed_s": round(elapsed, 2)}
     csv_path = os.path.join(folder, "results.csv")
@@ -151,7 +168,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
         plt.close(fig)
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
-                 f"({'quick' if quick else 'full'}, backend {jax.default_backend()}).\n\n")
+                 f"({mode}, backend {jax.default_backend()}).\n\n")
         if report.table:
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:
