@@ -159,8 +159,8 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
                   "; ".join(ds.summary() for ds in datasets))
 
 
-_COLLAB = dict(datasets=_DS, mechanisms=["uSS", "uUE", "uLH"], eps=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0], reps=10,
-               pilot=0.05, n=100_000)
+_COLLAB = dict(datasets=_DS, mechanisms=["uSS", "uUE", "uLH"], eps=[0.5, 1.0, 2.0, 3.0, 4.0, 5.0], reps=50,
+               pilot=0.05)  # 003 §6.1: each dataset's n, 50 repetitions
 _COLLABQ = dict(_COLLAB, datasets=["drug"], mechanisms=["uUE"], eps=[2.0], reps=2, n=4_000)
 register(Experiment("003-table2", "003 Table 2 + Fig 6: collaborative sampling (theta_N from a 5% pilot)", _COLLAB,
                     _COLLABQ, run_collab))

@@ -75,7 +75,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
     return Report(rows, figs, table, list(dict.fromkeys(notes)), "; ".join(ds.summary() for ds in datasets))
 
 
-_FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50, n=100_000,
+_FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50,
              metric="mse", title="003 Fig 4")
 _FIG4Q = dict(_FIG4, datasets=["drug"], mechanisms=["uSS"], published=["uLH (published z)"], eps=[2.0], reps=2,
               n=2_000)

@@ -56,7 +56,8 @@ class Experiment:
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
       paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
-        grid (e.g. ``"reps: 10 (001: 100)"``); empty when ``full`` is the paper's size.
+        grid (e.g. ``"reps: 10 (001: 100)"``), or a function of the run's config returning that list; empty when
+        ``full`` is the paper's size.
     """
 
     name: str
@@ -65,17 +66,33 @@ class Experiment:
     quick: dict
     run: Callable[[dict, Context], Report]
     takes_data: bool = True
-    paper_deviations: tuple = ()
+    paper_deviations: Any = ()
+
+
+# Config keys that choose how a run is computed, not its size (paper_deviations judge report_reps).
+_SIZE_NEUTRAL = {"path", "report_reps", "rep_batch", "progress"}
 
 
 def run_size(exp: Experiment, cfg: dict, quick: bool = False) -> tuple[str, list]:
     """``("full" | "reduced" | "quick", deviations)``: a run is "full" only when it is the paper's size, i.e. its
     config is the registered ``full`` one and that has no ``paper_deviations``; ``deviations`` lists every
     difference (config keys that differ from ``full``, then the registered ``paper_deviations``)."""
-    devs = [f"{k}: {json.dumps(cfg.get(k), sort_keys=True)} (registered full: "
-            f"{json.dumps(exp.full.get(k), sort_keys=True) if k in exp.full else 'absent'})"
-            for k in sorted(set(cfg) | set(exp.full)) if cfg.get(k) != exp.full.get(k)]
-    devs += list(exp.paper_deviations)
+    def full_value(k):
+        if k in exp.full:
+            return json.dumps(exp.full[k], sort_keys=True)
+        return "each dataset's own n" if k == "n" else "absent"
+
+    def same(k):  # JSON-normalised (tuples read back as lists); n = 0 / None means each dataset's own n
+        if k in _SIZE_NEUTRAL:
+            return True
+        a, b = cfg.get(k), exp.full.get(k)
+        if k == "n" and not a and not b:
+            return True
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+    devs = [f"{k}: {json.dumps(cfg.get(k), sort_keys=True) if k in cfg else 'absent'} (registered full: "
+            f"{full_value(k)})" for k in sorted(set(cfg) | set(exp.full)) if not same(k)]
+    devs += list(exp.paper_deviations(cfg) if callable(exp.paper_deviations) else exp.paper_deviations)
     if quick:
         return "quick", devs
     return ("full" if not devs else "reduced"), devs
