@@ -4,8 +4,10 @@ The simulated Figs 4, 8 and 9 are in ``_glutf_sim``.
 
 Mechanisms use SPEC.md's corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
 separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see SPEC.md).
-MSE is 003's per-item mean squared error, ``mean_x (p_hat(x) - p(x))^2``, averaged over repetitions; the
-simulations use the fixed model (exactly ``round(n p(x))`` users hold ``x``), as 003 does.
+MSE: 003's own unit is the *sum* over items of the squared error (003 eq 28 and its figures), reported as
+``value_sum`` / ``mse_sum`` (= d x the per-item mean); ``value`` keeps the per-item mean
+``mean_x (p_hat(x) - p(x))^2`` (averaged over repetitions). Closed forms carry ``se = 0``. The simulations use the
+fixed model (exactly ``round(n p(x))`` users hold ``x``), as 003 does.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
                         v = float("nan")
                     ys.append(v)
                     rows.append(dict(dataset=ds.name, mechanism=label, eps=e, metric="mse (theory)", value=v,
-                                     n=ds.n, d=ds.d, s=ds.s, theta_n=round(ds.theta_n, 4)))
+                                     se=0.0, value_sum=v * ds.d, n=ds.n, d=ds.d, s=ds.s,
+                                     theta_n=round(ds.theta_n, 4)))
                 if np.all(np.isnan(ys)):
                     notes.append(f"{label}: no closed-form MSE in this build; omitted.")
                 else:
@@ -129,12 +132,16 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
                     res = ul.tuning.collaborative_simulate(ctx.key(di, li, ei), pilot, xs=xs, reps=cfg["reps"],
                                                            pilot=cfg["pilot"], pilot_mech=pilot)
                     rel = np.abs(np.asarray(res.theta_hat) - theta) / theta
-                    mse_c = float(np.mean(np.asarray(ul.metrics.mse(res.estimates, jnp.asarray(target, jnp.float32)))))
+                    mse_r = np.asarray(ul.metrics.mse(res.estimates, jnp.asarray(target, jnp.float32)), np.float64)
+                    mse_c, mse_c_se = _common._summarise(mse_r)
+                    _, rel_se = _common._summarise(rel)
+                    mse_c, mse_c_se = float(mse_c), float(mse_c_se)
                     mse_t = theory_mse(make(label, ds.d, ds.sensitive, e, theta), target, xs.size)
                     rows.append(dict(dataset=ds.name, mechanism=label, eps=e, theta=theta,
-                                     theta_rel_error=float(rel.mean()), mse_collab=mse_c, mse_true_theta=mse_t,
-                                     reps=cfg["reps"], n=int(xs.size), d=ds.d, s=ds.s, metric="theta_rel_error",
-                                     value=float(rel.mean())))
+                                     theta_rel_error=float(rel.mean()), mse_collab=mse_c, mse_collab_se=mse_c_se,
+                                     mse_true_theta=mse_t, mse_collab_sum=mse_c * ds.d, mse_collab_sum_se=mse_c_se * ds.d,
+                                     mse_true_theta_sum=mse_t * ds.d, reps=cfg["reps"], n=int(xs.size), d=ds.d,
+                                     s=ds.s, metric="theta_rel_error", value=float(rel.mean()), se=float(rel_se)))
                     est_mse.append(mse_c)
                     true_mse.append(mse_t)
                     bar.update(1, f"{ds.name} {label} eps={e:g}")
@@ -198,7 +205,8 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
                     v = theory_mse(mech, ds.p, ds.n)
                     ys.append(v)
                     rows.append(dict(dataset=ds.name, mechanism=label, share=share, s=s, eps=cfg["eps"],
-                                     metric="mse (theory)", value=v, theta_n=theta, d=ds.d, n=ds.n))
+                                     metric="mse (theory)", value=v, se=0.0, value_sum=v * ds.d, theta_n=theta,
+                                     d=ds.d, n=ds.n))
                 lines.append((label, label, "theory", cfg["shares"], ys))
                 bar.update(1, f"{ds.name} {label}")
             panels.append((f"{ds.name}: d={ds.d}, eps={cfg['eps']}", lines))
@@ -226,7 +234,9 @@ def run_zmax(cfg: dict, ctx: Context) -> Report:
                 a, b = theory_mse(m_max, ds.p, ds.n), theory_mse(m_zero, ds.p, ds.n)
                 ys.append((b - a) / b)
                 rows.append(dict(dataset=ds.name, mechanism=label, eps=e, mse_max=a, mse_zero=b,
-                                 metric="(mse_zero - mse_max) / mse_zero", value=(b - a) / b, d=ds.d, s=ds.s))
+                                 mse_max_sum=a * ds.d, mse_zero_sum=b * ds.d,
+                                 metric="(mse_zero - mse_max) / mse_zero", value=(b - a) / b, se=0.0, d=ds.d,
+                                 s=ds.s))
             lines.append((label, label, "theory", cfg["eps"], ys))
         panels.append((f"{ds.name}: s={ds.s}, theta_N={ds.theta_n:.2f}", lines))
     vals = [r["value"] for r in rows]

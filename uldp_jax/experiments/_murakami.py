@@ -118,17 +118,22 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
             for si, s in enumerate(s_values):
                 sens = tuple(range(s))
                 for mi, mech in enumerate(cfg["mechanisms"]):
-                    sums = {}
+                    per_case, case_se = {}, {}
                     for c, perm in enumerate(perms):
                         cur = _common.error_curve(ctx.key(di, si, mi, c), mech, ds.d, sens, eps, ds.p[perm], n, reps,
                                                   methods, metric, cfg.get("path"), cfg.get("report_reps", 0))
-                        for m, (mean, _) in cur.items():
-                            sums[m] = sums.get(m, 0.0) + mean / cases
-                    for m, mean in sums.items():
-                        for e, v in zip(eps, mean):
+                        for m, (mean, se) in cur.items():
+                            per_case.setdefault(m, []).append(np.asarray(mean, np.float64))
+                            case_se[m] = np.asarray(se, np.float64)
+                    for m, means in per_case.items():
+                        means = np.stack(means)  # [cases, eps]
+                        # SE over the random X_S cases (it includes the repetitions' noise); one case: its reps' SE.
+                        ses = means.std(0, ddof=1) / math.sqrt(len(means)) if len(means) > 1 else case_se[m]
+                        for e, v, se in zip(eps, means.mean(0), ses):
                             acc.setdefault((e, mech, m), []).append(float(v))
                             rows.append(dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                             s=s, metric=metric, value=float(v), cases=cases, reps=reps, n=n, d=ds.d))
+                                             s=s, metric=metric, value=float(v), se=float(se), cases=cases, reps=reps,
+                                             n=n, d=ds.d))
                     bar.update(1, f"{ds.name} s={s} {mech}")
             for e in eps:
                 lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
