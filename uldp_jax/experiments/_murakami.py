@@ -70,27 +70,39 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
 
 
 def _best(rows, ds_name, mech, eps):
-    vals = [r["value"] for r in rows if r["dataset"] == ds_name and r["mechanism"] == mech
-            and abs(r["eps"] - eps) < 1e-9]
-    return min(vals) if vals else float("nan")
+    """(value, se) of the lowest-error estimator of ``mech`` at ``eps`` (nan when absent)."""
+    vals = [(r["value"], r.get("se", float("nan"))) for r in rows if r["dataset"] == ds_name
+            and r["mechanism"] == mech and abs(r["eps"] - eps) < 1e-9]
+    return min(vals) if vals else (float("nan"), float("nan"))
+
+
+def _z(a: tuple, b: tuple) -> float:
+    """z of mean a - mean b from two independent (mean, se) pairs."""
+    se = math.hypot(a[1], b[1])
+    return (a[0] - b[0]) / se if se > 0 else float("nan")
 
 
 def _eps_checks(rows, ds, metric) -> list:
-    """001's qualitative claims, evaluated on this run."""
+    """001's qualitative claims, evaluated on this run with z-tests (level 0.05)."""
     lnd = round(math.log(ds.d), 4)
     out = []
     nop = _best(rows, ds.name, "no privacy", lnd)
     urr = _best(rows, ds.name, "uRR", lnd)
-    if np.isfinite(urr):
-        out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr:.3g} vs no privacy {nop:.3g} "
-                   f"(ratio {urr / nop:.2f}; 001: 'almost the same').")
+    if np.isfinite(urr[0]):
+        z = _z(urr, nop)
+        out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr[0]:.3g} vs no privacy {nop[0]:.3g} "
+                   f"(ratio {urr[0] / nop[0]:.2f}; two-sided z-test of equal error, level 0.05: z = {z:.1f}, "
+                   f"{'not distinguishable' if abs(z) < 1.96 else 'different'}; 001: 'almost the same').")
     eps = sorted({r["eps"] for r in rows if r["dataset"] == ds.name})
     for e in (eps[0], lnd):
         best = {m: _best(rows, ds.name, m, e) for m in MECHS}
-        best = {k: v for k, v in best.items() if np.isfinite(v)}
-        if best:
-            winner = min(best, key=best.get)
-            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {winner} ({best[winner]:.3g}).")
+        best = {k: v for k, v in best.items() if np.isfinite(v[0])}
+        if len(best) > 1:
+            order = sorted(best, key=lambda k: best[k][0])
+            z = _z(best[order[1]], best[order[0]])
+            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {order[0]} ({best[order[0]][0]:.3g}); ahead of "
+                       f"{order[1]} ({best[order[1]][0]:.3g}) by z = {z:.1f} (one-sided, level 0.05: "
+                       f"{'significant' if z > 1.645 else 'not significant'}).")
     return out
 
 
