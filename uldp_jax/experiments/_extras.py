@@ -67,7 +67,8 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
     last = {r["mechanism"]: r for r in rows if r["s"] == big}
     notes = [f"|X_S| = {big}: MSE (sum over items) " + ", ".join(f"{k} {v['value']:.3g}" for k, v in last.items())
              + "; bits " + ", ".join(f"{k} {v['comm_bits']:.1f}" for k, v in last.items()) + ".",
-             f"003: uRR's MSE grows fastest with |X_S|: {last['uRR']['value'] == max(v['value'] for v in last.values())}"
+             "003: uRR's MSE grows fastest with |X_S|: "
+             f"{last['uRR']['value'] == max(v['value'] for v in last.values())}"
              f"; uRAP's cost (003 Table 1, log2(2^s + d - s)) grows with |X_S| "
              f"({rows[len(cfg['sizes'])]['table1_bits']:.1f} -> {last['uRAP']['table1_bits']:.1f} bits; the "
              f"library's uRAP report is a d-bit vector, {last['uRAP']['comm_bits']:.0f} bits at every |X_S|); uLH "
@@ -154,7 +155,8 @@ def run_004_fig3(cfg: dict, ctx: Context) -> Report:
     fig.tight_layout()
     nonzero = int(np.count_nonzero(ds.p * ds.n >= 1.0))  # cells with at least one expected check-in
     top10 = float(np.sort(ds.p)[::-1][: max(1, ds.d // 10)].sum())
-    notes = [f"{nonzero} of {ds.d} cells hold at least one check-in (n p >= 1); the busiest 10% of cells hold {top10:.1%} of the check-ins; "
+    notes = [f"{nonzero} of {ds.d} cells hold at least one check-in (n p >= 1); the busiest 10% of cells hold "
+             f"{top10:.1%} of the check-ins; "
              f"busiest cell {ds.p.max():.3%}."]
     return Report(rows, {"fig3_heatmap": fig}, "\n".join(notes), notes, ds.summary())
 

@@ -186,7 +186,8 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
                     mse_t = theory_mse(make(label, ds.d, ds.sensitive, e, theta), target, xs.size)
                     rows.append(dict(dataset=ds.name, mechanism=label, eps=e, theta=theta,
                                      theta_rel_error=float(rel.mean()), mse_collab=mse_c, mse_collab_se=mse_c_se,
-                                     mse_true_theta=mse_t, mse_collab_sum=mse_c * ds.d, mse_collab_sum_se=mse_c_se * ds.d,
+                                     mse_true_theta=mse_t, mse_collab_sum=mse_c * ds.d,
+                                     mse_collab_sum_se=mse_c_se * ds.d,
                                      mse_true_theta_sum=mse_t * ds.d, reps=cfg["reps"], n=int(xs.size), d=ds.d,
                                      s=ds.s, metric="theta_rel_error", value=float(rel.mean()), se=float(rel_se)))
                     est_mse.append(mse_c)
