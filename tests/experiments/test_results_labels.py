@@ -14,8 +14,7 @@ from uldp_jax import experiments
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "experiments")
 # CSVs without a standard-error column, and why (README says the same).
-NO_SE = {"001-em-timing": "running times, one measurement per cell",
-         "tuned-urap": "committed run predates the SE columns (rerun pending)"}
+NO_SE = {"001-em-timing": "running times, one measurement per cell"}
 
 
 def _folders():
