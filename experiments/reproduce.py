@@ -6,9 +6,10 @@
     python experiments/reproduce.py --write-configs        # experiments/<name>/config.json from the registry
     python experiments/reproduce.py 001-fig6 --set cases=4 --set 'datasets=["foursquare"]'   # scaled-down run
 
-Each experiment's configuration lives in ``uldp_jax/experiments`` (``full`` = the paper's sizes, scaled where
-noted; ``quick`` = seconds) and is written next to its results; the CSV header repeats the configuration, the
-seed and the library versions. ``uldp run NAME`` is the same with output under ``results/``.
+Each experiment's configuration lives in ``uldp_jax/experiments`` (``full`` = the paper's n, repetitions and grid;
+``quick`` = seconds) and is written next to its results; the CSV header repeats the configuration, the seed and
+the library versions, and labels the run "full" only when it is the paper's size, else "reduced" with every
+deviation listed. ``uldp run NAME`` is the same with output under ``results/``.
 """
 
 from __future__ import annotations

@@ -70,27 +70,39 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
 
 
 def _best(rows, ds_name, mech, eps):
-    vals = [r["value"] for r in rows if r["dataset"] == ds_name and r["mechanism"] == mech
-            and abs(r["eps"] - eps) < 1e-9]
-    return min(vals) if vals else float("nan")
+    """(value, se) of the lowest-error estimator of ``mech`` at ``eps`` (nan when absent)."""
+    vals = [(r["value"], r.get("se", float("nan"))) for r in rows if r["dataset"] == ds_name
+            and r["mechanism"] == mech and abs(r["eps"] - eps) < 1e-9]
+    return min(vals) if vals else (float("nan"), float("nan"))
+
+
+def _z(a: tuple, b: tuple) -> float:
+    """z of mean a - mean b from two independent (mean, se) pairs."""
+    se = math.hypot(a[1], b[1])
+    return (a[0] - b[0]) / se if se > 0 else float("nan")
 
 
 def _eps_checks(rows, ds, metric) -> list:
-    """001's qualitative claims, evaluated on this run."""
+    """001's qualitative claims, evaluated on this run with z-tests (level 0.05)."""
     lnd = round(math.log(ds.d), 4)
     out = []
     nop = _best(rows, ds.name, "no privacy", lnd)
     urr = _best(rows, ds.name, "uRR", lnd)
-    if np.isfinite(urr):
-        out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr:.3g} vs no privacy {nop:.3g} "
-                   f"(ratio {urr / nop:.2f}; 001: 'almost the same').")
+    if np.isfinite(urr[0]):
+        z = _z(urr, nop)
+        out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr[0]:.3g} vs no privacy {nop[0]:.3g} "
+                   f"(ratio {urr[0] / nop[0]:.2f}; two-sided z-test of equal error, level 0.05: z = {z:.1f}, "
+                   f"{'not distinguishable' if abs(z) < 1.96 else 'different'}; 001: 'almost the same').")
     eps = sorted({r["eps"] for r in rows if r["dataset"] == ds.name})
     for e in (eps[0], lnd):
         best = {m: _best(rows, ds.name, m, e) for m in MECHS}
-        best = {k: v for k, v in best.items() if np.isfinite(v)}
-        if best:
-            winner = min(best, key=best.get)
-            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {winner} ({best[winner]:.3g}).")
+        best = {k: v for k, v in best.items() if np.isfinite(v[0])}
+        if len(best) > 1:
+            order = sorted(best, key=lambda k: best[k][0])
+            z = _z(best[order[1]], best[order[0]])
+            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {order[0]} ({best[order[0]][0]:.3g}); ahead of "
+                       f"{order[1]} ({best[order[1]][0]:.3g}) by z = {z:.1f} (one-sided, level 0.05: "
+                       f"{'significant' if z > 1.645 else 'not significant'}).")
     return out
 
 
@@ -118,17 +130,22 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
             for si, s in enumerate(s_values):
                 sens = tuple(range(s))
                 for mi, mech in enumerate(cfg["mechanisms"]):
-                    sums = {}
+                    per_case, case_se = {}, {}
                     for c, perm in enumerate(perms):
                         cur = _common.error_curve(ctx.key(di, si, mi, c), mech, ds.d, sens, eps, ds.p[perm], n, reps,
                                                   methods, metric, cfg.get("path"), cfg.get("report_reps", 0))
-                        for m, (mean, _) in cur.items():
-                            sums[m] = sums.get(m, 0.0) + mean / cases
-                    for m, mean in sums.items():
-                        for e, v in zip(eps, mean):
+                        for m, (mean, se) in cur.items():
+                            per_case.setdefault(m, []).append(np.asarray(mean, np.float64))
+                            case_se[m] = np.asarray(se, np.float64)
+                    for m, means in per_case.items():
+                        means = np.stack(means)  # [cases, eps]
+                        # SE over the random X_S cases (it includes the repetitions' noise); one case: its reps' SE.
+                        ses = means.std(0, ddof=1) / math.sqrt(len(means)) if len(means) > 1 else case_se[m]
+                        for e, v, se in zip(eps, means.mean(0), ses):
                             acc.setdefault((e, mech, m), []).append(float(v))
                             rows.append(dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                             s=s, metric=metric, value=float(v), cases=cases, reps=reps, n=n, d=ds.d))
+                                             s=s, metric=metric, value=float(v), se=float(se), cases=cases, reps=reps,
+                                             n=n, d=ds.d))
                     bar.update(1, f"{ds.name} s={s} {mech}")
             for e in eps:
                 lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
@@ -197,7 +214,7 @@ _FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, ep
              path=_PATH)
 _FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, path=None)
 _FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=[0.1, "ln d"],
-             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=10, reps=10, metric="tv", path=_PATH)
+             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=100, reps=1, metric="tv", path=_PATH)
 _FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["uRR"], methods=["emp"], s_values=[1, 100], cases=2,
               reps=1, n=2_000)
 # emp+thr stands in for uRAP/RAPPOR (EM), which needs every report (001: emp+thr is "very close" to EM).
@@ -214,15 +231,33 @@ def _mse(cfg):
     return dict(cfg, metric="l2sq")
 
 
-register(Experiment("demo", "reduced 001 Fig 5 on the Foursquare proxy (eps vs TV)", _DEMO, _DEMOQ, run_eps))
-register(Experiment("001-fig5", "001 Fig 5: eps vs TV (common mechanism)", _FIG5, _FIG5Q, run_eps))
-register(Experiment("001-fig10", "001 Fig 10: eps vs MSE (common mechanism)", _mse(_FIG5), _mse(_FIG5Q), run_eps))
-register(Experiment("001-fig6", "001 Fig 6: |X_S| vs TV at eps = 0.1 and ln d", _FIG6, _FIG6Q, run_sensitive))
+register(Experiment("demo", "reduced 001 Fig 5 on the Foursquare proxy (eps vs TV)", _DEMO, _DEMOQ, run_eps,
+                    paper_deviations=("n: 100000 (001 Fig 5: 179,527)", "reps: 5 (001: 100)",
+                                      "datasets: Foursquare only (001 Fig 5: Foursquare and Census)",
+                                      "eps: 6 values (001 Fig 5: 0.1 to 10 with ln d)")))
+def _NO_BITS_EM(cfg: dict) -> list:
+    """001 shows EM for all four mechanisms; RAPPOR/uRAP EM needs every report (``report_reps`` repetitions)."""
+    rr = cfg.get("report_reps", 0) or 0
+    if rr >= cfg.get("reps", 1):
+        return []
+    if rr:
+        return [f"methods: EM for RAPPOR/uRAP on {rr} of {cfg.get('reps')} repetitions (report_reps)"]
+    return ["methods: no EM for RAPPOR/uRAP (it needs every report; set report_reps); emp+thr stands in "
+            "(001: 'very close' to EM)"]
+
+
+register(Experiment("001-fig5", "001 Fig 5: eps vs TV (common mechanism)", _FIG5, _FIG5Q, run_eps,
+                    paper_deviations=_NO_BITS_EM))
+register(Experiment("001-fig10", "001 Fig 10: eps vs MSE (common mechanism)", _mse(_FIG5), _mse(_FIG5Q), run_eps,
+                    paper_deviations=_NO_BITS_EM))
+register(Experiment("001-fig6", "001 Fig 6: |X_S| vs TV at eps = 0.1 and ln d", _FIG6, _FIG6Q, run_sensitive,
+                    paper_deviations=_NO_BITS_EM))
 register(Experiment("001-fig11", "001 Fig 11: |X_S| vs MSE at eps = 0.1 and ln d", _mse(_FIG6), _mse(_FIG6Q),
-                    run_sensitive))
-register(Experiment("001-fig7", "001 Fig 7: number of census attributes vs TV", _FIG7, _FIG7Q, run_attributes))
+                    run_sensitive, paper_deviations=_NO_BITS_EM))
+register(Experiment("001-fig7", "001 Fig 7: number of census attributes vs TV", _FIG7, _FIG7Q, run_attributes,
+                    paper_deviations=_NO_BITS_EM))
 register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE", _mse(_FIG7), _mse(_FIG7Q),
-                    run_attributes))
+                    run_attributes, paper_deviations=_NO_BITS_EM))
 
 
 def _report_blocks(key: jax.Array, mech: Any, p: np.ndarray, n: int, block_size: int = 2048) -> Iterator:

@@ -58,6 +58,9 @@ class Experiment:
       quick: a seconds-long config for CI.
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
+      paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
+        grid (e.g. ``"reps: 10 (001: 100)"``), or a function of the run's config returning that list; empty when
+        ``full`` is the paper's size.
     """
 
     name: str
@@ -66,6 +69,36 @@ class Experiment:
     quick: dict
     run: Callable[[dict, Context], Report]
     takes_data: bool = True
+    paper_deviations: Any = ()
+
+
+# Config keys that choose how a run is computed, not its size (paper_deviations judge report_reps).
+_SIZE_NEUTRAL = {"path", "report_reps", "rep_batch", "progress"}
+
+
+def run_size(exp: Experiment, cfg: dict, quick: bool = False) -> tuple[str, list]:
+    """``("full" | "reduced" | "quick", deviations)``: a run is "full" only when it is the paper's size, i.e. its
+    config is the registered ``full`` one and that has no ``paper_deviations``; ``deviations`` lists every
+    difference (config keys that differ from ``full``, then the registered ``paper_deviations``)."""
+    def full_value(k):
+        if k in exp.full:
+            return json.dumps(exp.full[k], sort_keys=True)
+        return "each dataset's own n" if k == "n" else "absent"
+
+    def same(k):  # JSON-normalised (tuples read back as lists); n = 0 / None means each dataset's own n
+        if k in _SIZE_NEUTRAL:
+            return True
+        a, b = cfg.get(k), exp.full.get(k)
+        if k == "n" and not a and not b:
+            return True
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+    devs = [f"{k}: {json.dumps(cfg.get(k), sort_keys=True) if k in cfg else 'absent'} (registered full: "
+            f"{full_value(k)})" for k in sorted(set(cfg) | set(exp.full)) if not same(k)]
+    devs += list(exp.paper_deviations(cfg) if callable(exp.paper_deviations) else exp.paper_deviations)
+    if quick:
+        return "quick", devs
+    return ("full" if not devs else "reduced"), devs
 
 
 _EXPERIMENTS: dict[str, Experiment] = {}
@@ -138,7 +171,8 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     t0 = time.perf_counter()
     report = exp.run(cfg, ctx)
     elapsed = time.perf_counter() - t0
-    header = {"experiment": name, "title": exp.title, "mode": "quick" if quick else "full", "seed": seed,
+    mode, deviations = run_size(exp, cfg, quick)
+    header = {"experiment": name, "title": exp.title, "mode": mode, "deviations": deviations, "seed": seed,
               "data": data or "synthetic proxy", "dataset": report.dataset, "config": cfg, "versions": _versions(),
               "elapsed_s": round(elapsed, 2)}
     csv_path = os.path.join(folder, "results.csv")
@@ -148,7 +182,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     # Results first (CSV, config, summary); figures last, so that a plotting failure loses nothing.
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
-                 f"({'quick' if quick else 'full'}, backend {jax.default_backend()}).\n\n")
+                 f"({mode}, backend {jax.default_backend()}).\n\n")
         if report.table:
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:

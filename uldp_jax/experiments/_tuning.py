@@ -53,6 +53,8 @@ def run(cfg: dict, ctx: Context) -> Report:
                                           **_common._simulate_kwargs(cfg.get("path")))
                         err = np.asarray(ul.metrics.l2sq(res.estimates["emp"], jnp.asarray(target, jnp.float32)))
                         row[f"sim_nmse_{name}"] = float(err.mean() * xs.size)
+                        row[f"sim_nmse_{name}_se"] = (float(err.std(ddof=1) / math.sqrt(err.size) * xs.size)
+                                                      if err.size > 1 else float("nan"))
                 rows.append(row)
                 lines["default"].append(row["nmse_default"])
                 lines["tuned"].append(row["nmse_tuned"])

@@ -153,6 +153,11 @@ def resolve_method(method: str, cmn: Any) -> Any:
 def pum_truth(mech: Any, xs: Any, personal: Any) -> PUMTruth:
     """The true ``p``, ``r`` and ``pi_k`` (001 §5.3) of users ``xs`` with personal items ``personal`` (host-side).
 
+    001's experiments (§6.1) measure against a *population*: pass the whole population's items here and perturb
+    a random sample of it, so the error includes the users' sampling error (``uldp_jax.experiments`` 001-fig8 does
+    this). Passing the reporting users themselves gives their empirical distribution, which leaves that sampling
+    error out.
+
     Args:
       mech: the ``PUM``.
       xs: ``int[n]`` items in ``[0, d)``.

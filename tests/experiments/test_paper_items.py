@@ -1,0 +1,93 @@
+"""Quick configurations of the PUM study (001's population model) and the four closed-form/data items
+(001-fig9, 003-fig1, 004-fig1, 004-fig3): the numbers, not just that they ran."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from uldp_jax import experiments
+
+
+def _rows(out):
+    with open(out["csv"]) as fh:
+        lines = [ln for ln in fh if not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _header(out):
+    with open(out["csv"]) as fh:
+        return dict(ln[2:].rstrip("\n").split(": ", 1) for ln in fh if ln.startswith("# "))
+
+
+def _run(name, tmp_path, **kw):
+    return experiments.run_experiment(name, quick=True, out=str(tmp_path), progress=False, echo=None, **kw)
+
+
+@pytest.mark.parametrize("name", ["001-fig8", "001-fig9", "003-fig1", "004-fig1", "004-fig3"])
+def test_registered_with_a_quick_config(name):
+    exp = experiments.get_experiment(name)
+    assert exp.quick and exp.full and exp.quick != exp.full or name == "004-fig1"
+
+
+def test_pum_truth_is_the_population_so_sampling_error_is_a_floor(tmp_path):
+    """001 §6.1: the truth is the population's distribution; a random half of it report. Case (III) at eps = ln d
+    (true bot prior, Theorem 1's second term 0) cannot beat the users' own sampling error."""
+    out = _run("001-fig8", tmp_path)
+    rows = _rows(out)
+    nonpriv = [r for r in rows if r["mechanism"] == "no privacy"]
+    assert len(nonpriv) == 1 and float(nonpriv[0]["value"]) > 0.05  # n = 3000 users of a 6000-people population
+    t1 = {r["mechanism"]: r for r in rows if r["case"] == "table1"}
+    l1_iii, first = float(t1["uRR (III)"]["value"]), float(t1["uRR (III)"]["first"])
+    assert l1_iii >= 2 * float(nonpriv[0]["value"]) * 0.95  # l1 >= sampling error (TV x 2)
+    assert float(t1["uRR (III)"]["second"]) < 1e-6 and abs(l1_iii - first) < 0.1 * first
+    assert float(t1["uRR (I)"]["value"]) > float(t1["uRR (II)"]["value"]) > l1_iii
+    assert all(r["se"] not in ("", "nan") for r in rows if r["mechanism"] != "no privacy")
+    assert _header(out)["mode"] == "quick"
+
+
+def test_fig9_bot_distributions_are_distributions(tmp_path):
+    rows = _rows(_run("001-fig9", tmp_path))
+    for tag in ("home", "workplace"):
+        sel = [r for r in rows if r["tag"] == tag]
+        assert len(sel) == 625
+        for col in ("poi", "true"):
+            assert math.isclose(sum(float(r[col]) for r in sel), 1.0, abs_tol=1e-4)  # 6 significant digits in the CSV
+        assert all(float(r["true_se"]) >= 0 for r in sel)
+
+
+def test_003_fig1_costs_and_mse(tmp_path):
+    rows = _rows(_run("003-fig1", tmp_path))
+    mse = {(r["mechanism"], int(r["s"])): r for r in rows if r["metric"].startswith("mse")}
+    for r in mse.values():  # 003's unit (sum over items) and the per-item mean, d = 100
+        assert math.isclose(float(r["value"]), 100 * float(r["mse_per_item"]), rel_tol=1e-4)
+        assert float(r["se"]) == 0.0
+    assert float(mse["uRR", 50]["value"]) > 4 * float(mse["uLH", 50]["value"])  # uRR degrades with |X_S|
+    assert math.isclose(float(mse["uRR", 10]["table1_bits"]), math.log2(100), rel_tol=1e-6)
+    assert math.isclose(float(mse["uRAP", 50]["table1_bits"]), math.log2(2**50 + 50), rel_tol=1e-6)
+    assert math.isclose(float(mse["uLH", 50]["table1_bits"]), math.log2(math.e + 50), rel_tol=1e-6)
+
+
+def test_004_fig1_corner_matches_app_b(tmp_path):
+    rows = _rows(_run("004-fig1", tmp_path))
+    for e12, e21 in ((2.0, 2.0), (0.5, 2.0)):
+        corner = [r for r in rows if float(r["eps12"]) == e12 and float(r["eps21"]) == e21 and r["vertex"] == "1"]
+        assert len(corner) == 2  # closed form and eq 9's channel
+        den = math.exp(e12 + e21) - 1
+        for r in corner:
+            assert math.isclose(float(r["p_fa"]), (math.exp(e21) - 1) / den, rel_tol=1e-6)
+            assert math.isclose(float(r["p_md"]), (math.exp(e12) - 1) / den, rel_tol=1e-6)
+
+
+def test_004_fig3_heatmap_shares(tmp_path):
+    rows = _rows(_run("004-fig3", tmp_path))
+    coarse = [r for r in rows if r["level"].startswith("coarse")]
+    assert len(coarse) == 5 * 14  # 125 x 350 cells merged 25 x 25
+    assert math.isclose(sum(float(r["value"]) for r in coarse), 1.0, abs_tol=1e-4)  # 6 significant digits in the CSV
+    n = int(coarse[0]["n"])
+    for r in coarse[:5]:
+        p = float(r["value"])
+        assert math.isclose(float(r["se"]), math.sqrt(p * (1 - p) / n), rel_tol=1e-4, abs_tol=1e-12)
+    top = [float(r["value"]) for r in rows if r["level"] == "top cell"]
+    assert top == sorted(top, reverse=True) and np.all(np.array(top) > 0)

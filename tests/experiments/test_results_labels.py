@@ -1,0 +1,80 @@
+"""The committed results agree with experiments/README.md: every results folder is listed with the size label its
+CSV header carries ("full" only at the paper's n, repetitions and grid, else "reduced" with every deviation
+listed), and every CSV carries standard errors, every experiment a PNG and NOTES.md."""
+
+import csv
+import glob
+import json
+import os
+import re
+
+import pytest
+
+from uldp_jax import experiments
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "experiments")
+# CSVs without a standard-error column, and why (README says the same).
+NO_SE = {"001-em-timing": "running times, one measurement per cell"}
+
+
+def _folders():
+    paths = glob.glob(os.path.join(ROOT, "*", "results.csv")) + glob.glob(os.path.join(ROOT, "*", "*", "results.csv"))
+    return sorted(os.path.relpath(os.path.dirname(p), ROOT) for p in paths)
+
+
+def _header(folder):
+    head, cols = {}, []
+    with open(os.path.join(ROOT, folder, "results.csv")) as fh:
+        for ln in fh:
+            if ln.startswith("# "):
+                k, _, v = ln[2:].rstrip("\n").partition(": ")
+                head[k] = v
+            else:
+                cols = next(csv.reader([ln]))
+                break
+    return head, cols
+
+
+def _readme_labels():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    out = {}
+    for m in re.finditer(r"^\| `([^`]+)` \|.*?\| \*\*(full|reduced)\*\* \|", text, re.M):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_readme_lists_every_results_folder_with_its_csv_label():
+    labels = _readme_labels()
+    folders = _folders()
+    assert sorted(labels) == folders
+    for folder in folders:
+        head, _ = _header(folder)
+        assert labels[folder] == head["mode"], folder
+
+
+@pytest.mark.parametrize("folder", _folders())
+def test_label_is_full_only_without_deviations(folder):
+    head, cols = _header(folder)
+    assert head["mode"] in ("full", "reduced"), folder
+    devs = json.loads(head["deviations"])
+    assert (head["mode"] == "full") == (not devs), (folder, devs)
+    top = folder.split("/")[0]
+    if head["mode"] == "full" and top == folder:  # a full run is the registered full config, which is the paper's
+        exp = experiments.get_experiment(head["experiment"])
+        mode, _ = experiments._runner.run_size(exp, json.loads(head["config"]))
+        assert mode == "full", folder
+    if folder not in NO_SE:
+        assert any(c == "se" or c.endswith("_se") for c in cols), f"{folder}: no standard-error column"
+
+
+@pytest.mark.parametrize("name", sorted({f.split("/")[0] for f in _folders()}))
+def test_every_experiment_has_png_and_notes(name):
+    assert glob.glob(os.path.join(ROOT, name, "*.png")), name
+    assert os.path.exists(os.path.join(ROOT, name, "NOTES.md")), name
+
+
+def test_every_registered_experiment_has_committed_results():
+    folders = {f.split("/")[0] for f in _folders()}
+    twins = {"003-fig8": "003-sims", "003-fig9": "003-sims", "003-fig9-ndcg": "003-sims"}  # one simulation
+    for name in experiments.experiment_names():
+        assert twins.get(name, name) in folders, name
