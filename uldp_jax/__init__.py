@@ -27,7 +27,7 @@ from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel,
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax.engine import SimResult, simulate, simulate_stats
-from uldp_jax import theory, tuning
+from uldp_jax import testing, theory, tuning
 from uldp_jax.tuning import recommend, tune
 
 from uldp_jax._version import __version__  # noqa: E402
@@ -90,6 +90,7 @@ __all__ = [
     "simulate_pum",
     "simulate_stats",
     "static_field",
+    "testing",
     "theory",
     "tradeoff_curve",
     "to_compact",

@@ -16,6 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _validate
+
 
 def grid_size(mech: Any) -> int | None:
     """``None`` for a single mechanism; ``g`` when its leaves carry a leading grid axis of size ``g``."""
@@ -145,3 +147,23 @@ def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data:
     """``(reports, mask bool[B])`` of block ``b``: exactly the reports behind ``rep_stats``'s statistics."""
     ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
     return mech.perturb_batch(ky, xs), w
+
+
+def check_inputs(mech: Any, xs: Any, p: Any, n: Any) -> tuple[Any, Any, int, bool]:
+    """Checks simulate's data arguments: ``(xs int[n] or None, target float[d], n, iid)``.
+
+    Exactly one of ``xs`` (fixed model: the users' values) and ``p`` with ``n`` (iid model) is given.
+    """
+    d = mech.d
+    if (xs is None) == (p is None):
+        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
+    if xs is not None:
+        if n is not None:
+            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
+        xs = np.asarray(_validate.check_items("xs", xs, d, ndim=1))
+        if xs.shape[0] < 1:
+            raise ValueError("Expected xs to hold at least one user.")
+        counts = np.bincount(xs, minlength=d).astype(np.float64)
+        return xs, counts / xs.shape[0], int(xs.shape[0]), False
+    target = _validate.check_distribution("p", p, d)
+    return None, target, _validate.check_int("n", n, minimum=1), True

@@ -54,6 +54,7 @@ from uldp_jax._layout import (
     alias_table,
     block_inputs,
     block_reports,
+    check_inputs,
     grid_size,
     rep_stats,
     rep_stats_range,
@@ -219,22 +220,6 @@ def check_key_impl(key: jax.Array) -> None:
             "implementation, or jax.random.key(seed, impl='threefry2x32').")
 
 
-def _check_inputs(mech, xs, p, n):
-    d = mech.d
-    if (xs is None) == (p is None):
-        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
-    if xs is not None:
-        if n is not None:
-            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
-        xs = np.asarray(_validate.check_items("xs", xs, d, ndim=1))
-        if xs.shape[0] < 1:
-            raise ValueError("Expected xs to hold at least one user.")
-        counts = np.bincount(xs, minlength=d).astype(np.float64)
-        return xs, counts / xs.shape[0], int(xs.shape[0]), False
-    target = _validate.check_distribution("p", p, d)
-    return None, target, _validate.check_int("n", n, minimum=1), True
-
-
 def _resolve_path(path, mech, needs_reports: bool, iid: bool) -> str:
     if path not in ("auto", "per_user", "counts"):
         raise ValueError(f"Expected path={path!r} in ('auto', 'per_user', 'counts').")
@@ -270,7 +255,7 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
     block_size = _validate.check_int("block_size", block_size, minimum=1)
     if shard not in ("auto", "reps", "users"):
         raise ValueError(f"Expected shard={shard!r} in ('auto', 'reps', 'users').")
-    xs, target, n, iid = _check_inputs(mech, xs, p, n)
+    xs, target, n, iid = check_inputs(mech, xs, p, n)
     path = _resolve_path(path, mech, _needs_reports, iid)
     devs = _shard.resolve_devices(devices)
     mesh = _shard.make_mesh(devs)

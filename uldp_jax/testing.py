@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms._base import Mechanism, static_field
 from uldp_jax.privacy import _channel
 
 
@@ -58,6 +59,34 @@ def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: 
     obs, exp, se = (np.asarray(v, np.float64) for v in (observed, expected, se))
     k = max(int(np.broadcast(obs, exp, se).size), 1)
     return bool(np.all(np.abs(obs - exp) <= z_critical(alpha / k, dof) * se))
+
+
+class FixedChannel(Mechanism):
+    """A mechanism given by an explicit channel and claimed guarantee, stored as given (to test audits).
+
+    Attributes:
+      Q: ``[d, m]`` channel (rows = inputs); nothing is cast or checked here, so broken channels reach the audit.
+      protected: ``bool[m]`` protected outputs.
+      spec: the claimed ``PrivacySpec`` (static).
+    """
+
+    Q: Any
+    protected: Any
+    spec: Any = static_field()
+
+    @property
+    def d(self) -> int:
+        return np.shape(self.Q)[0]
+
+    @property
+    def num_outputs(self) -> int:
+        return np.shape(self.Q)[-1]
+
+    def channel_matrix(self) -> tuple[Any, Any]:
+        return self.Q, self.protected
+
+    def privacy_spec(self) -> Any:
+        return self.spec
 
 
 class ChiSquare(NamedTuple):

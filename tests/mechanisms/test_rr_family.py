@@ -32,22 +32,37 @@ def _mechs(eps):
     ]
 
 
-class _Mislabelled(ul.Mechanism):
-    """A mechanism whose channel is computed at one eps but which claims a smaller one."""
+class _Delegate(ul.Mechanism):
+    """Delegates every protocol member to ``inner`` (subclasses change one)."""
 
     inner: object
-    claimed: float = ul.static_field()
 
     @property
     def d(self):
         return self.inner.d
 
     @property
+    def report_kind(self):
+        return self.inner.report_kind
+
+    @property
     def num_outputs(self):
         return self.inner.num_outputs
 
+    def perturb_batch(self, key, xs):
+        return self.inner.perturb_batch(key, xs)
+
     def channel_matrix(self):
         return self.inner.channel_matrix()
+
+    def privacy_spec(self):
+        return self.inner.privacy_spec()
+
+
+class _Mislabelled(_Delegate):
+    """A mechanism whose channel is computed at one eps but which claims a smaller one."""
+
+    claimed: float = ul.static_field()
 
     def privacy_spec(self):
         spec = self.inner.privacy_spec()
@@ -148,28 +163,8 @@ _jit_perturb_batch = jax.jit(lambda k, m, x: m.perturb_batch(k, x))
 _jit_perturb_one = jax.jit(lambda k, m, x: m.perturb_one(k, x))
 
 
-class _JitWrapped(ul.Mechanism):
+class _JitWrapped(_Delegate):
     """Delegates to a mechanism but runs its samplers under jit (the jit variant of the tests)."""
-
-    inner: object
-
-    @property
-    def d(self):
-        return self.inner.d
-
-    @property
-    def report_kind(self):
-        return self.inner.report_kind
-
-    @property
-    def num_outputs(self):
-        return self.inner.num_outputs
-
-    def channel_matrix(self):
-        return self.inner.channel_matrix()
-
-    def privacy_spec(self):
-        return self.inner.privacy_spec()
 
     def perturb_batch(self, key, xs):
         return _jit_perturb_batch(key, self.inner, xs)

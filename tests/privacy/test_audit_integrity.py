@@ -7,26 +7,7 @@ import uldp_jax as ul
 from uldp_jax.privacy import _channel
 
 
-class _Fixed(ul.Mechanism):
-    """A mechanism given by an explicit channel and claimed guarantee (stored as given: nothing is cast)."""
-
-    Q: np.ndarray
-    protected: np.ndarray
-    spec: object = ul.static_field()
-
-    @property
-    def d(self):
-        return np.shape(self.Q)[0]
-
-    @property
-    def num_outputs(self):
-        return np.shape(self.Q)[-1]
-
-    def channel_matrix(self):
-        return self.Q, self.protected
-
-    def privacy_spec(self):
-        return self.spec
+_Fixed = ul.testing.FixedChannel
 
 
 def _grr(d=4, eps=1.0):

@@ -33,22 +33,12 @@ BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while pack
 
 
 def _layout(mech, xs, p, n, block_size):
-    d = mech.d
-    if (xs is None) == (p is None):
-        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
-    if xs is not None:
-        if n is not None:
-            raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
-        xs = np.asarray(_validate.check_items("xs", xs, d, ndim=1))
-        n = int(xs.shape[0])
-        if n < 1:
-            raise ValueError("Expected xs to hold at least one user.")
+    xs, target, n, iid = _schedule.check_inputs(mech, xs, p, n)
+    if not iid:
         num_blocks = math.ceil(n / block_size)
         padded = np.zeros(num_blocks * block_size, np.int32)
         padded[:n] = xs
         return jnp.asarray(padded), n, False, num_blocks
-    target = _validate.check_distribution("p", p, d)
-    n = _validate.check_int("n", n, minimum=1)
     return _schedule.alias_table(target), n, True, math.ceil(n / block_size)
 
 

@@ -71,10 +71,12 @@ def static_field(**kwargs: Any) -> Any:
     return dataclasses.field(metadata=metadata, **kwargs)
 
 
-def _register(cls: type) -> None:
-    fields = dataclasses.fields(cls)
-    data = tuple(f.name for f in fields if not f.metadata.get(_STATIC, False))
-    meta = tuple(f.name for f in fields if f.metadata.get(_STATIC, False))
+def _register(cls: type, data: tuple[str, ...], meta: tuple[str, ...]) -> None:
+    """Registers ``cls`` as a pytree (leaves ``data``, static ``meta``); unflatten bypasses ``__init__``.
+
+    JAX rebuilds pytrees with arbitrary leaves (tracers, ``None`` axis specs, sentinels); skipping
+    ``__post_init__`` there keeps construction-time validation for user-built objects only.
+    """
 
     def flatten_with_keys(obj):
         return [(jax.tree_util.GetAttrKey(f), getattr(obj, f)) for f in data], tuple(getattr(obj, f) for f in meta)
@@ -91,6 +93,14 @@ def _register(cls: type) -> None:
         return obj
 
     jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+
+
+def _register_fields(cls: type) -> None:
+    """Registers a ``Mechanism`` subclass: ``static_field()`` fields are static, every other field a leaf."""
+    fields = dataclasses.fields(cls)
+    data = tuple(f.name for f in fields if not f.metadata.get(_STATIC, False))
+    meta = tuple(f.name for f in fields if f.metadata.get(_STATIC, False))
+    _register(cls, data, meta)
     cls._leaf_fields, cls._static_fields = data, meta
 
 
@@ -98,22 +108,7 @@ def pytree_dataclass(data_fields: tuple[str, ...], meta_fields: tuple[str, ...])
     """Registers a frozen dataclass that is not a mechanism (e.g. a report container) as a pytree."""
 
     def wrap(cls):
-        def flatten_with_keys(obj):
-            children = [(jax.tree_util.GetAttrKey(f), getattr(obj, f)) for f in data_fields]
-            return children, tuple(getattr(obj, f) for f in meta_fields)
-
-        def flatten(obj):
-            return [getattr(obj, f) for f in data_fields], tuple(getattr(obj, f) for f in meta_fields)
-
-        def unflatten(meta, children):
-            obj = object.__new__(cls)
-            for f, v in zip(data_fields, children):
-                object.__setattr__(obj, f, v)
-            for f, v in zip(meta_fields, meta):
-                object.__setattr__(obj, f, v)
-            return obj
-
-        jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+        _register(cls, tuple(data_fields), tuple(meta_fields))
         return cls
 
     return wrap
@@ -246,7 +241,7 @@ class Mechanism:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         dataclasses.dataclass(frozen=True)(cls)
-        _register(cls)
+        _register_fields(cls)
 
     # ---- required members -------------------------------------------------------------------------------
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> Any:
