@@ -5,7 +5,10 @@ the change in the commit message.
 """
 
 import importlib.util
+import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -23,8 +26,14 @@ def recorded():
 
 
 @pytest.fixture(scope="module")
-def current():
-    return make_regression.record()
+def current(tmp_path_factory):
+    # A fresh process: the numbers must not depend on what other tests left in this one (global x64, caches).
+    out = tmp_path_factory.mktemp("regression") / "current.npz"
+    env = dict(os.environ, JAX_ENABLE_X64="0")
+    subprocess.run([sys.executable, str(_DIR / "make_regression.py"), str(out)], check=True, env=env,
+                   cwd=_DIR.parent.parent)
+    with np.load(out) as f:
+        return dict(f)
 
 
 def test_same_keys(recorded, current):

@@ -1,12 +1,14 @@
 """Records reports and estimates of every library mechanism for fixed keys (the redesign's regression baseline).
 
-Run from the repository root: ``python tests/data/make_regression.py``; writes ``tests/data/regression.npz``.
+Run from the repository root: ``python tests/data/make_regression.py [OUT.npz]``; writes
+``tests/data/regression.npz`` by default.
 ``tests/test_regression.py`` checks that the current code reproduces it bit for bit.
 """
 
 import os
 
-if __name__ == "__main__":  # record under the test session's XLA flags (tests/conftest.py): bit-identical there
+if __name__ == "__main__" and "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    # record under the test session's XLA flags (tests/conftest.py): bit-identical there
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 
 import jax  # noqa: E402
@@ -53,4 +55,6 @@ def record():
 
 
 if __name__ == "__main__":
-    np.savez_compressed("tests/data/regression.npz", **record())
+    import sys
+
+    np.savez_compressed(sys.argv[1] if len(sys.argv) > 1 else "tests/data/regression.npz", **record())
