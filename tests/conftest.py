@@ -12,9 +12,16 @@ A user-set ``xla_backend_optimization_level`` is kept; ``ULDP_JAX_TEST_XLA_O0=0`
 
 (A throw-away persistent compilation cache shared by the workers was measured too and did not pay: the workers
 run different files, so they rarely compile the same program twice.)
+
+A pytest-xdist worker that dies of a native crash (a segmentation fault inside jaxlib: seen twice in full runs, in
+tests/test_regression.py and in tests/tuning/test_collab.py, each of which passes on its own) gets its test run once
+more on a fresh worker; a second crash of the same test fails the run. Only process crashes are retried: an assertion or an
+exception is never re-run, and every retry is printed in the summary.
 """
 
 import os
+
+import pytest
 
 _FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
@@ -28,6 +35,24 @@ def pytest_configure(config):
         return
     _SAVED.append(flags)
     os.environ["XLA_FLAGS"] = f"{flags or ''} {_FLAG}".strip()
+
+
+_CRASHED = []  # node ids whose worker crashed once and that were re-queued
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """Re-queue a test whose xdist worker died of a native crash, once (see the module docstring)."""
+    if crashitem in _CRASHED:
+        return  # the second crash of the same test: the report stays "failed"
+    _CRASHED.append(crashitem)
+    sched.mark_test_pending(crashitem)
+    report.outcome = "rerun"
+
+
+def pytest_terminal_summary(terminalreporter):
+    for nodeid in _CRASHED:
+        terminalreporter.write_line(f"native crash of a worker while running {nodeid}: re-run once on a fresh worker")
 
 
 def pytest_sessionfinish(session, exitstatus):
