@@ -128,6 +128,7 @@ def test_column_layout_same_em_map(monkeypatch):
     """Column layout (several uint16 row blocks, segment sums) = row layout (scatter-add) = dense reports: same
     EM map and log-likelihood (hence the same fixed point), in float64 and with float32 passes."""
     monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 150)  # force 3 blocks of rows
+    monkeypatch.setattr(_support, "HOST_ROWS", 7)  # and many slices per block in the host packing loops
     with jax.enable_x64(True):
         mech = ul.URAP(9, (0, 2, 3, 7), 1.0)
         xs = jnp.arange(400, dtype=jnp.int32) % 9
@@ -147,6 +148,20 @@ def test_column_layout_same_em_map(monkeypatch):
         _em_reports._check_support(mech, cols)  # what em_reports checks before using the column layout
         with pytest.raises(ValueError, match="block_rows"):
             _em_reports._check_support(mech, dataclasses.replace(cols, block_rows=cols.block_rows * 2))
+
+
+def test_column_segments_match_a_sort(monkeypatch):
+    """The sliced counting placement = a stable sort of the whole block by item (rows in order per item)."""
+    rng = np.random.default_rng(3)
+    d, seg, rows, width = 11, 4, 57, 6
+    sup = np.sort(rng.integers(0, d + 1, size=(rows, width)), axis=1).astype(np.uint16)  # d = padding
+    monkeypatch.setattr(_support, "HOST_ROWS", 5)
+    got, items = _support.column_segments(sup, d, seg)
+    for x in range(d):
+        want = np.nonzero(sup == x)[0]  # rows holding x, in order (one entry per occurrence)
+        have = got[items == x].ravel()
+        np.testing.assert_array_equal(have[have < rows], want)
+        assert (have[len(want):] == rows).all() and len(have) == -(-len(want) // seg) * seg
 
 
 def test_estimate_dispatch_binary_dense_fallback():

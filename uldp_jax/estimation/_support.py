@@ -28,6 +28,7 @@ MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
 COLUMN_SEGMENT = 256  # entries per column segment
 COLUMN_CHUNK = 256  # column segments per step of the second pass
 AUTO_COLUMNS_ENTRIES = 2**22  # layout="auto" builds the column layout from this many padded entries on
+HOST_ROWS = 4096  # rows per slice of the host-side packing loops (bounds their int64 temporaries)
 
 
 @_base.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
@@ -77,7 +78,7 @@ def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.nd
     d = mech.d
     ones = np.asarray(ys.ones)
     prod_mask, has_inv = unary_parts(mech)
-    stats = np.bincount(ones.ravel(), minlength=d + 1)[:d].astype(np.int64)
+    stats = _row_bincount(ones, d + 1)[:d]
     inverted = np.zeros(d, np.int64)
     if has_inv:
         outside = ~np.append(prod_mask, True)[ones]
@@ -87,11 +88,20 @@ def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.nd
                              "more have probability 0); got a report with more: wrong mechanism?")
         inverted = np.bincount(ones[outside], minlength=d).astype(np.int64)
         ones = ones[k == 0]
-    width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
+    width = max(max((int(np.max(np.sum(ones[r:r + HOST_ROWS] < d, axis=1), initial=0))
+                     for r in range(0, ones.shape[0], HOST_ROWS)), default=0), 1)
     if ones.shape[1] > width:  # rows may carry padding in any column: move it to the end before cutting
         order = np.argsort(ones >= d, axis=1, kind="stable")[:, :width]
         ones = np.take_along_axis(ones, order, axis=1)
     return ones.astype(dtype, copy=False), inverted, stats
+
+
+def _row_bincount(a: np.ndarray, length: int) -> np.ndarray:
+    """``bincount(a.ravel(), minlength=length)`` (int64) over blocks of rows: no full-size int64 temporary."""
+    out = np.zeros(length, np.int64)
+    for r in range(0, a.shape[0], HOST_ROWS):
+        out += np.bincount(a[r:r + HOST_ROWS].ravel(), minlength=length)[:length]
+    return out
 
 
 def compact_rows(mech: Any, ys: _compact.CompactBits, chunk: int | None = None) -> SupportReports:
@@ -176,21 +186,31 @@ def pack_bits(mech: Any, bits: jax.Array, mask: jax.Array, width: int) -> tuple:
     return support, (keep & mask).astype(jnp.float32), inverted, stats, widest
 
 
-def column_segments(sup: np.ndarray, d: int, seg: int) -> tuple[np.ndarray, np.ndarray]:
+def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Column layout of one block ``sup[B, L]`` (items, padded with ``d``): ``(uint16[S, seg], int32[S])``.
 
     Entries are the rows (in order) holding each item, split into segments of ``seg`` padded with ``B``.
+    A counting placement over ``HOST_ROWS`` rows at a time (a stable radix sort of each slice, then each
+    entry goes to its item's next free slot): temporaries O(slice), not O(block). ``out``: an optional
+    ``uint16[S', seg]`` buffer (``S' >= S``, filled with ``B``) to write into; the result is then a view of it.
     """
     rows_in_block, width = sup.shape
-    flat = sup.ravel()
-    order = np.argsort(flat, kind="stable")  # radix sort for 16-bit keys
-    counts = np.bincount(flat, minlength=d + 1)[:d]
-    nnz = int(counts.sum())
+    counts = _row_bincount(sup, d + 1)[:d]
     nseg = -(-counts // seg)
-    pad = nseg * seg - counts
-    dest = np.arange(nnz) + np.repeat(np.cumsum(pad) - pad, counts)
-    out = np.full(int(nseg.sum()) * seg, rows_in_block, np.uint16)
-    out[dest] = order[:nnz] // width
+    base = (np.cumsum(nseg) - nseg) * seg  # first slot of each item
+    if out is None:
+        out = np.full((int(nseg.sum()), seg), rows_in_block, np.uint16)
+    out = out.reshape(-1)[: int(nseg.sum()) * seg]
+    for r in range(0, rows_in_block, HOST_ROWS):
+        flat = sup[r:r + HOST_ROWS].ravel()
+        order = np.argsort(flat, kind="stable")  # radix sort for 16-bit keys: by item, rows in order
+        keys = flat[order]
+        nnz = int(np.searchsorted(keys, d))  # padding (= d) sorts last
+        order, keys = order[:nnz], keys[:nnz].astype(np.int64)
+        sub = np.bincount(keys, minlength=d)
+        rank = np.arange(nnz) - (np.cumsum(sub) - sub)[keys]  # position among this slice's entries of the item
+        out[base[keys] + rank] = r + order // width
+        base[:d] += sub
     return out.reshape(-1, seg), np.repeat(np.arange(d, dtype=np.int32), nseg)
 
 
@@ -227,22 +247,29 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
         n_pad = _ceil(n, chunk) * chunk
     support = np.full((n_pad, width), d, dtype=dtype)
     row = 0
-    for s in packed:
+    packed.reverse()
+    while packed:  # release each packed block once copied
+        s = packed.pop()
         support[row:row + s.shape[0], : s.shape[1]] = s
         row += s.shape[0]
+    del s
     w = np.zeros(n_pad, np.float32)
     w[:n] = 1.0
+    support_dev = jax.device_put(support)
+    del support  # the host keeps one copy at a time: the packing below reads the device buffer's host view
     col_rows = col_item = None
     if layout == "columns":
-        blocks = [column_segments(support[b * block_rows:(b + 1) * block_rows], d, COLUMN_SEGMENT)
-                  for b in range(num_blocks)]
-        num_seg = _ceil(max(c.shape[0] for c, _ in blocks), COLUMN_CHUNK) * COLUMN_CHUNK
+        sup = np.asarray(support_dev)
+        blocks = [sup[b * block_rows:(b + 1) * block_rows] for b in range(num_blocks)]
+        segs = [-(-_row_bincount(blk, d + 1)[:d] // COLUMN_SEGMENT) for blk in blocks]
+        num_seg = _ceil(max(int(c.sum()) for c in segs), COLUMN_CHUNK) * COLUMN_CHUNK
         col_rows = np.full((num_blocks, num_seg, COLUMN_SEGMENT), block_rows, np.uint16)
         col_item = np.full((num_blocks, num_seg), d, np.int32)
-        for b, (c, it) in enumerate(blocks):
-            col_rows[b, : c.shape[0]], col_item[b, : c.shape[0]] = c, it
-        col_rows, col_item = jnp.asarray(col_rows), jnp.asarray(col_item)
-    return SupportReports(jnp.asarray(support), jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
+        for b, blk in enumerate(blocks):
+            _, it = column_segments(blk, d, COLUMN_SEGMENT, out=col_rows[b])
+            col_item[b, : it.shape[0]] = it
+        col_rows, col_item = jax.device_put(col_rows), jax.device_put(col_item)
+    return SupportReports(support_dev, jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
                           col_rows, col_item, int(chunk), int(block_rows))
 
 

@@ -186,7 +186,11 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
         ones, _ = _sample_block(key, jnp.arange(n, dtype=jnp.int32), xs, items, rank, own_prob, q, guess, d)
         return CompactBits(ones.astype(dtype), d)
     nc0 = num_chunks_for(s, float(np.asarray(q, np.float64)), sds=6.0)
-    blocks = []
+    # One host buffer as wide as the first guess (widened in the rare block that needs more chunks), filled block
+    # by block and trimmed to the widest report on its way to the device: the host holds the reports about twice
+    # at the peak, never once per block plus a stacked copy.
+    out = np.full((n, nc0 * CHUNK + 1), d, np.dtype(dtype))
+    width = 1
     for start in range(0, n, USER_BLOCK):
         ids = np.arange(start, min(n, start + USER_BLOCK), dtype=np.int32)
         nc = nc0
@@ -197,15 +201,12 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
                 break
             nc += 1
         ones = np.asarray(ones.astype(dtype))
-        width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
-        blocks.append(ones[:, :width])  # padding is at the end of every row
-    width = max(b.shape[1] for b in blocks)
-    out = np.full((n, width), d, np.dtype(dtype))
-    row = 0
-    for b in blocks:
-        out[row:row + b.shape[0], : b.shape[1]] = b
-        row += b.shape[0]
-    return CompactBits(jnp.asarray(out), d)
+        w = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)  # padding is at the end of every row
+        if w > out.shape[1]:
+            out = np.concatenate([out, np.full((n, w - out.shape[1]), d, out.dtype)], axis=1)
+        out[start:start + ids.shape[0], :w] = ones[:, :w]
+        width = max(width, w)
+    return CompactBits(jax.device_put(out[:, :width]), d)
 
 
 _sample_jit = jax.jit(_sample_block, static_argnums=(7, 8))
