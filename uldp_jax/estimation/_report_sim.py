@@ -164,6 +164,47 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     return over_reps(one_rep)(mech)
 
 
+class _StaticItems:
+    """A concrete item set as a static (hashable) jit argument: compared by value."""
+
+    def __init__(self, items: Any):
+        self.items = np.asarray(items, np.int64)
+        self._key = (self.items.shape, self.items.tobytes())
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _StaticItems) and self._key == other._key
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
+def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
+    """The most chunks of ``CHUNK`` gaps a user of this repetition needs (``sample_counts``; no positions)."""
+
+    def block(b):
+        ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
+        _, own_prob, q = m.compact_params()
+        return _compact.sample_counts(ky, xs, items_s.items, own_prob, q, m.num_stats, w)[1]
+
+    return jnp.max(jax.lax.map(block, jnp.arange(num_blocks)))
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
+def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks):
+    """``ones[num_blocks * block_size, W]`` of one repetition (masked users: all padding)."""
+    d = m.num_stats
+
+    def block(b):
+        ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
+        ones = m.perturb_compact(ky, xs, num_chunks).ones
+        return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
+
+    batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * (num_chunks * _compact.CHUNK + 1))))
+    ones = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+    return ones.reshape(num_blocks * block_size, -1)
+
+
 def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
     """Report-based estimates from compact reports (``CompactBits``), one repetition at a time.
 
@@ -171,41 +212,24 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
     ``_compact.sample_counts`` on the same key). ``num_chunks`` is found by a first pass of ``sample_counts``
     (cheap: no positions kept). The concrete reports go to the method as ``CompactBits`` (EM packs them on the
-    host); memory O(number of ones), never ``n x d``.
+    host); memory O(number of ones), never ``n x d``. The two kernels are compiled once per (layout, shapes):
+    the population ``data`` and ``n`` are arguments, not constants.
     """
-    block_inputs = _schedule.block_inputs
-    items_s, _, _ = mech.compact_params()
+    items_s = _StaticItems(mech.compact_params()[0])
     d = mech.num_stats
-
-    @jax.jit
-    def chunks_needed(m, key_r):
-        def block(b):
-            ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
-            items, own_prob, q = m.compact_params()
-            return _compact.sample_counts(ky, xs, items_s, own_prob, q, d, w)[1]
-
-        return jnp.max(jax.lax.map(block, jnp.arange(num_blocks)))
-
-    @functools.partial(jax.jit, static_argnums=2)
-    def reports(m, key_r, num_chunks):
-        def block(b):
-            ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
-            ones = m.perturb_compact(ky, xs, num_chunks).ones
-            return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
-
-        batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * (num_chunks * _compact.CHUNK + 1))))
-        ones = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
-        return ones.reshape(num_blocks * block_size, -1)
-
+    n_arr = jnp.int32(n)
     out = []
     for r in range(reps):
         key_r = jax.random.fold_in(key, r)
-        nc = max(int(chunks_needed(mech, key_r)), 1)
-        ones = np.asarray(reports(mech, key_r, nc))[:n]
-        width = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
-        ys = _compact.CompactBits(jnp.asarray(ones[:, :width]), d)
+        nc = max(int(_chunks_needed(mech, key_r, data, n_arr, iid, block_size, num_blocks, items_s)), 1)
+        ones = np.asarray(_compact_reports(mech, key_r, data, n_arr, iid, block_size, num_blocks, nc))[:n]
+        width = max(max((int(np.max(np.sum(ones[i:i + 4096] < d, axis=1), initial=0))
+                         for i in range(0, n, 4096)), default=0), 1)
+        ys = _compact.CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
+        del ones
         if spec.input == "stats":
             out.append(spec.fn(mech, mech.aggregate(ys), n, **opts))
         else:
             out.append(spec.fn(mech, ys, **opts))
+        del ys
     return jnp.stack(out)
