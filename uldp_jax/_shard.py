@@ -83,31 +83,20 @@ def to_host(x: jax.Array) -> np.ndarray:
 
 
 def run_chunks(fn: Callable, args: tuple, reps: int, rep_chunk: int, grid: bool, progress: Any,
-               rep_len: int | None = None, split: int = 0) -> np.ndarray:
+               rep_len: int | None = None) -> np.ndarray:
     """Runs ``fn(*args, rep_ids)`` over repetitions in host-side chunks of ``rep_chunk``.
 
     ``rep_ids`` always has ``rep_len`` entries (default ``rep_chunk``; a bucket >= it), ``-1`` past the chunk's
     repetitions, so one compiled function serves every chunk and every nearby ``reps``; kernels skip (per-user) or
-    drop (counts) the ``-1`` entries. ``split > 0`` instead cuts each chunk into calls of power-of-two sizes
-    (its binary digits, each a multiple of ``split``, e.g. the device count): no padding work, a few shapes.
-    ``progress.update`` is called after each chunk. Returns the stats of repetitions ``0 .. reps - 1`` (rep axis 1
-    for a grid, else 0).
+    drop (counts) the ``-1`` entries. ``progress.update`` is called after each chunk. Returns the stats of
+    repetitions ``0 .. reps - 1`` (rep axis 1 for a grid, else 0).
     """
     rep_len = rep_chunk if rep_len is None else rep_len
     parts = []
     for start in range(0, reps, rep_chunk):
         take = min(rep_chunk, reps - start)
-        if split:
-            units, pos = -(-take // split), start
-            for bit in reversed(range(units.bit_length())):
-                if units >> bit & 1:
-                    size = (1 << bit) * split
-                    part = to_host(fn(*args, jnp.asarray(np.arange(pos, pos + size, dtype=np.int32))))
-                    parts.append(part[:, : min(size, reps - pos)] if grid else part[: min(size, reps - pos)])
-                    pos += size
-        else:
-            rep_ids = np.where(np.arange(rep_len) < take, start + np.arange(rep_len), -1).astype(np.int32)
-            part = to_host(fn(*args, jnp.asarray(rep_ids)))
-            parts.append(part[:, :take] if grid else part[:take])
+        rep_ids = np.where(np.arange(rep_len) < take, start + np.arange(rep_len), -1).astype(np.int32)
+        part = to_host(fn(*args, jnp.asarray(rep_ids)))
+        parts.append(part[:, :take] if grid else part[:take])
         progress.update(take)
     return np.concatenate(parts, axis=1 if grid else 0)
