@@ -14,6 +14,9 @@ from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nmse as _nmse
 
 
+TABLE_MAX_D = 2**20  # perturb looks ranks up in an O(d) table up to this d, by binary search in X_S above it
+
+
 class URR(_base.Mechanism):
     r"""(X_S, eps)-utility-optimized RR (001 Def 3): eps-RR on ``X_S``, Mangat-style on ``X_N``.
 
@@ -66,11 +69,15 @@ class URR(_base.Mechanism):
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         _, c2, _ = self.probs()
-        # O(s) state, no O(d) host arrays: a sensitive x is found by binary search in the sorted X_S, and its
-        # insertion point is its rank there.
         items = jnp.asarray(self.sensitive, dtype=jnp.int32)
-        rank = jnp.searchsorted(items, xs).astype(jnp.int32)
-        sens = items[jnp.clip(rank, 0, self.s - 1)] == xs
+        if self.d <= TABLE_MAX_D:  # one gather from a rank table (built once per trace; O(d) is small here)
+            table = np.full(self.d, -1, np.int32)
+            table[list(self.sensitive)] = np.arange(self.s, dtype=np.int32)
+            r = jnp.asarray(table)[xs]
+            sens, rank = r >= 0, jnp.maximum(r, 0)
+        else:  # O(s) state, no O(d) host array: binary search in the sorted X_S (insertion point = rank)
+            rank = jnp.searchsorted(items, xs).astype(jnp.int32)
+            sens = items[jnp.clip(rank, 0, self.s - 1)] == xs
         k_keep, k_other = jax.random.split(key)
         # Sensitive x: one of the s - 1 other sensitive items; non-sensitive x: one of the s sensitive items.
         j = _uniform.uniform_ints(k_other, jnp.where(sens, max(self.s - 1, 1), self.s), xs.shape)
