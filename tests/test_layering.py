@@ -5,7 +5,9 @@
   engine, privacy audits);
 * no function-level import of a ``uldp_jax`` module and no ``importlib`` (the usual ways to hide a cycle);
 * no class-name dispatch (``type(x).__name__`` compared with strings) and no ``isinstance`` against a concrete
-  mechanism class outside that class's own module: generic code asks the mechanism (``ul.Mechanism``'s members).
+  mechanism class outside that class's own module: generic code asks the mechanism (``ul.Mechanism``'s members);
+* no capability probe of a mechanism (``hasattr(mech, "...")``, ``getattr(mech, "...", default)``) outside
+  ``uldp_jax/mechanisms/``: a capability is a protocol member with a default (e.g. ``channel_ops()`` -> None).
 
 ``ALLOWED`` lists what other open work still has to remove, one commented entry each; it must only shrink.
 """
@@ -319,7 +321,28 @@ def test_no_isinstance_against_concrete_mechanisms():
     assert bad == []
 
 
-@pytest.mark.parametrize("rule", ["importlib", "local-import", "name-dispatch", "isinstance", "layer"])
+MECH_NAMES = {"mech", "m", "mechanism", "base", "cmn", "pilot_mech"}  # how generic code names a mechanism
+
+
+def _capability_probes(tree: ast.Module) -> list[tuple[int, str]]:
+    """``hasattr(<mech>, "x")`` and ``getattr(<mech>, "x", default)`` calls: (line, attribute)."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr")
+                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in MECH_NAMES
+                and isinstance(node.args[1], ast.Constant)
+                and (node.func.id == "hasattr" or len(node.args) == 3)):
+            out.append((node.lineno, node.args[1].value))
+    return out
+
+
+def test_no_capability_probes_outside_mechanisms():
+    bad = [(m, line, attr) for m, tree in TREES.items() if not m.startswith(f"{ROOT}.mechanisms")
+           for line, attr in _capability_probes(tree) if not _allowed("probe", m, attr)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("rule", ["importlib", "local-import", "name-dispatch", "isinstance", "layer", "probe"])
 def test_allow_list_entries_name_real_modules(rule):
     for r, m, _ in ALLOWED:
         if r == rule:
@@ -342,6 +365,7 @@ def _violations() -> set[tuple[str, str, str]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 found.update(("isinstance", m, name) for name in _isinstance_targets(node))
+        found.update(("probe", m, attr) for _, attr in _capability_probes(tree))
     for m, targets in GRAPH.items():
         found.update(("layer", m, t) for t in targets)
     return found
@@ -361,7 +385,9 @@ def test_the_checks_catch_what_they_forbid():
         "def f(m):\n"
         "    from uldp_jax import theory\n"
         "    if type(m).__name__ in NAMES or type(m).__name__ == 'URR':\n"
-        "        return isinstance(m, ul.GRR)\n")
+        "        return isinstance(m, ul.GRR)\n"
+        "    return hasattr(mech, 'channel_matvec') or getattr(m, 'z_rule', 'max')\n")
+    assert _capability_probes(src) == [(7, "channel_matvec"), (7, "z_rule")]
     assert _name_dispatch(src) == [5, 5]
     assert [n for n in _local_imports(src)]
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]

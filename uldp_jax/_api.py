@@ -125,7 +125,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
     n = int(np.asarray(n))
     if np.any(arr > n):
         raise ValueError(f"Expected every count in stats <= n={n} (one report per user), got {arr.max()}.")
-    if getattr(mech, "report_kind", None) == "item" and mech.num_stats == mech.num_outputs:  # a histogram
+    if mech.report_kind == "item" and mech.num_stats == mech.num_outputs:  # a histogram
         sums = arr.sum(axis=-1)
         if np.any(sums != n):
             bad = sums.ravel()[np.argmax(sums.ravel() != n)]

@@ -8,8 +8,8 @@ Two likelihood forms:
   .. math:: p'_x = \frac{p_x}{n} \sum_y Q(y|x) \frac{c_y}{(pQ)_y},
 
   i.e. ``p * Q @ (c / (p @ Q)) / n`` — the *transpose* product, which is what asymmetric, non-square channels
-  (all ULDP channels) need. Mechanisms with ``channel_matvec``/``channel_rmatvec`` (GRR, uRR: keep-or-uniform
-  mixtures) cost O(d) per step; others fall back to the dense channel (O(d m), small domains, concrete
+  (all ULDP channels) need. Mechanisms with ``channel_ops()`` (GRR, uRR: keep-or-uniform mixtures; HR family)
+  cost O(d) per step; others fall back to the dense channel (O(d m), small domains, concrete
   mechanisms only).
 * **Product likelihood** (bit-vector reports: RAPPOR/UE, uRAP): see ``_em_reports``; needs the reports.
 
@@ -41,14 +41,14 @@ DEFAULT_MAX_ITERS = 10_000
 
 
 def _channel_ops(mech: Any, dtype: Any):
-    """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism."""
-    if hasattr(mech, "channel_matvec") and hasattr(mech, "channel_rmatvec"):
-        return mech.channel_matvec, mech.channel_rmatvec
-    if not hasattr(mech, "channel_matrix"):
-        raise ValueError(f"EM needs the channel of mech={type(mech).__name__} (channel_matrix or channel_matvec).")
+    """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism: ``mech.channel_ops()``, else the
+    dense channel (concrete parameters only)."""
+    ops = mech.channel_ops()
+    if ops is not None:
+        return ops
     if not all(_validate.is_concrete(leaf) for leaf in jax.tree_util.tree_leaves(mech)):
         raise TypeError(f"EM for mech={type(mech).__name__} uses its dense channel, which needs concrete "
-                        "parameters (not a traced or batched mechanism).")
+                        "parameters (not a traced or batched mechanism); channel_ops() would avoid it.")
     Q = jnp.asarray(np.asarray(mech.channel_matrix()[0], np.float64), dtype)
     return (lambda p: p @ Q), (lambda v: Q @ v)
 
@@ -109,9 +109,9 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
-    if getattr(mech, "report_kind", None) != "item":
+    if mech.report_kind != "item":
         raise ValueError(f"em_stats needs an item-report mechanism, got mech={type(mech).__name__} with "
-                         f"report_kind={getattr(mech, 'report_kind', None)!r}; use em_reports on its reports.")
+                         f"report_kind={mech.report_kind!r}; use em_reports on its reports.")
     stats = jnp.asarray(stats)
     if stats.shape[-1:] != (mech.num_outputs,):
         raise ValueError(f"Expected stats with shape ({mech.num_outputs},), got {tuple(stats.shape)}.")
@@ -120,7 +120,7 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     n_total = jnp.sum(counts)
     p0 = _start(mech, counts, n_total, init, alpha, dtype)
     tol = _em_core.default_tol(dtype) if tol is None else tol
-    if hasattr(mech, "channel_matvec") and hasattr(mech, "channel_rmatvec"):  # structured: one compiled solver
+    if mech.channel_ops() is not None:  # structured: one compiled solver per mechanism type and shapes
         p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
     else:
         p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
@@ -186,7 +186,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     The likelihood is the mechanism's (protocol methods on ``ul.Mechanism``):
 
     * item reports: the channel's columns on the output histogram (``em_stats``; structured channels via
-      ``channel_matvec``/``channel_rmatvec``, else the dense channel);
+      ``channel_ops()``, else the dense channel);
     * ``product_likelihood()`` (RAPPOR/UE, uRAP): the exact product-Bernoulli likelihood on the reported ones
       (``em_reports``; ``ys`` dense ``bool[n, d]``, ``ul.CompactBits`` or ``SupportReports``);
     * ``report_likelihood(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
@@ -203,7 +203,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     Returns:
       ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
-    if getattr(mech, "report_kind", None) == "item":
+    if mech.report_kind == "item":
         mech.check_reports(ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)
     elif mech.product_likelihood() is not None:
@@ -229,7 +229,7 @@ _DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, rep
 
 
 def _resolve_em(mech: Any) -> _registry.Method:
-    if getattr(mech, "report_kind", None) == "item":
+    if mech.report_kind == "item":
         return _registry.Method(_em_stats_method, "stats", _DOC)
     return _registry.Method(_em_reports_method, "reports", _DOC)
 

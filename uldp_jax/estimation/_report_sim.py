@@ -86,7 +86,7 @@ def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, 
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
-    per_user = int(getattr(mech, "num_stats", mech.d)) if getattr(mech, "report_kind", "") == "bits" else 4
+    per_user = int(mech.num_stats) if mech.report_kind == "bits" else 4
     _check_bytes(rep_batch, num_blocks * block_size, per_user)
 
     def one_rep(m, r):

@@ -63,10 +63,10 @@ class SupportReports:
 
 def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
     """(product-part mask bool[d], has_invertible): the mechanism's ``product_likelihood()``."""
-    parts = mech.product_likelihood() if hasattr(mech, "product_likelihood") else None
+    parts = mech.product_likelihood()
     if parts is None:
         raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
-                         f"(report_kind={getattr(mech, 'report_kind', None)!r}).")
+                         f"(report_kind={mech.report_kind!r}).")
     mask, inv = parts
     return np.asarray(mask, bool), bool(inv)
 

@@ -30,6 +30,10 @@ member                        default                                           
 ``support_affine()``          ``None`` (no per-item affine form)                  RR, UE, GLUTF families
 ``debias(stats, n)``          affine form, else least squares on the channel      HR family (FWHT)
 ``debias_variance(p, n)``     iid per-item variance of ``debias``                 HR family
+``channel_ops()``             ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
+                              channel (concrete, small domains)
+``num_inputs``                ``d``: the channel's rows                           PUM (``d + num_tags``)
+``log_channel_matrix()``      ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``count_sampler()``           ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
 ``iid_count_sampler()``       ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
 ``tunable_params()``          ``()``                                              uRAP, uSS, uUE, uLH, uWheel
@@ -296,6 +300,24 @@ class Mechanism:
         encodings), and, if ``invertible``, a report with a bit set outside ``product`` identifies its input
         (uRAP's non-sensitive bits). EM then runs on the reported ones (``estimation._em_reports``).
         """
+        return None
+
+    def channel_ops(self) -> tuple[Callable, Callable] | None:
+        """``(matvec: p -> p Q, rmatvec: v -> Q v)``, traceable and cheaper than the dense channel, or ``None``.
+
+        EM on the output histogram of item reports runs one jitted solver over these; without them it builds the
+        dense channel ``channel_matrix()`` once (concrete parameters, small domains).
+        """
+        return None
+
+    @property
+    def num_inputs(self) -> int:
+        """Rows of the channel (inputs the mechanism accepts): ``d`` unless a mechanism says otherwise."""
+        return self.d
+
+    def log_channel_matrix(self) -> tuple[Any, Any] | None:
+        """``(log Q, protected)`` where a mechanism computes it without forming ``Q`` (entries that underflow
+        float64 at large eps), or ``None``: the audit then takes logs of ``channel_matrix()``."""
         return None
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array] | None:

@@ -278,11 +278,12 @@ class GLUTFMixin:
     def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """``(log Q, protected)`` in the column order of ``channel_matrix``, from the base's log channel when it
         has one (bit-product bases underflow float64 at large ``s * eps``)."""
-        if not hasattr(self.base, "log_channel_matrix"):
+        base_log = self.base.log_channel_matrix()
+        if base_log is None:
             Q, protected = self.channel_matrix()
             with np.errstate(divide="ignore"):
                 return np.log(Q), protected
-        logQb, _ = self.base.log_channel_matrix()
+        logQb, _ = base_log
         m_b, dn = logQb.shape[1], self.d - self.s
         _base.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
         f, f1z = self._fz64()

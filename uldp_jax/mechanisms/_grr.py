@@ -107,6 +107,10 @@ class GRR(_base.Mechanism):
         a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
         return jnp.full((self.d,), a), jnp.full((self.d,), other)
 
+    def channel_ops(self) -> tuple[Any, Any]:
+        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
+        return self.channel_matvec, self.channel_rmatvec
+
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """``p @ Q`` in O(d): ``Q = (keep - other) I + other 11^T`` (a keep-or-uniform mixture)."""
         gap, other = self.support_affine()

@@ -122,6 +122,11 @@ class PUM(_base.Mechanism):
         return self.d + self.num_tags
 
     @property
+    def num_inputs(self) -> int:
+        """The channel's rows: the ``d + num_tags`` items of ``Z`` (a user's tag enters as a bot item)."""
+        return self.num_z
+
+    @property
     def bots(self) -> tuple[int, ...]:
         return tuple(range(self.d, self.num_z))
 

@@ -127,6 +127,10 @@ class URR(_base.Mechanism):
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), a.dtype)
         return a, c2, sens
 
+    def channel_ops(self) -> tuple[Any, Any]:
+        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
+        return self.channel_matvec, self.channel_rmatvec
+
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """``p @ Q`` in O(d): ``(p Q)_y = dg_y p_y + c2 [y in X_S] sum(p)``."""
         dg, c2, sens = self._channel_parts()

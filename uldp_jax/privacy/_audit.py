@@ -173,8 +173,6 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
     Q = ch.Q
     d = Q.shape[0]
     _base.check_channel_size(f"audit of {type(mech).__name__}: the [d, d] ratio matrix", d, d)
-    if not hasattr(mech, "privacy_spec"):
-        raise TypeError(f"Expected a uldp_jax mechanism with privacy_spec, got {type(mech).__name__}.")
     spec = mech.privacy_spec()
     check_spec(spec, d, ch.protected, type(mech).__name__)
     if E is not None:

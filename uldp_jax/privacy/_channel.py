@@ -38,7 +38,7 @@ class Channel(NamedTuple):
 
 def _expected_columns(mech: Any) -> int | None:
     """The channel's number of columns when the report kind fixes it (items, bit vectors), else None."""
-    kind = getattr(mech, "report_kind", None)
+    kind = mech.report_kind
     try:
         if kind == "item":
             return int(mech.num_outputs)
@@ -56,11 +56,8 @@ def check_size(mech: Any) -> None:
     Item and bit-vector mechanisms are sized here from ``d`` and their report space; other report kinds
     size themselves in ``channel_matrix`` before allocating.
     """
-    d = getattr(mech, "d", None)
-    if not isinstance(d, (int, np.integer)):
-        return
     cols = _expected_columns(mech)
-    _base.check_channel_size(type(mech).__name__, int(d), 2 if cols is None else cols)
+    _base.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
 
 
 def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") -> Channel:
@@ -112,10 +109,7 @@ def channel(mech: Any) -> Channel:
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
     check_size(mech)
-    rows = None
-    if isinstance(getattr(mech, "d", None), (int, np.integer)):
-        # one row per input; a PUM's common mechanism runs over Z = X plus its num_tags bot items
-        rows = int(mech.d) + int(getattr(mech, "num_tags", 0) or 0)
+    rows = int(mech.num_inputs)  # one row per input (a PUM: X plus its num_tags bot items)
     with jax.enable_x64(True):
         Q, protected = as_float64(mech).channel_matrix()
         Q, protected = np.asarray(Q), np.asarray(protected)
@@ -124,10 +118,11 @@ def channel(mech: Any) -> Channel:
 
 def log_channel_matrix(mech: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """``(log Q, protected)`` from the mechanism's ``log_channel_matrix`` (float64), or ``None`` without one."""
-    if not hasattr(mech, "log_channel_matrix"):
-        return None
     with jax.enable_x64(True):
-        logq, protected = as_float64(mech).log_channel_matrix()
+        out = as_float64(mech).log_channel_matrix()
+        if out is None:
+            return None
+        logq, protected = out
         return np.asarray(logq, np.float64), np.asarray(protected)
 
 

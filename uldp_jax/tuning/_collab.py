@@ -19,7 +19,6 @@ into pilot and main users).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any, NamedTuple
@@ -110,10 +109,9 @@ def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any =
     """
     _validate.check_key(key)
     fam = _families.family_of(mech)
-    if fam.param is None or fam.ldp:
-        raise TypeError(f"Expected mech to be a ULDP mechanism with a tunable parameter, got {type(mech).__name__}.")
-    if getattr(mech, "z_rule", "max") != "max":
-        raise ValueError(f"Expected mech.z_rule='max', got {mech.z_rule!r}.")
+    if fam.param is None or fam.ldp:  # (GLUTF mechanisms have one with z_rule="max" only)
+        raise TypeError(f"Expected mech to be a ULDP mechanism with a tunable parameter in closed form (GLUTF: "
+                        f"z_rule='max'), got {mech!r}.")
     reps = _validate.check_int("reps", reps, minimum=1)
     if not (isinstance(pilot, (int, float)) and 0.0 < float(pilot) < 1.0):
         raise ValueError(f"Expected pilot={pilot!r} in (0, 1).")
@@ -163,11 +161,11 @@ def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any =
         est_m = jnp.zeros((reps, d), est_p.dtype)
         for value in np.unique(params):  # a few distinct integers, not one call per repetition
             ids = np.flatnonzero(params == value)
-            m_v = _replace(mech, fam, int(value))
+            m_v = mech.with_tuned(int(value))
             st = _rep_stats(k_main, m_v, jnp.asarray(ids), jnp.int32(n_main), data, iid, block_size, nb, False)
             est_m = est_m.at[ids].set(_api.estimate_from_stats(m_v, st, n_main, "emp").astype(est_m.dtype))
     else:
-        m_b = _replace(mech, fam, params)
+        m_b = mech.with_tuned(params)
         m_b = jax.tree_util.tree_map(lambda v: np.broadcast_to(np.asarray(v), (reps,)), m_b)  # leaves -> [r]
         st = _rep_stats(k_main, m_b, reps_ids, jnp.int32(n_main), data, iid, block_size, nb, True)
         est_m = jax.vmap(lambda m, x: _api.estimate_from_stats(m, x, n_main, "emp"))(m_b, st)
@@ -175,10 +173,3 @@ def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any =
     # 4. combine
     est = est_m if combine == "main" else (n_pilot * est_p + n_main * est_m) / n
     return CollabResult(est, est_m, est_p, theta_hat, params, np.asarray(target, np.float64), n_pilot, n_main)
-
-
-def _replace(mech: Any, fam: _families.Family, value: Any) -> Any:
-    changes = {fam.param: value}
-    if getattr(mech, "family", None) == "full":
-        changes["num_hashes"] = None
-    return dataclasses.replace(mech, **changes)

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms import _base
 from uldp_jax.privacy import audit as run_audit
 from uldp_jax.theory import _dispatch, _families
 from uldp_jax.tuning import _optimize
@@ -81,8 +82,9 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         (for ``"l1"``) neither of ``p``/``theta_n``; a GLUTF ``z_rule`` other than ``"max"``; a batched ``mech``.
     """
     objective = _check_objective(objective)
-    if not hasattr(mech, "d") or not hasattr(mech, "eps"):
-        raise TypeError(f"Expected mech to be a uldp_jax mechanism, got {type(mech).__name__}.")
+    if not isinstance(mech, _base.Mechanism):
+        raise TypeError(f"Expected mech to be a uldp_jax mechanism (a ul.Mechanism subclass), got "
+                        f"{type(mech).__name__}.")
     steps = _validate.check_int("steps", steps, minimum=1)
     if audit is not None:
         _validate.check_bool("audit", audit)
