@@ -1,5 +1,7 @@
 """The audit reads exact channels: verdicts for LDP, ULDP, HLLDP, BSLDP and E-LDP."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -95,7 +97,47 @@ def test_audit_bad_input():
         ul.bsldp_matrix([[0, 1], [1, 2]], 1.0)
     with pytest.raises(ValueError, match="blocks"):
         ul.bsldp_matrix([[0, 2]], 1.0)
-    with pytest.raises(ValueError, match="batched|single"):
-        import jax
-        import jax.numpy as jnp
-        ul.channel(jax.vmap(lambda e: ul.GRR(3, e))(jnp.array([1.0, 2.0])))
+    with pytest.raises(ValueError, match=r"grid point \(1,\) \(eps=nan\)"):  # a grid is checked point by point
+        ul.audit(jax.vmap(lambda e: ul.GRR(3, e))(jnp.array([1.0, np.nan])))
+
+
+class _LeakyAbove(ul.Mechanism):
+    """RR over d items that really spends 2 * eps when eps > 1.5 while claiming eps (leaks on part of a grid)."""
+
+    d: int = ul.static_field()
+    eps: float
+    report_kind = "item"
+
+    @property
+    def num_outputs(self):
+        return self.d
+
+    def perturb_batch(self, key, xs):
+        raise NotImplementedError  # the audit never samples
+
+    def channel_matrix(self):
+        e = jnp.where(self.eps > 1.5, 2.0 * self.eps, self.eps)
+        keep = 1.0 / (1.0 + (self.d - 1) * jnp.exp(-e))
+        Q = jnp.where(jnp.eye(self.d, dtype=bool), keep, (1.0 - keep) / (self.d - 1))
+        return Q, jnp.ones(self.d, dtype=bool)
+
+    def privacy_spec(self):
+        return ul.PrivacySpec.ldp(self.d, self.eps)
+
+
+def test_audit_and_channel_of_a_vmapped_grid():
+    """A grid built with jax.vmap: each point is audited on its own; fields gain the grid's shape."""
+    eps = np.array([[0.5, 1.0, 2.0], [3.0, 1.2, 4.0]])
+    grid = jax.vmap(jax.vmap(lambda e: ul.URR(6, (0, 2), e)))(jnp.asarray(eps))
+    rep = ul.audit(grid)
+    assert rep.ok.shape == (2, 3) and rep.worst_pair.shape == (2, 3, 2) and rep.ok.all() and rep.tight.all()
+    np.testing.assert_allclose(rep.eps, eps, rtol=1e-6)  # float32 leaves, audited in float64
+    single = ul.audit(ul.URR(6, (0, 2), 3.0))
+    assert rep.num_invertible[1, 0] == single.num_invertible and tuple(rep.worst_pair[1, 0]) == single.worst_pair
+    ch = ul.channel(grid)
+    assert ch.Q.shape == (2, 3, 6, 6) and ch.protected.shape == (2, 3, 6)
+    np.testing.assert_allclose(ch.Q[1, 2], ul.channel(ul.URR(6, (0, 2), 4.0)).Q, rtol=1e-6)
+
+    leaky = ul.audit(jax.vmap(lambda e: _LeakyAbove(5, e))(jnp.array([0.5, 1.0, 2.0, 3.0])))
+    np.testing.assert_array_equal(leaky.ok, [True, True, False, False])
+    np.testing.assert_allclose(leaky.eps, [0.5, 1.0, 4.0, 6.0], rtol=1e-6)

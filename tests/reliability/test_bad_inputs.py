@@ -134,7 +134,8 @@ CALLS = [
     ("audit E shape", lambda: ul.audit(GRR, E=np.zeros((3, 3))), ValueError, "E"),
     ("audit E nan", lambda: ul.audit(GRR, E=np.full((4, 4), NAN)), ValueError, "E"),
     ("audit E all inf", lambda: ul.audit(GRR, E=np.full((4, 4), INF)), ValueError, "E"),
-    ("audit grid", lambda: ul.audit(jax.vmap(lambda e: ul.GRR(4, e))(jnp.array([1.0, 2.0]))), ValueError, "eps"),
+    ("audit grid with a bad point", lambda: ul.audit(jax.vmap(lambda e: ul.GRR(4, e))(jnp.array([1.0, -2.0]))),
+     ValueError, "eps"),
     ("audit_pum personals", lambda: ul.audit_pum(ul.PUM(4, [0], 1, 1.0), [1]), ValueError, "personals"),
     # theory
     ("theory.mse n=0", lambda: ul.theory.mse(GRR, np.ones(4) / 4, 0), ValueError, "n="),

@@ -263,8 +263,10 @@ class Mechanism:
     # ---- grids -------------------------------------------------------------------------------------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``."""
-        return tuple(jnp.shape(self.eps))
+        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``
+        (``()`` for a mechanism without an ``eps``, e.g. a fixed test channel; override for other grids)."""
+        eps = getattr(self, "eps", None)
+        return () if eps is None else tuple(jnp.shape(eps))
 
     # ---- sampling and statistics -------------------------------------------------------------------------
     @property

@@ -162,13 +162,18 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
       tol: relative tolerance on each log-ratio constraint, in ``(0, MAX_TOL]``.
 
     Returns:
-      An ``AuditReport``.
+      An ``AuditReport``. For a ``jax.vmap``-built grid of mechanisms (``mech.batch_shape`` non-empty) every
+      grid point is audited on its own and each field becomes a NumPy array with the grid's shape leading
+      (``worst_pair``: ``[*shape, 2]``), e.g. ``ul.audit(grid).ok.all()``.
 
     Raises:
       ValueError: for a malformed channel or claimed guarantee (see the module docstring), a channel or
         ``[d, d]`` matrix too large to enumerate (checked before allocating), or a bad ``E``/``tol``.
     """
     check_tol(tol)
+    if isinstance(mech, _base.Mechanism) and mech.batch_shape:
+        return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
+                                                                           _base.unbatch(mech))], mech.batch_shape)
     ch = _channel.channel(mech)
     Q = ch.Q
     d = Q.shape[0]
@@ -229,3 +234,16 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
         excess=excess,
         tol=tol,
     )
+
+
+def _audit_point(mech: Any, index: tuple, E: Any, tol: float) -> AuditReport:
+    try:
+        return audit(mech, E, tol)
+    except ValueError as err:
+        raise ValueError(f"grid point {index} (eps={np.asarray(mech.eps).tolist()}): {err}") from err
+
+
+def _stack_reports(reports: list[AuditReport], shape: tuple[int, ...]) -> AuditReport:
+    """One ``AuditReport`` of arrays (grid shape leading) from the reports of a grid's points (C order)."""
+    fields = (np.asarray([getattr(r, f) for r in reports]) for f in AuditReport._fields)
+    return AuditReport(*(a.reshape(shape + a.shape[1:]) for a in fields))

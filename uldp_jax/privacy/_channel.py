@@ -102,12 +102,19 @@ def channel(mech: Any) -> Channel:
 
     Raises:
       TypeError: if ``mech`` is not a mechanism of this library.
-      ValueError: if the channel is too large to enumerate (checked before allocating), ``mech`` is a batched
-        grid, or what the mechanism returns is not a probability matrix with a protected mask over its
-        outputs (see ``validate``).
+      ValueError: if the channel is too large to enumerate (checked before allocating), or what the mechanism
+        returns is not a probability matrix with a protected mask over its outputs (see ``validate``).
+
+    A ``jax.vmap``-built grid (``mech.batch_shape`` non-empty) gives ``Q [*shape, d, m]`` and
+    ``protected [*shape, m]``, each grid point checked on its own.
     """
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    shape = mech.batch_shape
+    if shape:
+        chans = [channel(m) for m in _base.unbatch(mech)]
+        return Channel(np.stack([c.Q for c in chans]).reshape(shape + chans[0].Q.shape),
+                       np.stack([c.protected for c in chans]).reshape(shape + chans[0].protected.shape))
     check_size(mech)
     rows = int(mech.num_inputs)  # one row per input (a PUM: X plus its num_tags bot items)
     with jax.enable_x64(True):
