@@ -209,6 +209,15 @@ def test_keeprr_audit_fails_when_the_channel_leaks():
     assert not rep.ok and rep.eps > 1.9
 
 
+def test_keeprr_grid_audit():
+    """The README contract: ul.audit on a vmap-built grid of an outside-defined mechanism (one verdict a point)."""
+    rep = ul.audit(jax.vmap(lambda e: KeepRR(5, e))(jnp.asarray(EPS_GRID)))
+    assert rep.ok.shape == EPS_GRID.shape and rep.ok.all() and rep.tight.all()
+    np.testing.assert_allclose(rep.eps, EPS_GRID, rtol=1e-6)
+    leaky = ul.audit(jax.vmap(lambda e: LeakyKeepRR(5, e))(jnp.asarray(EPS_GRID)))
+    assert not leaky.ok.any()
+
+
 def test_keeprr_grid_through_simulate():
     grid = jax.vmap(lambda e: KeepRR(5, e))(jnp.asarray(EPS_GRID))
     p = np.array([0.4, 0.1, 0.25, 0.05, 0.2])
