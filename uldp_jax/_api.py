@@ -40,8 +40,8 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
     _check_mech(mech)
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
-    if not args and xs.ndim == 1 and mech.prefers_compact():
-        return mech.perturb_compact(key, xs)
+    if xs.ndim == 1 and mech.prefers_compact():
+        return mech.perturb_compact(key, xs, *args)
     return mech.perturb_batch(key, xs, *args)
 
 

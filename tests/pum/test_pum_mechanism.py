@@ -147,3 +147,36 @@ def test_bad_personal(key):
         mech.user(np.array([0, -1]))
     with pytest.raises(TypeError, match="key"):
         ul.perturb(None, mech, xs, jnp.array([[2, -1], [-1, -1]]))
+
+
+def test_pum_over_urap_compact_sampler_matches_the_channel():
+    """PUM over uRAP: compact reports (the common uRAP's compact sampler on f_pre(x)) follow Q_cmn row by row,
+    and every consumer takes them (aggregate, emp, EM) with the same numbers as their dense form."""
+    m = ul.PUM(5, (0,), 1, 1.0, base="urap")
+    n = 40_000
+    xs = jnp.asarray(np.arange(n) % 5, jnp.int32)
+    personal = np.where((np.arange(n) % 2 == 0)[:, None], 3, -1).astype(np.int32)  # half the users tag item 3
+    ys = m.perturb_compact(jax.random.key(4), xs, personal)
+    assert isinstance(ys, ul.CompactBits) and ys.shape == (n, 6)
+    cols = testing.report_index(m, ul.to_dense(ys))
+    zs = np.asarray(m.preprocess(xs, jnp.asarray(personal)))
+    Q, _ = m.channel_matrix()
+    for z in range(6):
+        obs = np.bincount(cols[zs == z], minlength=Q.shape[1])
+        assert testing.fits(testing.chi_square(obs, Q[z])), z
+    dense = ul.to_dense(ys)
+    np.testing.assert_array_equal(np.asarray(m.aggregate(ys)), np.asarray(m.aggregate(dense)))
+    prior = np.full((1, 5), 0.2)
+    for method in ("emp", "em"):
+        np.testing.assert_allclose(np.asarray(ul.pum_estimate(m, ys, prior=prior, method=method).p),
+                                   np.asarray(ul.pum_estimate(m, dense, prior=prior, method=method).p), atol=1e-6)
+
+
+def test_pum_perturb_returns_compact_reports_on_a_large_domain():
+    m = ul.PUM(3000, tuple(range(30)), 2, 2.0, base="urap")
+    xs = jnp.asarray(np.arange(1000) % 3000, jnp.int32)
+    personal = np.full((1000, 2), -1, np.int32)
+    personal[:, 0] = 100
+    ys = ul.perturb(jax.random.key(0), m, xs, personal)
+    assert m.prefers_compact() and isinstance(ys, ul.CompactBits) and ys.shape == (1000, 3002)
+    assert not ul.PUM(5, (0,), 1, 1.0, base="urap").prefers_compact()  # small Z: dense bits

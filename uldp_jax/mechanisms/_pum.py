@@ -189,6 +189,16 @@ class PUM(_base.Mechanism):
     def perturb_one(self, key: jax.Array, x: jax.Array, personal: Any) -> Any:
         return self.perturb_batch(key, jnp.asarray(x), personal)
 
+    def prefers_compact(self) -> bool:
+        """As the common mechanism (a uRAP over a large ``Z``: compact reports from ``ul.perturb``)."""
+        return self.cmn.prefers_compact()
+
+    def perturb_compact(self, key: jax.Array, xs: jax.Array, personal: Any, num_chunks: int | None = None) -> Any:
+        """``CompactBits`` reports (the positions of the ones): the common mechanism's compact sampler on each
+        user's pre-processed item, the same law as ``perturb_batch`` without the ``n x (d + K)`` bits."""
+        personal = self.check_personal(personal, jnp.shape(xs))
+        return self.cmn.perturb_compact(key, self.preprocess(xs, personal), num_chunks)
+
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         return self.cmn.aggregate(ys, weights)
 
