@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms import _base, _glutf_counts, _glutf_em
+from uldp_jax.mechanisms import _base, _compact, _glutf_counts, _glutf_em
 from uldp_jax.mechanisms._forms import family as _family
 from uldp_jax.mechanisms._forms import nonpure_uldp as _np_th
 from uldp_jax.mechanisms._forms import pure_uldp as _th
@@ -164,12 +164,35 @@ class GLUTFMixin:
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> GLUTFReport:
         """Randomizes ``xs: int32[...]`` by Algorithm 1; returns a ``GLUTFReport`` with leading shape ``xs.shape``."""
+        return self._perturb(key, xs, self.base.perturb_batch)
+
+    def prefers_compact(self) -> bool:
+        """As the base (uUE over many sensitive items: the base part as ``CompactBits``)."""
+        return self.base.prefers_compact()
+
+    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> GLUTFReport:
+        """``perturb_batch`` with the base part drawn by the base's compact sampler (``CompactBits``; same law,
+        no ``n x s`` bits). Every consumer (``aggregate``, emp, EM, ``check_reports``) takes either form."""
+        return self._perturb(key, xs, lambda k, b: self.base.perturb_compact(k, b, num_chunks))
+
+    def check_reports(self, ys: Any) -> None:
+        if isinstance(ys, GLUTFReport) and isinstance(ys.base, _compact.CompactBits):
+            self.base.check_reports(ys.base)
+            n = len(ys.base)
+            for name, leaf, kind in (("has_base", ys.has_base, "b"), ("item", ys.item, "iu")):
+                if jnp.shape(leaf) != (n,) or jnp.dtype(leaf.dtype).kind not in kind:
+                    raise TypeError(f"Expected ys.{name} of shape ({n},) matching ys.base, got "
+                                    f"{getattr(leaf, 'dtype', type(leaf).__name__)}{list(jnp.shape(leaf))}.")
+            return
+        _base.Mechanism.check_reports(self, ys)
+
+    def _perturb(self, key: jax.Array, xs: jax.Array, base_sampler: Any) -> GLUTFReport:
         sens_np, rank_np, _ = self._masks()
         sens = jnp.asarray(sens_np)[xs]
         k_go, k_x, k_base, k_z = jax.random.split(key, 4)
         xprime = jax.random.randint(k_x, xs.shape, 0, self.s, dtype=jnp.int32)
         b_in = jnp.where(sens, jnp.asarray(rank_np)[xs], xprime).astype(jnp.int32)
-        yb = self.base.perturb_batch(k_base, b_in)
+        yb = base_sampler(k_base, b_in)
         go = jax.random.uniform(k_go, xs.shape, dtype=jnp.float32) < self.f()
         pair = jax.random.uniform(k_z, xs.shape, dtype=jnp.float32) * self.f() >= self.f_protected()
         has_base = sens | go

@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from uldp_jax.mechanisms import _compact
 
 
 def report_support(base: Any, ys: Any) -> jax.Array:
@@ -28,7 +29,7 @@ def report_support(base: Any, ys: Any) -> jax.Array:
     if hasattr(base, "support"):
         return base.support(ys)
     if base.report_kind == "bits":
-        return jnp.asarray(ys, bool)
+        return jnp.asarray(_compact.to_dense(ys), bool)  # the factors L[n, d] are dense anyway
     return jnp.asarray(ys)[:, None] == jnp.arange(base.d)
 
 
