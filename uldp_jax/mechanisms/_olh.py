@@ -190,7 +190,6 @@ class OLH(_base.Mechanism):
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.ldp_spec(self.d, _base.eps_value(self.eps))
 
-
     closed_form_family = _family.Family(
         "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
         domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0))

@@ -155,7 +155,6 @@ class URR(_base.Mechanism):
     def privacy_spec(self) -> _base.PrivacySpec:
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
 
-
     closed_form_family = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
                                         _family.urr_probs, ldp=False)
 
