@@ -49,24 +49,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _api, _progress, _shard, _validate, fastpath
-from uldp_jax._layout import (
+from uldp_jax._layout import (  # noqa: F401 - the sizing policy is re-exported (engine.sizing, ...)
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_COUNTS_REP_CHUNK,
+    SIZING_OVERRIDE,
+    Sizing,
     alias_probs,
     alias_table,
     block_inputs,
     block_reports,
     check_inputs,
     grid_size,
+    pow2_floor,
     rep_stats,
     rep_stats_range,
     sample_alias,
+    sizing,
 )
 from uldp_jax.estimation import _registry, _report_sim
 
 DEFAULT_BLOCK_SIZE = 1024
 # ~1 MiB of per-chunk intermediates keeps a chunk in the CPU's L2 cache (128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x
 # slower at d = 625); results never depend on it.
-DEFAULT_CHUNK_BYTES = 2**20
-DEFAULT_COUNTS_REP_CHUNK = 1024  # repetitions vmapped at once on the counts path (O(d) memory each)
 
 
 class SimResult(NamedTuple):
@@ -87,56 +91,11 @@ class SimResult(NamedTuple):
     n: int
 
 
-def pow2_floor(x: int) -> int:
-    return 1 << (max(int(x), 1).bit_length() - 1)
-
-
 def bucket(x: int) -> int:
     """The smallest size ``>= x`` of the form ``2^k`` or ``3 * 2^k``: at most 1.5x, two sizes per octave."""
     x = max(int(x), 1)
     p = 1 << (x - 1).bit_length()  # next power of two
     return 3 * p // 4 if p >= 4 and 3 * p // 4 >= x else p
-
-
-class Sizing(NamedTuple):
-    """The sizing policy's answer: per-user chunk budget and repetitions vmapped at once (results never depend on it).
-
-    Attributes:
-      chunk_bytes: estimated bytes of per-chunk intermediates on the per-user path.
-      rep_batch: repetitions vmapped together on the per-user path.
-      counts_rep_chunk: repetitions vmapped together on the counts path.
-    """
-
-    chunk_bytes: int
-    rep_batch: int
-    counts_rep_chunk: int
-
-
-SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
-
-
-def sizing(device: Any = None) -> Sizing:
-    """The default sizes for ``device`` (default: the first visible device), overridden by ``SIZING_OVERRIDE``.
-
-    CPU: ~1 MiB chunks (they stay in L2; 128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x slower at d = 625) and
-    sequential repetitions. GPU/TPU: 1/64 of the device memory (``device.memory_stats()["bytes_limit"]``, 16 GiB
-    assumed when unknown) per chunk, up to 2**30 bytes, i.e. tens of millions of elements a step, and 8
-    repetitions vmapped while that fits in 1/8 of the memory. Results are bit-identical for every choice
-    (threefry keys; chunks and repetitions are exact int32 sums of ``fold_in``-keyed blocks).
-    """
-    device = jax.devices()[0] if device is None else device
-    if device.platform == "cpu":
-        out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK)
-    else:
-        try:
-            limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
-        except Exception:  # noqa: BLE001 - memory_stats is optional on some backends
-            limit = 0
-        limit = limit or 16 * 2**30
-        chunk = int(min(2**30, max(2**24, pow2_floor(limit // 64))))
-        rep_batch = int(max(1, min(8, limit // 8 // chunk)))
-        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK)
-    return out._replace(**SIZING_OVERRIDE)
 
 
 def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
@@ -148,6 +107,13 @@ def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_byte
     width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
     per_block = block_size * width * 4 * 3
     return int(min(pow2_floor(max(1, chunk_bytes // per_block)), 1 << (max(num_blocks, 1) - 1).bit_length()))
+
+
+MIN_REP_LEN = 64  # per-user rep_ids length floor (while the padded stats stay under 2**16 entries)
+
+def stable_rows(rows: int, mech: Any) -> int:
+    """``max(rows, MIN_REP_LEN)`` while ``MIN_REP_LEN`` rows of stats stay under 2**16 entries (else ``rows``)."""
+    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(mech.num_stats, 1))))
 
 
 TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
@@ -270,6 +236,8 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
         rep_chunk = min(rep_chunk, policy.counts_rep_chunk) if path == "counts" else rep_chunk
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
     rep_len = bucket(rep_chunk)  # rep_ids length: a few sizes per sweep (padding reps are skipped or dropped)
+    if path == "per_user":  # padding reps cost no work here: one length for every reps <= 64 (small stats only)
+        rep_len = stable_rows(rep_len, mech)
     if mesh is not None and mode == "reps":
         rep_len = math.ceil(rep_len / ndev) * ndev  # pad: a device count that does not divide reps
     g = grid_size(mech)
@@ -308,9 +276,16 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
 
 
 @functools.lru_cache(maxsize=64)
-def _jitted_estimate(method: str, n: int):
-    """``jit(lambda mech, stats: estimate_from_stats(mech, stats, n, method))``, cached: the counts path's
-    estimate costs microseconds of device work, so eager dispatch would dominate a call (measured ~6-15 ms)."""
+def _jitted_estimate(method: str):
+    """``jit(lambda mech, stats, n: estimate_from_stats(mech, stats, n, method))``, cached per method with ``n``
+    as data (a sweep over ``n`` compiles once per stats shape): the estimate costs microseconds of device work,
+    so eager dispatch would dominate a counts-path call (measured ~6-15 ms) and compile each op per shape."""
+    return jax.jit(lambda mech, stats, n: _api.estimate_from_stats(mech, stats, n, method))
+
+
+@functools.lru_cache(maxsize=16)
+def _jitted_estimate_static(method: str, n: int):
+    """``_jitted_estimate`` for ``n >= 2**31`` (counts path with x64): ``n`` static, as int32 data would overflow."""
     return jax.jit(lambda mech, stats: _api.estimate_from_stats(mech, stats, n, method))
 
 
@@ -389,10 +364,15 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
         if resolved[m].input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
             estimates[m] = _report_sim.report_estimates(key, mech, m, xs=xs, p=p, n=None if p is None else n,
                                                         reps=reps, block_size=block_size, options=opts)
-        elif g is None and not opts and counts_path:  # O(d) work: jitted, no eager dispatch per call
-            estimates[m] = _jitted_estimate(m, n)(mech, stats)
-        elif g is None:
-            estimates[m] = _api.estimate_from_stats(mech, stats, n, m, **opts)
+        elif g is None:  # on rows padded (host side) with copies of row 0: shapes stable across reps and n
+            st = np.asarray(stats)
+            padded = np.concatenate([st, np.repeat(st[:1], stable_rows(bucket(len(st)), mech) - len(st), axis=0)])
+            if not opts and counts_path:  # O(d) work: jitted, no eager dispatch per call, n as data
+                est = (_jitted_estimate(m)(mech, padded, np.int32(n)) if n < 2**31 else
+                       _jitted_estimate_static(m, n)(mech, padded))
+            else:  # eager (jitting moves the per-user path's estimates by an ulp: kept as recorded)
+                est = _api.estimate_from_stats(mech, padded, n, m, **opts)
+            estimates[m] = jnp.asarray(np.asarray(est)[: len(st)])
         else:
             estimates[m] = jax.vmap(lambda mm, st, m=m, opts=opts: _api.estimate_from_stats(mm, st, n, m, **opts))(
                 mech, stats)

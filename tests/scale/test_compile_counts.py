@@ -41,12 +41,25 @@ def test_sweep_compiles_a_bounded_number_of_kernels(path):
             assert stats.shape == (reps, 25) and np.all(stats.sum(1) == n)
     traces = engine.TRACE_COUNTS[path] - traces0
     compiles = len(_COMPILES) - compiles0
-    # per user: rep buckets {3, 6, 12} x chunk sizes {2, 8, 32, 64} blocks: <= 12 kernels for 12 (n, reps) pairs
-    # (and the same 12 for any n up to 2**31 and 3..12 reps); counts: power-of-two calls {1, 2, 4, 8}
-    assert traces <= (12 if path == "per_user" else 4), traces
+    # per user: one rep length (64: padding reps are skipped) x chunk sizes {2, 8, 32, 64} blocks: <= 4 kernels
+    # for 12 (n, reps) pairs (the same 4 for any n up to 2**31 and reps <= 64); counts: power-of-two calls {1, 2, 4, 8}
+    assert traces <= 4, traces
     assert compiles <= traces + 2, (compiles, traces, _COMPILES[compiles0:])
 
 
 def test_buckets():
     assert [engine.bucket(x) for x in (1, 2, 3, 4, 5, 7, 9, 10, 20, 50, 600, 1024)] == [
         1, 2, 3, 4, 6, 8, 12, 12, 24, 64, 768, 1024]
+
+
+@pytest.mark.parametrize("path", ["per_user", "counts"])
+def test_simulate_sweep_compiles_at_most_15(path):
+    """The issue's sweep shape through ``ul.simulate`` (kernels and the estimate): n is data for the estimate too."""
+    mech = ul.GRR(25, 1.0)
+    ul.simulate(jax.random.key(0), mech, p=P, n=1000, reps=2, path=path)
+    compiles0 = len(_COMPILES)
+    for n in (2000, 5000, 20000):
+        for reps in (10, 20, 50):
+            res = ul.simulate(jax.random.key(1), mech, p=P, n=n, reps=reps, path=path)
+            assert np.asarray(res.estimates["emp"]).shape == (reps, 25)
+    assert len(_COMPILES) - compiles0 <= 15, _COMPILES[compiles0:]

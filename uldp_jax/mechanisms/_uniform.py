@@ -12,6 +12,14 @@ each instead of three (two ``bits`` calls of ``n`` words each run about twice as
 - ``uniform_ints(key, m, shape)``: exactly uniform on ``[0, m)`` by Lemire's multiply-shift with rejection (a
   word is rejected w.p. ``(2^32 mod m) / 2^32 < m / 2^32``); rejected entries are redrawn in a loop that runs
   zero times in almost every call.
+
+Why the redraw stays a ``while_loop`` (issue 17, item 5): no procedure that reads a bounded number ``T`` of
+uint32 words can be exactly uniform on ``[0, m)`` unless ``m`` is a power of two, because every output then has
+a probability that is a multiple of ``2^-32T``, and ``1/m`` is not (its denominator has an odd factor). So a
+fixed number of tries needs an unbounded fallback to stay exact. The "uniform other than ``x``" draws already
+take one exact draw without a loop of their own (GRR: ``u`` on ``[0, d - 1)``, ``u + (u >= x)``; uRR the same
+on its sensitive or non-sensitive range); the one data-dependent loop per call is this Lemire redraw, entered
+with probability below ``size * m / 2^32`` (``experiments/benchmarks/hlo_while_count.py`` counts the loops).
 """
 
 from __future__ import annotations

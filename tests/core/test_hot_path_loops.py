@@ -1,0 +1,28 @@
+"""Data-dependent loops on the per-user hot path (issue 17, item 5): at most the one exact Lemire redraw per call.
+
+Counts ``while`` instructions without an XLA-known trip count in the optimized HLO of ``ul.perturb``
+(``experiments/benchmarks/hlo_while_count.py`` prints the same at d = 625). On CPU, threefry's rounds are rolled
+loops with a known trip count of 5; those are not counted.
+"""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import uldp_jax as ul
+
+SENS = list(range(0, 25, 5))
+EXPECTED = {"GRR": 1, "uRR": 1, "OUE": 0, "uRAP": 0, "OLH": 0, "SS": 1}
+MECHS = {"GRR": ul.GRR(25, 1.0), "uRR": ul.URR(25, SENS, 1.0), "OUE": ul.OUE(25, 1.0),
+         "uRAP": ul.URAP(25, SENS, 1.0), "OLH": ul.OLH(25, 1.0), "SS": ul.SS(25, 1.0)}
+
+
+@pytest.mark.parametrize("name", list(MECHS))
+def test_data_dependent_while_loops_per_call(name):
+    mech = MECHS[name]
+    fn = jax.jit(lambda k, x: ul.perturb(k, mech, x))
+    text = fn.lower(jax.random.key(0), jnp.zeros((512,), jnp.int32)).compile().as_text()
+    loops = [ln for ln in text.splitlines() if re.search(r"\swhile\(", ln) and "condition=" in ln]
+    assert sum("known_trip_count" not in ln for ln in loops) == EXPECTED[name]

@@ -1,0 +1,51 @@
+"""EM and support passes on the sizing policy (issue 17): bit-identical results whatever the column chunk.
+
+``_layout.sizing()`` gives the column-pass chunk of EM; ``SIZING_OVERRIDE`` replaces it (as a GPU policy would).
+The column chunk only splits a map, so EM estimates are bit-identical across its values. The row chunk
+(``_support.CHUNK_ENTRIES``) stays fixed on every backend: it sets the order of the float accumulations across
+chunks, and the last test documents that changing it moves estimates (why it is not on the policy).
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import _layout
+from uldp_jax.estimation import _support
+
+
+@pytest.fixture
+def override():
+    _layout.SIZING_OVERRIDE.clear()
+    yield _layout.SIZING_OVERRIDE
+    _layout.SIZING_OVERRIDE.clear()
+
+
+def _reports(mech, n=6000):
+    xs = jax.random.randint(jax.random.key(1), (n,), 0, mech.d)
+    return ul.perturb(jax.random.key(2), mech, xs)
+
+
+def test_cpu_policy_values_unchanged():
+    s = _layout.sizing(jax.devices("cpu")[0])
+    assert (s.chunk_bytes, s.rep_batch, s.em_col_entries) == (2**20, 1, 2**16) and _support.CHUNK_ENTRIES == 2**20
+
+
+@pytest.mark.parametrize("mech", [ul.RAPPOR(40, 2.0), ul.URAP(40, list(range(12)), 2.0)], ids=["RAPPOR", "uRAP"])
+def test_em_bit_identical_across_column_chunks(override, mech):
+    ys = _reports(mech)
+    opts = dict(layout="columns", tol=1e-9)
+    base = np.asarray(ul.estimate(mech, ys, "em", **opts))
+    for col in (1, 2**6, 2**12, 2**24):
+        override["em_col_entries"] = col
+        assert np.array_equal(np.asarray(ul.estimate(mech, ys, "em", **opts)), base), col
+
+
+def test_row_chunk_changes_float_order_so_it_is_not_on_the_policy():
+    mech = ul.RAPPOR(40, 2.0)
+    ys = _reports(mech)
+    base = np.asarray(ul.estimate(mech, ys, "em", tol=1e-9, chunk=2**13))
+    other = np.asarray(ul.estimate(mech, ys, "em", tol=1e-9, chunk=2**6))
+    np.testing.assert_allclose(other, base, atol=2e-4)
+    assert not np.array_equal(other, base)
