@@ -112,14 +112,20 @@ def test_channel_rows_sum_to_one_and_audit_passes(name):
     assert rep.ok, rep
 
 
+# One compiled sampler per mechanism, shared by the chi-square and the unbiasedness tests: both draw DRAWS reports
+# per input (``d * DRAWS`` users, same mechanism pytree, same shapes: one compile).
+DRAWS = 4000
+_SAMPLER = jax.jit(lambda mech, key, xs: mech.perturb_batch(key, xs))
+
+
 def test_sampler_matches_channel(name):
     if name in PER_USER_TAGS:
         pytest.skip("PUM: see tests/pum/")
     m = FACTORIES[name](1.0)
     Q = ul.channel(m).Q
-    draws = 4000
+    draws = DRAWS
     xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)  # every input at once: one compiled sampler call
-    idx = ul.testing.report_index(m, jax.jit(m.perturb_batch)(jax.random.key(7), xs)).reshape(m.d, draws)
+    idx = ul.testing.report_index(m, _SAMPLER(m, jax.random.key(7), xs)).reshape(m.d, draws)
     for x in range(m.d):
         res = ul.testing.chi_square(np.bincount(idx[x], minlength=Q.shape[1]), Q[x])
         assert res.pvalue > 1e-4, (x, res)
@@ -141,13 +147,21 @@ def test_emp_is_unbiased_where_the_moments_say_so(name):
         var = ul.theory.exact_item_mse(m, target, n, model="fixed")
     except ValueError:
         pytest.skip("the exact channel moments say the per-item estimator is biased")
-    # "emp" is affine in the statistic, so the mean of R estimates is the estimate from the pooled statistic of
-    # R * n reports; the reports come from the mechanism's own sampler, R independent keys.
+    # "emp" is affine in the statistic, so the mean of R estimates (n users each) is the estimate from the pooled
+    # statistic of R * n reports. The users report independently, so the pooled statistic has the law of the
+    # aggregate of the users ``tile(xs, R)``: drawn here with the chi-square test's compiled sampler (``d *
+    # DRAWS`` users per call, calls with independent keys), at least R = 200 repetitions' worth of reports.
     reps = 200
-    keys = jax.random.split(jax.random.key(1), reps)
-    stats = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs))))(keys)
-    mean_est = np.asarray(ul.estimate_from_stats(m, jnp.sum(stats, axis=0), n * reps, "emp"), np.float64)
-    z = (mean_est - target) / np.sqrt(var / reps)
+    base_xs = np.tile(np.asarray(xs), -(-DRAWS * m.d // n))[: DRAWS * m.d]  # whole copies of xs, then a rest
+    calls = -(-reps * n // (DRAWS * m.d))
+    stats = sum(m.aggregate(_SAMPLER(m, jax.random.fold_in(jax.random.key(1), c), jnp.asarray(base_xs)))
+                for c in range(calls))
+    counts = calls * np.bincount(base_xs, minlength=m.d)
+    total = calls * base_xs.shape[0]
+    assert total >= reps * n  # at least the power of 200 repetitions of n users
+    mean_est = np.asarray(ul.estimate_from_stats(m, stats, total, "emp"), np.float64)
+    var_total = ul.theory.exact_item_mse(m, counts / total, total, model="fixed")
+    z = (mean_est - counts / total) / np.sqrt(var_total)
     assert np.all(np.abs(z) < 5.0), z
     # and the closed form (or the default from channel moments) agrees with the exact risk
     np.testing.assert_allclose(float(ul.theory.mse(m, target, n, model="fixed")), var.sum(), rtol=1e-5)
