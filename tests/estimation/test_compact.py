@@ -118,3 +118,114 @@ def test_check_reports_rejects_wrong_compact():
         ul.estimate(m, _compact.CompactBits(jnp.zeros((3, 2), jnp.uint16), 99), "emp")
     with pytest.raises(ValueError):
         ul.estimate(m, _compact.CompactBits(jnp.full((3, 2), 5000, jnp.int32), 1200), "emp")
+
+
+# ---- uUE (GLUTF over UE) and PUM over uRAP: compact straight from the sampler ---------------------------------
+
+def _pum_urap():
+    return ul.PUM(5, (0, 2), 1, 1.0, base="urap")
+
+
+def test_uue_compact_sampler_matches_channel():
+    """Chi-square (``ul.testing``) of uUE's compact sampler against its exact channel, per input."""
+    m = ul.UUE(5, (0, 2, 3), 1.0, p=0.4)
+    Q = ul.channel(m).Q
+    draws = 4000
+    xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)
+    ys = m.perturb_compact(jax.random.key(21), xs)
+    assert isinstance(ys.base, ul.CompactBits)
+    idx = ul.testing.report_index(m, ys).reshape(m.d, draws)
+    for x in range(m.d):
+        assert ul.testing.fits(ul.testing.chi_square(np.bincount(idx[x], minlength=Q.shape[1]), Q[x])), x
+
+
+def test_pum_urap_compact_sampler_matches_channel():
+    """PUM over uRAP: compact reports of f_pre(x) against Q_cmn's row of the pre-processed item."""
+    m = _pum_urap()
+    Q = ul.channel(m).Q  # rows: Z = X plus the bot
+    draws = 4000
+    xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)
+    personal = jnp.broadcast_to(jnp.asarray([[4]], jnp.int32), (xs.shape[0], 1))  # item 4 personal (tag 0)
+    ys = m.perturb_compact(jax.random.key(22), xs, personal)
+    assert isinstance(ys, ul.CompactBits)
+    idx = ul.testing.report_index(m, ys).reshape(m.d, draws)
+    zs = np.asarray(m.preprocess(jnp.arange(m.d, dtype=jnp.int32), jnp.asarray([[4]] * m.d, jnp.int32)))
+    assert zs[4] == m.d  # the personal item becomes the bot
+    for x in range(m.d):
+        assert ul.testing.fits(ul.testing.chi_square(np.bincount(idx[x], minlength=Q.shape[1]), Q[zs[x]])), x
+
+
+def _aggregate_draws(fn, reps):
+    return np.stack([np.asarray(fn(jax.random.key(1000 + r))) for r in range(reps)])
+
+
+@pytest.mark.parametrize("which", ["UUE", "PUM"])
+def test_dense_and_compact_give_the_same_aggregate_distribution(which):
+    """Per statistic, the mean aggregate of dense and of compact reports agree (two-sample, in standard errors),
+    and each agrees with the exact expectation ``n (p Q) @ support``."""
+    reps, n = 200, 300
+    if which == "UUE":
+        m = ul.UUE(6, (0, 2, 3), 1.0, p=0.4)
+        xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, n), jnp.int32)
+        dense = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs))))
+        compact = lambda k: m.aggregate(m.perturb_compact(k, xs))  # noqa: E731  (concrete: exact widths)
+    else:
+        m = _pum_urap()
+        xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, n), jnp.int32)
+        personal = jnp.asarray(np.where(np.random.default_rng(3).random((n, 1)) < 0.5, 4, -1), jnp.int32)
+        dense = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs, personal))))
+        compact = lambda k: m.aggregate(m.perturb_compact(k, xs, personal))  # noqa: E731
+    keys = jax.random.split(jax.random.key(31), reps)
+    s_dense = np.asarray(dense(keys), np.float64)
+    s_comp = np.stack([np.asarray(compact(k)) for k in jax.random.split(jax.random.key(32), reps)]).astype(np.float64)
+    se = np.sqrt(s_dense.var(axis=0, ddof=1) / reps + s_comp.var(axis=0, ddof=1) / reps)
+    se = np.maximum(se, 1e-9)
+    assert ul.testing.within_se(s_comp.mean(axis=0), s_dense.mean(axis=0), se, dof=reps - 1)
+    # and both match the exact per-statistic expectation from the channel
+    if which == "UUE":
+        expected = np.asarray(m.support_affine()[0]) * np.bincount(np.asarray(xs), minlength=m.d) \
+            + np.asarray(m.support_affine()[1]) * n
+    else:
+        zs = np.asarray(m.preprocess(xs, personal))
+        expected = np.bincount(zs, minlength=m.cmn.d) @ np.asarray(m.cmn.stats_matrix(), np.float64)
+    assert ul.testing.within_se(s_comp.mean(axis=0), expected, np.maximum(s_comp.std(axis=0, ddof=1), 1e-9)
+                                / np.sqrt(reps), dof=reps - 1)
+
+
+def test_compact_reports_through_every_consumer():
+    """uUE and PUM-over-uRAP compact reports: aggregate = dense aggregate (same key where the key schedule
+    agrees), emp, emp+thr and EM accept them; ul.perturb returns them at scale; simulate's stats path uses them."""
+    m = ul.UUE(6, (0, 2, 3), 1.0, p=0.4)
+    xs = jnp.asarray(np.random.default_rng(4).integers(0, m.d, 500), jnp.int32)
+    ys = m.perturb_compact(jax.random.key(7), xs)
+    m.check_reports(ys)
+    assert ul.aggregate(m, ys).shape == (m.d,)
+    # dense reports packed explicitly give the same aggregate
+    yd = m.perturb_batch(jax.random.key(7), xs)
+    packed = yd._replace(base=ul.to_compact(yd.base))
+    np.testing.assert_array_equal(np.asarray(ul.aggregate(m, packed)), np.asarray(ul.aggregate(m, yd)))
+    for method in ("emp", "emp+thr", "em"):
+        est = np.asarray(ul.estimate(m, ys, method))
+        assert est.shape == (m.d,) and np.all(np.isfinite(est)), method
+    # EM on packed dense reports equals EM on the dense reports (same likelihood)
+    np.testing.assert_allclose(np.asarray(ul.estimate(m, packed, "em")), np.asarray(ul.estimate(m, yd, "em")),
+                               rtol=1e-5, atol=1e-6)
+    # at scale ul.perturb returns the compact form; simulate runs on it
+    big = ul.UUE(2500, tuple(range(2000)), 2.0, p=0.5)
+    assert big.prefers_compact()
+    xb = jnp.asarray(np.random.default_rng(5).integers(0, big.d, 3000), jnp.int32)
+    yb = ul.perturb(jax.random.key(8), big, xb)
+    assert isinstance(yb.base, ul.CompactBits)
+    res = ul.simulate(jax.random.key(9), big, xs=xb, reps=2, methods=("emp",))
+    assert res.estimates["emp"].shape == (2, big.d)
+    # PUM over uRAP
+    pm = ul.PUM(2000, tuple(range(0, 2000, 2)), 1, 5.0, base="urap")  # sparse: q ~ e^{-eps/2}
+    assert pm.prefers_compact()
+    xp = jnp.asarray(np.random.default_rng(6).integers(0, pm.d, 3000), jnp.int32)
+    personal = jnp.full((3000, 1), -1, jnp.int32)
+    yp = ul.perturb(jax.random.key(10), pm, xp, personal)
+    assert isinstance(yp, ul.CompactBits)
+    pm.check_reports(yp)
+    for method in ("emp", "emp+thr", "em"):
+        est = ul.pum_estimate(pm, yp, method=method)
+        assert np.all(np.isfinite(np.asarray(est.p))), method
