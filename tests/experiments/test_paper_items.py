@@ -91,3 +91,19 @@ def test_004_fig3_heatmap_shares(tmp_path):
         assert math.isclose(float(r["se"]), math.sqrt(p * (1 - p) / n), rel_tol=1e-4, abs_tol=1e-12)
     top = [float(r["value"]) for r in rows if r["level"] == "top cell"]
     assert top == sorted(top, reverse=True) and np.all(np.array(top) > 0)
+
+
+@pytest.mark.parametrize("name", ["003-fig5", "003-fig4"])
+def test_003_plots_show_the_sum_over_items(name):
+    """003's figures plot the MSE summed over items (eq 28): every plotted point is a row's value_sum (= d x value)."""
+    from uldp_jax.experiments._runner import Context
+
+    exp = experiments.get_experiment(name)
+    rep = exp.run(experiments.make_config(exp, quick=True), Context(progress=False))
+    (fig,) = rep.figures.values()
+    plotted = sorted(float(y) for ax in fig.axes for ln in ax.get_lines() for y in ln.get_ydata())
+    rows = [r for r in rep.rows if r.get("value_sum") is not None and np.isfinite(r["value_sum"])]
+    assert rows and len(plotted) == len(rows)
+    np.testing.assert_allclose(plotted, sorted(r["value_sum"] for r in rows), rtol=1e-12)
+    np.testing.assert_allclose([r["value_sum"] for r in rows], [r["value"] * r["d"] for r in rows], rtol=1e-12)
+    assert all("sum over items" in ax.get_ylabel() for ax in fig.axes if ax.get_lines())

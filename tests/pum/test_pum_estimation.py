@@ -139,3 +139,36 @@ def test_em_recovers_r_from_expected_counts():
         spec = ul.pum._estimate.resolve_method("em", mech.cmn)
         r_hat = spec.fn(mech.cmn, jnp.asarray(tr.r @ Q * 1000), 1000)
         np.testing.assert_allclose(r_hat, tr.r, atol=1e-4)
+
+
+def test_simulate_pum_case_iii_uses_the_population():
+    """001 §6.1 case (III): the "true" prior and the losses are the population's pi_k/p, not the users' own;
+    at large eps the error then levels off at the users' sampling error instead of falling to zero."""
+    rng = np.random.default_rng(0)
+    pop_xs = rng.integers(0, D, 4_000).astype(np.int32)
+    pop_personal = np.where(rng.random((4_000, 2)) < 0.5, rng.integers(1, D, (4_000, 2)), -1).astype(np.int32)
+    users = rng.choice(4_000, 400, replace=False)
+    xs, personal = pop_xs[users], pop_personal[users]
+    mech = ul.PUM(D, SENS, 2, 30.0)  # eps so large that r_hat is (nearly) the users' empirical r
+    pop = ul.pum_truth(mech, pop_xs, pop_personal)
+    own = ul.pum_truth(mech, xs, personal)
+    sampling = float(np.abs(own.p - pop.p).sum())
+    assert sampling > 0.02  # 400 of 4000 users: a visible sampling error
+    res = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2,
+                          population=(pop_xs, pop_personal))
+    np.testing.assert_allclose(res.truth.p, pop.p)
+    np.testing.assert_allclose(np.asarray(res.estimates["III"].pi[0]), pop.pi, atol=1e-6)
+    # eq 21 with the population's pi_k, measured against the population's p (sampling error included).
+    r = np.asarray(res.r, np.float64)
+    expect = np.abs(r[:, :D] + r[:, D:] @ pop.pi - pop.p).sum(-1)
+    np.testing.assert_allclose(res.losses["III"].l1_p, expect, atol=1e-5)
+    np.testing.assert_allclose(r, own.r[None].repeat(2, 0), atol=2.5 / 400)  # ~ the users' own r
+    assert np.all(expect > 0.5 * sampling)
+    # A PUMTruth works as the population too; without one the users are the population (error ~ 0).
+    res2 = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2, population=pop)
+    np.testing.assert_allclose(res2.losses["III"].l1_p, res.losses["III"].l1_p)
+    res3 = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2)
+    np.testing.assert_allclose(res3.truth.p, own.p)
+    assert np.all(res3.losses["III"].l1_p < 0.25 * sampling)
+    with pytest.raises(TypeError, match="population"):
+        ul.simulate_pum(jax.random.key(5), mech, xs, personal, reps=1, population=pop_xs)

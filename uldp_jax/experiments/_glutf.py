@@ -22,6 +22,7 @@ import uldp_jax as ul
 from uldp_jax.experiments import _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
+MSE_SUM = "MSE, sum over items (003 eq 28)"  # the unit of 003's figures; plots use it, CSVs carry both
 GLUTF_MECHS = ["uRR", "uRAP", "uHR", "uSS", "uUE", "uLH", "uWheel"]
 PUBLISHED = {"uLH (published z)": "ULH", "uWheel (published z)": "UWheel"}
 EPS_003 = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
@@ -81,7 +82,7 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
                     notes.append(f"{label}: no closed-form MSE in this build; omitted.")
                 else:
                     lines.append((label, _color_key(label.split(" ")[0]), "theory" if label in cfg["mechanisms"]
-                                  else "emp", cfg["eps"], ys))
+                                  else "emp", cfg["eps"], [v * ds.d for v in ys]))  # 003's unit (eq 28)
                 bar.update(1, f"{ds.name} {label}")
             panels.append((f"{ds.name}: d={ds.d}, s={ds.s}, theta_N={ds.theta_n:.2f}, n={ds.n}", lines))
             notes += _ranking(rows, ds.name, cfg["mechanisms"], cfg["eps"])
@@ -102,7 +103,7 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
         if gain:
             notes.append(f"published-z MSE advantage over the corrected mechanism: {100 * min(gain):.1f}% .. "
                          f"{100 * max(gain):.1f}% (audited settings).")
-    fig = _plot.line_panels(panels, "epsilon", "MSE (theory, fixed model)", logx=False)
+    fig = _plot.line_panels(panels, "epsilon", MSE_SUM + " (theory, fixed model)", logx=False)
     table = format_table([r for r in rows if r["metric"] != "audited eps"], ("dataset", "mechanism"), "eps")
     return Report(rows, {"theory_mse": fig}, table, list(dict.fromkeys(notes)),
                   "; ".join(ds.summary() for ds in datasets))
@@ -193,8 +194,8 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
                     est_mse.append(mse_c)
                     true_mse.append(mse_t)
                     bar.update(1, f"{ds.name} {label} eps={e:g}")
-                lines += [(f"{label} (estimated theta)", label, "emp", cfg["eps"], est_mse),
-                          (f"{label} (true theta, theory)", label, "theory", cfg["eps"], true_mse)]
+                lines += [(f"{label} (estimated theta)", label, "emp", cfg["eps"], [v * ds.d for v in est_mse]),
+                          (f"{label} (true theta, theory)", label, "theory", cfg["eps"], [v * ds.d for v in true_mse])]
             panels.append((f"{ds.name}: theta_N={theta:.2f}", lines))
     table2 = {}
     for r in rows:
@@ -208,7 +209,7 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
     notes.append("003's uLH figures use the published z (which exceeds eps); with SPEC.md's corrected "
                  "z* = (e-1)/(e+s-1) uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not "
                  "near 003's uLH column.")
-    fig = _plot.line_panels(panels, "epsilon", "MSE", logx=False)
+    fig = _plot.line_panels(panels, "epsilon", MSE_SUM, logx=False)
     table = format_table(t_rows, ("mechanism",), "dataset", fmt="{:.2f}")
     return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes,
                   "; ".join(ds.summary() for ds in datasets))
@@ -255,14 +256,14 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
                     rows.append(dict(dataset=ds.name, mechanism=label, share=share, s=s, eps=cfg["eps"],
                                      metric="mse (theory)", value=v, se=0.0, value_sum=v * ds.d, theta_n=theta,
                                      d=ds.d, n=ds.n))
-                lines.append((label, label, "theory", cfg["shares"], ys))
+                lines.append((label, label, "theory", cfg["shares"], [v * ds.d for v in ys]))  # 003's unit
                 bar.update(1, f"{ds.name} {label}")
             panels.append((f"{ds.name}: d={ds.d}, eps={cfg['eps']}", lines))
             first = [r["value"] for r in rows if r["dataset"] == ds.name and r["share"] == cfg["shares"][0]]
             last = [r["value"] for r in rows if r["dataset"] == ds.name and r["share"] == cfg["shares"][-1]]
             notes.append(f"{ds.name}: MSE grows with the sensitive share for every mechanism: "
                          f"{all(b >= a for a, b in zip(first, last) if np.isfinite(a) and np.isfinite(b))}.")
-    fig = _plot.line_panels(panels, "sensitive share s/d", "MSE (theory)", logx=False)
+    fig = _plot.line_panels(panels, "sensitive share s/d", MSE_SUM + " (theory)", logx=False)
     table = format_table(rows, ("dataset", "mechanism"), "share", fmt="{:.3g}")
     return Report(rows, {"share_vs_mse": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax.experiments import _common, _datasets, _plot
-from uldp_jax.experiments._glutf import _DS, EPS_003, GLUTF_MECHS, PUBLISHED, _ranking, fixed_users, make, theory_mse
+from uldp_jax.experiments._glutf import _DS, EPS_003, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking, fixed_users, make, theory_mse
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 
@@ -58,7 +58,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
                         if metric == "mse":  # 003's unit: the sum over items (003 eq 28)
                             row.update(value_sum=float(mean) * ds.d, se_sum=float(se) * ds.d, theory_sum=th * ds.d)
                         rows.append(row)
-                        means[metric].append(float(mean))
+                        means[metric].append(float(mean) * (ds.d if metric == "mse" else 1))  # MSE: 003's unit
                 for metric in ms:
                     lines[metric].append((label, label.split(" ")[0], "emp" if label in cfg["mechanisms"]
                                           else "emp+thr", cfg["eps"], means[metric]))
@@ -78,7 +78,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
         notes.append(f"simulated MSE = closed form (two-sided z-tests, family level 0.05 with Bonferroni over "
                      f"{len(zs)} settings, |z| > {crit:.2f} rejects): {bad} rejected; largest |z| = "
                      f"{abs(worst[0]):.2f} ({worst[1]}, {worst[2]}, eps={worst[3]}).")
-    figs = {_fig_name(m): _plot.line_panels(panels[m], "epsilon", m.upper(), logx=False,
+    figs = {_fig_name(m): _plot.line_panels(panels[m], "epsilon", MSE_SUM if m == "mse" else m.upper(), logx=False,
                                             logy=m not in _common.HIGHER_IS_BETTER) for m in metrics if panels[m]}
     keys = ("dataset", "mechanism") if len(metrics) == 1 else ("metric", "dataset", "mechanism")
     table = format_table(rows, keys, "eps")

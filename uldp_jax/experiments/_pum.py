@@ -61,7 +61,7 @@ def run(cfg: dict, ctx: Context) -> Report:
     mech0 = ul.PUM(d, sc.sensitive, 2, 1.0)
     truth = ul.pum_truth(mech0, sc.xs, sc.personal)  # the population's p, r, pi_k (001's truth)
     user_truth = ul.pum_truth(mech0, xs, personal)
-    priors = {"I": None, "II": sc.poi_prior, "III": truth.pi}
+    priors = {"I": None, "II": sc.poi_prior, "III": "true"}  # "true": the population's pi_k (``population``)
     if metric == "tv":
         nonpriv = float(np.abs(user_truth.p - truth.p).sum() / 2)
     else:
@@ -73,9 +73,9 @@ def run(cfg: dict, ctx: Context) -> Report:
             for ei, e in enumerate(eps_list):
                 mech = ul.PUM(d, sc.sensitive, 2, e, base=_BASES[label])
                 res = ul.simulate_pum(ctx.key(bi, ei), mech, xs, personal, priors=priors, reps=reps,
-                                      method=cfg["method"])
+                                      method=cfg["method"], population=truth)
                 for case in priors:
-                    loss = ul.pum_loss(mech, res.estimates[case], truth)
+                    loss = res.losses[case]  # against the population's p, r, pi_k
                     if metric == "tv":
                         err = np.asarray(loss.l1_p) / 2
                     else:

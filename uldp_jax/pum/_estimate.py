@@ -155,7 +155,8 @@ def pum_truth(mech: Any, xs: Any, personal: Any) -> PUMTruth:
 
     001's experiments (§6.1) measure against a *population*: pass the whole population's items here and perturb
     a random sample of it, so the error includes the users' sampling error (``uldp_jax.experiments`` 001-fig8 does
-    this). Passing the reporting users themselves gives their empirical distribution, which leaves that sampling
+    this; ``ul.simulate_pum(..., population=(pop_xs, pop_personal))`` does it for case (III) and the losses).
+    Passing the reporting users themselves gives their empirical distribution, which leaves that sampling
     error out.
 
     Args:

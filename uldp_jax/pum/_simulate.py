@@ -29,7 +29,8 @@ class PUMSimResult(NamedTuple):
       r: float ``[reps, d + K]``: ``r_hat`` per repetition.
       estimates: ``{case: PUMEstimate}`` with a leading ``[reps]`` axis.
       losses: ``{case: PUMLoss}`` float64 ``[reps]`` (Theorem 1's terms against ``truth``).
-      truth: ``PUMTruth`` of the simulated users (fixed model).
+      truth: ``PUMTruth`` the estimates are measured against: the population's (``population``) when given, else
+        the simulated users' own.
       stats: int32 ``[reps, num_stats]`` aggregates of ``Q_cmn`` (``None`` for report-based methods).
     """
 
@@ -51,7 +52,7 @@ def _reports_path(key, cmn, zs, reps: int, fn, options: dict, rep_batch: int):
 
 def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: dict | None = None, reps: int = 1,
                  method: str = "emp", method_options: dict | None = None, rep_batch: int | None = None,
-                 **sim_options: Any) -> PUMSimResult:
+                 population: Any = None, **sim_options: Any) -> PUMSimResult:
     """Runs ``reps`` repetitions of the PUM on fixed users and estimates ``p`` under several prior cases.
 
     Args:
@@ -60,11 +61,17 @@ def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: d
       xs: ``int[n]`` the users' items.
       personal: ``int[n, K]`` or ``int[n, K, r]`` their personal sensitive items per tag (``-1`` = none).
       priors: ``{case name: None | float[K, d] | "true"}``; ``None`` is case (I), an array case (II),
-        ``"true"`` the true ``pi_k`` of these users (case III). Default ``{"I": None, "III": "true"}``.
+        ``"true"`` the true ``pi_k`` of the *population* (case III of 001 §5.3). Default
+        ``{"I": None, "III": "true"}``.
       reps: number of repetitions.
       method: estimation method for ``r`` over ``Z`` (``ul.estimation.method_names()``).
       method_options: options of ``method``.
       rep_batch: repetitions vectorised together (report-based methods; forwarded to ``ul.simulate_stats``).
+      population: ``(pop_xs, pop_personal)``, the items and personal items of the whole population the users
+        ``xs`` were sampled from (001 §6.1: the truth is the population's distribution), or a ``PUMTruth``
+        (``ul.pum_truth(mech, pop_xs, pop_personal)``). Case (III)'s ``"true"`` prior and the losses then use the
+        population's ``p``, ``r`` and ``pi_k``, so the error includes the users' sampling error. ``None``: the
+        users are the whole population (their empirical distribution is the truth).
       **sim_options: forwarded to ``ul.simulate_stats`` (``block_size``, ``chunk_blocks``, ``path``, ...).
 
     Returns:
@@ -80,7 +87,17 @@ def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: d
     priors = dict(DEFAULT_PRIORS if priors is None else priors)
     if not priors:
         raise ValueError("Expected priors to name at least one case.")
-    truth = _estimate.pum_truth(mech, xs, personal)
+    if population is None:
+        truth = _estimate.pum_truth(mech, xs, personal)
+    elif isinstance(population, _estimate.PUMTruth):
+        truth = population
+        if np.shape(truth.pi) != (mech.num_tags, mech.d) or np.shape(truth.r) != (mech.d + mech.num_tags,):
+            raise ValueError("Expected population to be a PUMTruth of this mechanism (pi [K, d], r [d + K]).")
+    elif isinstance(population, (tuple, list)) and len(population) == 2:
+        truth = _estimate.pum_truth(mech, population[0], population[1])
+    else:
+        raise TypeError("Expected population to be None, (pop_xs, pop_personal) or a PUMTruth, "
+                        f"got {type(population).__name__}.")
     resolved = {}
     for name, prior in priors.items():
         if isinstance(prior, str):

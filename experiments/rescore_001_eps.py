@@ -1,0 +1,48 @@
+"""Rewrites the claim lines of a committed 001 eps-sweep summary (001-fig5 / 001-fig10) with the z-tests that a
+rerun writes (``uldp_jax.experiments._murakami._eps_checks``: two-sided / one-sided z-tests at level 0.05), from the
+committed CSV's means and standard errors; no number is recomputed.
+
+    python experiments/rescore_001_eps.py 001-fig5 001-fig10
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(names) -> int:
+    from uldp_jax.experiments import _murakami
+
+    for name in names:
+        folder = os.path.join(HERE, name)
+        with open(os.path.join(folder, "results.csv")) as fh:
+            lines = fh.readlines()
+        rows = list(csv.DictReader(ln for ln in lines if not ln.startswith("#")))
+        for r in rows:
+            r["eps"], r["value"], r["se"] = float(r["eps"]), float(r["value"]), float(r["se"] or "nan")
+        metric = rows[0]["metric"]
+        notes = []
+        for ds_name in dict.fromkeys(r["dataset"] for r in rows):
+            d = int(next(r["d"] for r in rows if r["dataset"] == ds_name))
+            notes += _murakami._eps_checks(rows, types.SimpleNamespace(name=ds_name, d=d), metric)
+        path = os.path.join(folder, "summary.md")
+        text = open(path).read()
+        keep = [ln for ln in text.splitlines() if not (ln.startswith("- ") and ("best mechanism at eps" in ln
+                                                                             or "at eps = ln d" in ln))]
+        keep.append("")
+        keep.append("Claim checks recomputed from this CSV's means and standard errors with the z-tests a rerun "
+                    "writes (`python experiments/rescore_001_eps.py`; no number recomputed):")
+        keep += [f"- {n}" for n in notes]
+        with open(path, "w") as fh:
+            fh.write("\n".join(keep) + "\n")
+        print(f"{name}:", *notes, sep="\n  ")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
