@@ -34,7 +34,8 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
       The reports: ``int32[n]`` for item mechanisms; for bit-vector mechanisms ``bool[n, m]``, or
       ``ul.CompactBits`` (the positions of the ones, same law) when ``mech.prefers_compact()`` (a compact
       sampler, ``d >= 1024`` and at most ``d / 8`` ones expected; convert with ``ul.to_dense`` /
-      ``ul.to_compact``); or the mechanism's documented report pytree.
+      ``ul.to_compact``); or the mechanism's documented report pytree (uUE at that size: a ``GLUTFReport``
+      whose base part is ``CompactBits``; a PUM over uRAP: ``CompactBits`` over ``Z``).
     """
     _validate.check_key(key)
     _check_mech(mech)

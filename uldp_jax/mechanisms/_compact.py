@@ -20,6 +20,9 @@ under tracing, so ``sample_stats`` and simulate's report path agree with ``sampl
 Dense or compact (``ul.perturb``): a bit-vector mechanism returns ``CompactBits`` when
 ``d >= COMPACT_MIN_D`` and the expected number of ones is at most ``d / 8`` (``prefers_compact``), else the
 dense ``bool[n, d]`` of its ``perturb_batch``. Convert explicitly with ``to_dense`` / ``to_compact``.
+Composite mechanisms inherit the form from their bit-vector part: uUE (GLUTF over UE) returns a ``GLUTFReport``
+whose base part is ``CompactBits`` (over the ``s`` sensitive bits), a PUM over uRAP ``CompactBits`` over
+``Z = X ∪ bots`` (its pre-processors are deterministic).
 """
 
 from __future__ import annotations
