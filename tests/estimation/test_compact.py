@@ -229,3 +229,17 @@ def test_compact_reports_through_every_consumer():
     for method in ("emp", "emp+thr", "em"):
         est = ul.pum_estimate(pm, yp, method=method)
         assert np.all(np.isfinite(np.asarray(est.p))), method
+
+
+def test_numpy_sees_compact_reports_as_dense_bits():
+    """``np.asarray(CompactBits)`` is the dense ``bool[n, d]`` array (NumPy must never iterate it row by row), and
+    the protocol's default ``report_index`` takes compact reports."""
+    m = ul.RAPPOR(7, 1.0)
+    xs = jnp.asarray(np.random.default_rng(5).integers(0, m.d, 300), jnp.int32)
+    ys = m.perturb_compact(jax.random.key(9), xs)
+    dense = np.asarray(ul.to_dense(ys))
+    got = np.asarray(ys)
+    assert got.shape == (300, 7) and got.dtype == np.bool_
+    np.testing.assert_array_equal(got, dense)
+    np.testing.assert_array_equal(np.asarray(ys, np.int8), dense.astype(np.int8))
+    np.testing.assert_array_equal(ul.testing.report_index(m, ys), dense.astype(np.int64) @ (1 << np.arange(7)))

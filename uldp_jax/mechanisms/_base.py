@@ -509,7 +509,7 @@ class Mechanism:
         if self.report_kind == "item":
             return np.asarray(ys).astype(np.int64)
         if self.report_kind == "bits":
-            ys = np.asarray(ys)
+            ys = np.asarray(_compact.to_dense(ys))
             return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
 

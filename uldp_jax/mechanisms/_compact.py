@@ -63,6 +63,11 @@ class CompactBits:
     def __getitem__(self, idx: Any) -> CompactBits:
         return CompactBits(self.ones[idx], self.d)
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """The dense ``bool[n, d]`` reports (``np.asarray(ys)``); without it NumPy would iterate row by row."""
+        out = np.asarray(to_dense(self))
+        return out if dtype is None else out.astype(dtype)
+
 
 jax.tree_util.register_pytree_node(CompactBits, lambda c: ((c.ones,), c.d),
                                    lambda d, children: CompactBits(children[0], d))
