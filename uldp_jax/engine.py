@@ -98,21 +98,31 @@ def bucket(x: int) -> int:
     return 3 * p // 4 if p >= 4 and 3 * p // 4 >= x else p
 
 
-def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
-    """Blocks per chunk: a power of two within ``chunk_bytes``, at most the next power of two of ``num_blocks``.
+MIN_CHUNK_USERS = 2**16  # a chunk is never cut below this many users for a small n (one kernel for every small n)
 
-    Powers of two keep the kernels few across a sweep over n (the padding blocks of a small n are masked).
+
+def _choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """Blocks per chunk: a power of two within ``chunk_bytes``; for a small ``n``, the next power of two of
+    ``num_blocks`` but not below ``MIN_CHUNK_USERS`` users.
+
+    Powers of two keep the kernels few across a sweep over n, and the floor makes every n below it share one
+    kernel (the padding blocks of a small n are masked: at most ``MIN_CHUNK_USERS`` users of work per repetition,
+    milliseconds, against seconds per compile).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
     width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
     per_block = block_size * width * 4 * 3
-    return int(min(pow2_floor(max(1, chunk_bytes // per_block)), 1 << (max(num_blocks, 1) - 1).bit_length()))
+    floor = max(1, MIN_CHUNK_USERS // block_size)
+    wanted = max(1 << (max(num_blocks, 1) - 1).bit_length(), floor)
+    return int(min(pow2_floor(max(1, chunk_bytes // per_block)), wanted))
 
 
-MIN_REP_LEN = 64  # per-user rep_ids length floor (while the padded stats stay under 2**16 entries)
+MIN_REP_LEN = 64  # rep_ids length floor (lowered so that the padded stats stay under 2**16 entries)
+
 
 def stable_rows(rows: int, mech: Any) -> int:
-    """``max(rows, MIN_REP_LEN)`` while ``MIN_REP_LEN`` rows of stats stay under 2**16 entries (else ``rows``)."""
+    """``max(rows, floor)``, ``floor`` = ``MIN_REP_LEN`` or the largest power of two of rows whose stats stay under
+    2**16 entries."""
     return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(mech.num_stats, 1))))
 
 
@@ -235,9 +245,10 @@ def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, 
         rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
         rep_chunk = min(rep_chunk, policy.counts_rep_chunk) if path == "counts" else rep_chunk
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
-    rep_len = bucket(rep_chunk)  # rep_ids length: a few sizes per sweep (padding reps are skipped or dropped)
-    if path == "per_user":  # padding reps cost no work here: one length for every reps <= 64 (small stats only)
-        rep_len = stable_rows(rep_len, mech)
+    # rep_ids length: a few sizes per sweep. Per user, padding reps are skipped (no work); on the counts path they
+    # are drawn and dropped, so the floor of 64 holds only while 64 rows of stats stay under 2**16 entries (at
+    # d = 625 a padded call costs ~0.05 s more, against ~2-3 s per compile); either way one length for reps <= 64
+    rep_len = stable_rows(bucket(rep_chunk), mech)
     if mesh is not None and mode == "reps":
         rep_len = math.ceil(rep_len / ndev) * ndev  # pad: a device count that does not divide reps
     g = grid_size(mech)

@@ -2,7 +2,8 @@
 
 Sweep: ``n`` in {2e3, 5e3, 2e4, 1e5, 3e5, 1e6} x ``reps`` in {10, 20, 50} for ``ul.GRR(625, 1.0)`` with a fixed
 Zipf-like ``p`` and ``methods=("emp",)``, once with ``path="counts"`` and once with ``path="per_user"``.
-Before each path's sweep one warm-up call (n = 1000, reps = 2) runs, as "after the first call" in the issue;
+Before each path's sweep one warm-up call (n = 1000, reps = 2) runs, as "after the first call" in the issue
+(its time and compiles are reported as ``first_call``);
 then the sweep is timed end to end (results blocked on), and XLA backend compiles are counted through
 ``jax.monitoring`` (JAX's host-to-device "stage" programs excluded, as in tests/scale/test_compile_counts.py).
 Targets (issue 17): at most 15 compiles per path; under 5 s on the counts path, under 10 s per user.
@@ -35,8 +36,11 @@ def _on_event(event, secs, **kw):
 
 
 def sweep(path: str, mech, p) -> dict:
+    c_first, t_first = len(_COMPILES), time.perf_counter()
     res = ul.simulate(jax.random.key(0), mech, p=p, n=1000, reps=2, methods=("emp",), path=path)
     jax.block_until_ready(res.estimates["emp"])
+    first = {"seconds": round(time.perf_counter() - t_first, 3), "compiles": len(_COMPILES) - c_first,
+             "compile_seconds": round(sum(s for _, s in _COMPILES[c_first:]), 3)}
     c0 = len(_COMPILES)
     load0 = os.getloadavg()
     t0 = time.perf_counter()
@@ -48,7 +52,7 @@ def sweep(path: str, mech, p) -> dict:
     new = _COMPILES[c0:]
     return {"path": path, "seconds": round(secs, 3), "compiles": len(new),
             "compile_seconds": round(sum(s for _, s in new), 3), "compiled": sorted({f for f, _ in new}),
-            "loadavg_before": load0, "loadavg_after": os.getloadavg()}
+            "loadavg_before": load0, "loadavg_after": os.getloadavg(), "first_call": first}
 
 
 def main():
@@ -59,7 +63,7 @@ def main():
     rows = [sweep(path, mech, p) for path in ("counts", "per_user")]
     out = {"jax": jax.__version__, "backend": jax.default_backend(), "device": str(jax.devices()[0]),
            "cpu_count": os.cpu_count(), "machine": platform.machine(),
-           "note": "shared 2-core machine, other jobs running; see loadavg", "ns": NS, "reps": REPS, "rows": rows}
+           "note": "shared 2-core machine; see loadavg per row", "ns": NS, "reps": REPS, "rows": rows}
     for r in rows:
         print(r)
     (pathlib.Path(__file__).parent / "bench_sweep.json").write_text(json.dumps(out, indent=1) + "\n")
