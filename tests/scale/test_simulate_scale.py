@@ -47,10 +47,11 @@ def test_auto_path_picks_counts_when_exact():
 def test_no_retrace_per_chunk_or_per_call():
     kw = {"n": 2000, "reps": 6, "path": "per_user", "block_size": 160, "rep_chunk": 2}
     before = sim.TRACE_COUNTS["per_user"]
-    first = _stats(**kw)  # 3 chunks of 2 repetitions: one trace
-    assert sim.TRACE_COUNTS["per_user"] - before == 1
+    first = _stats(**kw)  # 3 chunks of 2 repetitions: at most one trace (none if an earlier test made this shape)
+    assert sim.TRACE_COUNTS["per_user"] - before <= 1
+    before = sim.TRACE_COUNTS["per_user"]
     again = np.asarray(ul.simulate_stats(jax.random.key(12), ul.GRR(5, 2.0), p=P5, **kw)[0])
-    assert sim.TRACE_COUNTS["per_user"] - before == 1  # new key, eps and p: same compiled function
+    assert sim.TRACE_COUNTS["per_user"] == before  # new key, eps and p: same compiled function
     assert first.shape == again.shape == (6, 5)
 
 
