@@ -243,3 +243,18 @@ def test_numpy_sees_compact_reports_as_dense_bits():
     np.testing.assert_array_equal(got, dense)
     np.testing.assert_array_equal(np.asarray(ys, np.int8), dense.astype(np.int8))
     np.testing.assert_array_equal(ul.testing.report_index(m, ys), dense.astype(np.int64) @ (1 << np.arange(7)))
+
+
+@pytest.mark.parametrize("agg_entries", [1, 7 * 5, 2**20])
+def test_chunked_aggregate_equals_dense_bit_sums(monkeypatch, agg_entries):
+    """The row-chunked ``aggregate`` (last chunk shifted back and masked) = dense per-bit sums, with weights."""
+    monkeypatch.setattr(_compact, "AGG_ENTRIES", agg_entries)
+    m = ul.URAP(40, tuple(range(0, 40, 3)), 1.0)
+    xs = jnp.asarray(np.random.default_rng(6).integers(0, m.d, 53), jnp.int32)  # 53 rows: no chunk divides it
+    ys = m.perturb_compact(jax.random.key(4), xs)
+    dense = np.asarray(ul.to_dense(ys), np.int64)
+    w = jnp.asarray(np.random.default_rng(7).integers(0, 2, 53), jnp.int32)
+    np.testing.assert_array_equal(np.asarray(_compact.aggregate(ys)), dense.sum(0))
+    np.testing.assert_array_equal(np.asarray(_compact.aggregate(ys, w)), (dense * np.asarray(w)[:, None]).sum(0))
+    np.testing.assert_array_equal(np.asarray(jax.jit(_compact.aggregate)(ys, w)),
+                                  (dense * np.asarray(w)[:, None]).sum(0))
