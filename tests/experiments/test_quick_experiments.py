@@ -148,3 +148,13 @@ def test_001_eps_sweeps_run_em_for_bit_mechanisms_by_default(tmp_path):
         assert 0 < float(r["value"]) <= 1 and float(r["value"]) < float(emp[e]["value"]), (e, r, emp[e])
     header = dict(ln[2:].split(": ", 1) for ln in text.splitlines() if ln.startswith("# ") and ": " in ln)
     assert not any("EM for RAPPOR/uRAP" in dv for dv in json.loads(header.get("deviations", "[]")))
+
+
+def test_csv_reps_column_counts_the_report_based_repetitions(tmp_path):
+    """With report_reps < reps, EM rows of RAPPOR/uRAP say how many repetitions they average (their SE is over
+    those), while stats-based rows keep ``reps``."""
+    out = experiments.run_experiment("001-fig5", quick=True, out=str(tmp_path), progress=False, echo=None,
+                                     overrides={"reps": 3, "report_reps": 2})
+    rows = list(csv.DictReader(ln for ln in open(out["csv"]).read().splitlines() if not ln.startswith("#")))
+    got = {(r["mechanism"], r["method"]): r["reps"] for r in rows if r["mechanism"] != "no privacy"}
+    assert got[("uRAP", "EM")] == "2" and got[("uRAP", "emp")] == "3" and got[("RR", "EM")] == "3", got

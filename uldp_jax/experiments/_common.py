@@ -138,6 +138,13 @@ def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], ep
     return out
 
 
+def reps_used(label: str, d: int, sensitive: Sequence[int], method: str, reps: int, report_reps: int) -> int:
+    """Repetitions behind ``error_curve``'s value for ``method``: ``reps`` for stats-based methods,
+    ``report_reps`` for the report-based ones (EM for RAPPOR/uRAP) — the CSV's ``reps`` column."""
+    probe = make_mechanism(label, d, sensitive, 1.0)
+    return reps if ul.estimation.get_method(method, probe).input == "stats" else report_reps
+
+
 def _report_errors(key, label, d, sensitive, eps, p, n, reps, method, metric) -> np.ndarray:
     """``float[len(eps), reps]`` errors of a report-based method.
 

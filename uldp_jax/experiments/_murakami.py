@@ -64,8 +64,9 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
                 curves = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, eps, ds.p, n, reps, methods,
                                              metric, cfg.get("path"), _report_reps(cfg))
                 for m, (mean, se) in curves.items():
+                    r_m = _common.reps_used(mech, ds.d, ds.sensitive, m, reps, _report_reps(cfg))
                     rows += [dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                  metric=metric, value=float(v), se=float(s_), reps=reps, n=n, d=ds.d, s=ds.s)
+                                  metric=metric, value=float(v), se=float(s_), reps=r_m, n=n, d=ds.d, s=ds.s)
                              for e, v, s_ in zip(eps, mean, se)]
                     lines.append((_label(mech, m), mech, m, eps, mean))
                 bar.update(1, f"{ds.name} {mech}")
@@ -153,7 +154,8 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
                         for e, v, se in zip(eps, means.mean(0), ses):
                             acc.setdefault((e, mech, m), []).append(float(v))
                             rows.append(dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                             s=s, metric=metric, value=float(v), se=float(se), cases=cases, reps=reps,
+                                             s=s, metric=metric, value=float(v), se=float(se), cases=cases,
+                                             reps=_common.reps_used(mech, ds.d, sens, m, reps, _report_reps(cfg)),
                                              n=n, d=ds.d))
                     bar.update(1, f"{ds.name} s={s} {mech}")
             for e in eps:
@@ -196,11 +198,12 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
                 cur = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, cfg["eps"], ds.p, n, reps,
                                           methods, metric, cfg.get("path"), _report_reps(cfg))
                 for m, (mean, se) in cur.items():
+                    r_m = _common.reps_used(mech, ds.d, ds.sensitive, m, reps, _report_reps(cfg))
                     for e, v, s_ in zip(cfg["eps"], mean, se):
                         acc.setdefault((e, mech, m), []).append(float(v))
                         rows.append(dict(dataset=ds.name, attributes=a, mechanism=mech,
                                          method=_common.METHOD_LABELS[m], eps=e, metric=metric, value=float(v),
-                                         se=float(s_), reps=reps, n=n, d=ds.d, s=ds.s))
+                                         se=float(s_), reps=r_m, n=n, d=ds.d, s=ds.s))
                 bar.update(1, f"{a} attrs {mech}")
     panels = []
     for e in cfg["eps"]:
