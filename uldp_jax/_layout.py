@@ -78,8 +78,6 @@ def sizing(device: Any = None) -> Sizing:
     return out._replace(**SIZING_OVERRIDE)
 
 
-
-
 def grid_size(mech: Any) -> int | None:
     """``None`` for a single mechanism; ``g`` when its leaves carry a leading grid axis of size ``g``."""
     shapes = {np.shape(leaf) for leaf in jax.tree_util.tree_leaves(mech)}
