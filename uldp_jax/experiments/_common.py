@@ -129,7 +129,7 @@ def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], ep
     target = jnp.asarray(target, jnp.float32)
     out = {}
     for m in methods:
-        if ul.estimation.get_method(m, probe).input == "stats":
+        if _stats_based(m, probe):
             est = jax.vmap(lambda mm, st: ul.estimate_from_stats(mm, st, n, m))(grid, stats)  # [g, r, d]
             out[m] = _summarise(np.asarray(METRICS[metric](est, target), np.float64))
         elif report_reps > 0:
@@ -141,8 +141,12 @@ def error_curve(key: jax.Array, label: str, d: int, sensitive: Sequence[int], ep
 def reps_used(label: str, d: int, sensitive: Sequence[int], method: str, reps: int, report_reps: int) -> int:
     """Repetitions behind ``error_curve``'s value for ``method``: ``reps`` for stats-based methods,
     ``report_reps`` for the report-based ones (EM for RAPPOR/uRAP) — the CSV's ``reps`` column."""
-    probe = make_mechanism(label, d, sensitive, 1.0)
-    return reps if ul.estimation.get_method(method, probe).input == "stats" else report_reps
+    return reps if _stats_based(method, make_mechanism(label, d, sensitive, 1.0)) else report_reps
+
+
+def _stats_based(method: str, mech: Any) -> bool:
+    """Whether ``method`` estimates from the statistics (else it needs every report: EM for RAPPOR/uRAP)."""
+    return ul.estimation.get_method(method, mech).input == "stats"
 
 
 def _report_errors(key, label, d, sensitive, eps, p, n, reps, method, metric) -> np.ndarray:
