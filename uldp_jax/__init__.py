@@ -27,6 +27,7 @@ from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel,
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax.engine import SimResult, simulate, simulate_stats
+from uldp_jax._io import load_result, save_result
 from uldp_jax import testing, theory, tuning
 from uldp_jax.tuning import recommend, tune
 
@@ -75,6 +76,7 @@ __all__ = [
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
+    "load_result",
     "mechanisms",
     "metrics",
     "perturb",
@@ -85,6 +87,7 @@ __all__ = [
     "pum_loss",
     "pum_truth",
     "recommend",
+    "save_result",
     "replace",
     "simulate",
     "simulate_pum",
