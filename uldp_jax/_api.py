@@ -19,7 +19,7 @@ def _check_mech(mech: Any) -> None:
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
 
 
-def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
+def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     """Randomizes the users' true values ``xs`` with ``mech`` (all users in batched draws).
 
     Pure and composable with ``jit``/``vmap``; value checks run when ``xs`` is concrete.
@@ -46,7 +46,7 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
     return mech.perturb_batch(key, xs, *args)
 
 
-def aggregate(mech: Any, ys: Any) -> jax.Array:
+def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
     return mech.aggregate(ys)
@@ -67,7 +67,7 @@ def num_reports(mech: Any, ys: Any) -> int:
     return n
 
 
-def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Estimates the input distribution from reports ``ys`` of ``mech``.
 
     Args:
@@ -134,7 +134,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
                              f"got {bad}.")
 
 
-def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate_from_stats(mech: Mechanism, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps).
 
     Concrete inputs are checked: ``n`` an integer >= 1; ``stats`` whole, non-negative counts of at most

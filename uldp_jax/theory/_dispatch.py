@@ -101,7 +101,7 @@ def nmse(mech: Any, theta_n: Any) -> Any:
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
 
-def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
     Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP
@@ -180,7 +180,7 @@ def pure_item_variance(p_star: Any, q_star: Any, z_star: Any, sensitive_mask: An
     return jnp.where(jnp.asarray(sensitive_mask), v_s, v_n) / n
 
 
-def l1(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def l1(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Asymptotic expected l1 loss :math:`\sqrt{2/\pi}\sum_x \sqrt{\mathrm{Var}(\hat p(x))}` (n -> infinity).
 
     The normal approximation behind 001 Props 4 and 7 (``f(n) ~ g(n)`` there), for any mechanism with a

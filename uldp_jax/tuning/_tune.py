@@ -48,7 +48,7 @@ def _check_objective(objective: Any) -> str:
     return objective
 
 
-def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
+def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
          params: Sequence[str] | None = None, steps: int = _optimize.DEFAULT_STEPS, optimizer: Any = None,
          audit: bool | None = None, return_info: bool = False) -> Any:
     """Returns a new mechanism of ``mech``'s kind with its utility parameter optimised by optax.
