@@ -28,6 +28,7 @@ from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pu
 from uldp_jax import pum
 from uldp_jax.engine import SimResult, simulate, simulate_stats
 from uldp_jax import testing, theory, tuning
+from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
 
 from uldp_jax._version import __version__  # noqa: E402
@@ -53,6 +54,7 @@ __all__ = [
     "SS",
     "SUE",
     "SimResult",
+    "StudyResult",
     "Tradeoff",
     "UE",
     "ULH",
@@ -90,6 +92,7 @@ __all__ = [
     "simulate_pum",
     "simulate_stats",
     "static_field",
+    "study",
     "testing",
     "theory",
     "tradeoff_curve",
