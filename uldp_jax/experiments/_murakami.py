@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax import engine
+from uldp_jax.simulate import _engine as engine
 from uldp_jax.experiments import _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
