@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax import engine, testing
+from uldp_jax import testing
+from uldp_jax.simulate import _engine as engine
 from uldp_jax.studies import _metrics
 
 D = 16

@@ -28,7 +28,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from uldp_jax import engine
+from uldp_jax.simulate import _engine as engine
 from uldp_jax.studies import _metrics, _population, _spec
 from uldp_jax.studies._result import StudyResult
 
@@ -192,7 +192,7 @@ def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, ro
 
 def _config(spec: _spec.StudySpec, key: jax.Array) -> dict:
     """The study's configuration as JSON-able data (factories by name only: code is never stored)."""
-    metrics = {k: (m if isinstance(m, str) else f"callable:{getattr(m, '__qualname__', repr(m))}")
+    metrics = {k: (m if isinstance(m, str) else f"callable:{_spec.callable_name(m) or repr(m)}")
                for k, m in spec.metrics.items()}
     kd = np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key)
     cfg = {"mechanisms": list(spec.names), "grids": {g: list(v) for g, v in spec.grids.items()},

@@ -138,13 +138,21 @@ def _check_methods(methods: Any) -> tuple:
     return tuple(methods)
 
 
+def callable_name(fn: Any) -> str | None:
+    """``fn.__name__`` (``None`` for a callable without one, e.g. a ``functools.partial``)."""
+    try:
+        return fn.__name__
+    except AttributeError:
+        return None
+
+
 def _check_metrics(metrics: Any) -> dict:
     if isinstance(metrics, str) or callable(metrics):
         metrics = (metrics,)
     if isinstance(metrics, dict):
         items = list(metrics.items())
     elif isinstance(metrics, (list, tuple)):
-        items = [(m if isinstance(m, str) else getattr(m, "__name__", None), m) for m in metrics]
+        items = [(m if isinstance(m, str) else callable_name(m), m) for m in metrics]
     else:
         raise TypeError(f"Expected metrics={metrics!r} to be a sequence of names/callables or a dict.")
     if not items:
