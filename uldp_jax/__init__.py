@@ -33,6 +33,7 @@ from uldp_jax.tuning import recommend, tune
 # makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
 from uldp_jax.simulate import _counts_path as fastpath
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
 
@@ -80,6 +81,7 @@ __all__ = [
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
+    "load_result",
     "mechanisms",
     "metrics",
     "perturb",
@@ -90,6 +92,7 @@ __all__ = [
     "pum_loss",
     "pum_truth",
     "recommend",
+    "save_result",
     "replace",
     "simulate",
     "simulate_pum",
