@@ -26,6 +26,7 @@ from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel,
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax import testing, theory, tuning
+from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
 
 # Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
@@ -57,6 +58,7 @@ __all__ = [
     "SS",
     "SUE",
     "SimResult",
+    "StudyResult",
     "Tradeoff",
     "UE",
     "ULH",
@@ -96,6 +98,7 @@ __all__ = [
     "simulate_pum",
     "simulate_stats",
     "static_field",
+    "study",
     "testing",
     "theory",
     "tradeoff_curve",
