@@ -93,7 +93,7 @@ def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective
         raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
     if fam.generic and mech.closed_form_family is not None:  # a named GLUTF mechanism with another z
-        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume SPEC.md's z).")
+        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume docs/errata.md#003-theorem-1-glutfs-valid-z z).")
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
     if params is not None:
