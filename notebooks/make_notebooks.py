@@ -177,7 +177,7 @@ for r in rows[:6]:
         ("code", '''# The empirical estimator's MSE agrees with ul.theory: |z| stays small.
 z = np.array([r["z"] for r in rows if r["method"] == "emp" and r["metric"] == "mse"], dtype=float)
 print(f"emp / mse: {len(z)} points, max |z| = {np.nanmax(np.abs(z)):.2f}")
-res.plot("mse")'''),
+_ = res.plot("mse")   # error against eps per n, with standard-error bands'''),
         ("code", '''# Results that load anywhere: a plain CSV (pandas.read_csv needs no arguments) and a reloadable result.
 import pandas as pd
 res.to_csv("study.csv")
