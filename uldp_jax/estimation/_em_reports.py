@@ -28,7 +28,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _compact
 from uldp_jax.estimation import _em_core, _support, _threshold
-from uldp_jax.estimation._em_passes import dense_update, support_update
+from uldp_jax.estimation._em_passes import dense_gain, dense_update, support_gain, support_update
 from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
 from uldp_jax.estimation._support import check_bits as _check_bits
 from uldp_jax.estimation._support import split_invertible as _split_invertible
@@ -133,11 +133,11 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
 
 def _solve_impl(t, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
     if kind == "support":
-        update = support_update(t, data, pass_dtype)
+        update, gain = support_update(t, data, pass_dtype), support_gain(t, data)
     else:
         bits, weight, inverted = data
-        update = dense_update(t, bits, weight, inverted, kind)
-    return _em_core.run(update, p0, tol, max_iters, accelerate)
+        update, gain = dense_update(t, bits, weight, inverted, kind), dense_gain(t, bits, weight, inverted, kind)
+    return _em_core.run(update, p0, tol, max_iters, accelerate, gain)
 
 
 # One compiled solver per (layout, shapes, options): repeated calls on reports of the same shapes skip compiling.
