@@ -138,6 +138,7 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
+    throw = _em_core.check_throw(throw)
     if mech.report_kind != "item":
         raise ValueError(f"em_stats needs an item-report mechanism, got mech={type(mech).__name__} with "
                          f"report_kind={mech.report_kind!r}; use em_reports on its reports.")
@@ -201,6 +202,7 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     """
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _em_core.check_init(init, mech.d)
+    throw = _em_core.check_throw(throw)
     terms = mech.report_likelihood(ys)
     if terms is None:
         raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="

@@ -204,15 +204,31 @@ def start_point(p_init: jax.Array, mix: float = 1e-3) -> jax.Array:
 
 
 def check_init(init: Any, d: int) -> Any:
-    """Validates a user-supplied starting distribution (concrete values only)."""
-    if init is None or not _validate.is_concrete(init):
+    """Validates a user-supplied starting distribution: a real ``float[d]`` (shape and dtype also when traced;
+    values when concrete: finite, non-negative, positive sum)."""
+    if init is None:
+        return init
+    if isinstance(init, (str, bytes)) or not hasattr(init, "dtype") and not isinstance(init, (list, tuple)):
+        raise TypeError(f"Expected init to be a real float[{d}] array (or None), got {type(init).__name__}.")
+    kind = jnp.dtype(init.dtype).kind if hasattr(init, "dtype") else np.asarray(init).dtype.kind
+    if kind not in "iuf":
+        raise TypeError(f"Expected init to be a real float[{d}] array (or None), got dtype kind {kind!r}.")
+    shape = tuple(np.shape(init))
+    if shape != (d,):
+        raise ValueError(f"Expected init to have shape ({d},), got {shape}.")
+    if not _validate.is_concrete(init):
         return init
     arr = np.asarray(init, np.float64)
-    if arr.shape != (d,):
-        raise ValueError(f"Expected init to have shape ({d},), got {arr.shape}.")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not arr.sum() > 0:
-        raise ValueError("Expected init to be a non-negative, finite vector with a positive sum.")
+        raise ValueError(f"Expected init to be a non-negative, finite vector with a positive sum, got {arr}.")
     return init
+
+
+def check_throw(throw: Any) -> bool:
+    """Validates ``throw`` (a bool)."""
+    if not isinstance(throw, (bool, np.bool_)):
+        raise TypeError(f"Expected throw={throw!r} to be a bool.")
+    return bool(throw)
 
 
 def maybe_throw(info: EMInfo, throw: bool) -> None:
