@@ -93,7 +93,7 @@ class Wheel(_base.Mechanism):
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         l = default_l(d, self.eps) if self.l is None else self.l
