@@ -29,6 +29,7 @@ from uldp_jax import pum
 from uldp_jax.engine import SimResult, simulate, simulate_stats
 from uldp_jax import testing, theory, tuning
 from uldp_jax.tuning import recommend, tune
+from uldp_jax._check import CheckReport, check
 
 from uldp_jax._version import __version__  # noqa: E402
 
@@ -37,6 +38,7 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "CheckReport",
     "CompactBits",
     "GLUTF",
     "GRR",
@@ -68,6 +70,7 @@ __all__ = [
     "audit_pum",
     "bsldp_matrix",
     "channel",
+    "check",
     "estimate",
     "estimate_from_stats",
     "estimation",
