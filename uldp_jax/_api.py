@@ -15,8 +15,10 @@ from uldp_jax.mechanisms._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:
+    """A mechanism (or a grid of them) inside its documented ranges, every grid point checked."""
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    _validate.check_grid(mech)
 
 
 def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
