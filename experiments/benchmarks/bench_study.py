@@ -3,8 +3,10 @@
 Study: GRR, OUE, OLH, uRR, uRAP (10% of the items sensitive), HR and SS at d = 256, eps in {0.5, 1, 2, 4},
 n in {1e4, 1e5}, 30 repetitions, methods emp and emp+thr (EM left out, as the issue's target says), iid users
 from a fixed Zipf-like ``p``, metric mse. Each run is a child process (``python bench_study.py --child``) that
-times ``ul.study`` end to end (import excluded; reported separately) and counts XLA backend compiles and
-persistent-cache hits through ``jax.monitoring``.
+times ``ul.study`` end to end (import excluded; reported separately) and counts, through ``jax.monitoring``,
+XLA compile requests (JAX's "stage" programs excluded; a request is served by the persistent cache or compiled),
+persistent-cache hits and misses (a miss is a real compilation); the parent records each child's CPU seconds
+(user + system, ``resource.getrusage``), which a loaded machine does not inflate as it does wall time.
 
 Cache: the parent points both children at one fresh directory with JAX's persistent compilation cache
 (``JAX_COMPILATION_CACHE_DIR``, ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``,
@@ -23,6 +25,7 @@ import json
 import os
 import pathlib
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -40,15 +43,15 @@ def child(reps: int, ns: list) -> dict:
     import uldp_jax as ul
 
     import_s = time.perf_counter() - t0
-    counts = {"compiles": 0, "cache_hits": 0}
+    counts = {"compile_requests": 0, "cache_hits": 0, "cache_misses": 0}
 
     def on_duration(event, secs, **kw):
         if event == "/jax/core/compile/backend_compile_duration" and kw.get("fun_name") not in ("stage", "jit(stage)"):
-            counts["compiles"] += 1
+            counts["compile_requests"] += 1
 
     def on_event(event, **kw):
-        if event == "/jax/compilation_cache/cache_hits":
-            counts["cache_hits"] += 1
+        if event in ("/jax/compilation_cache/cache_hits", "/jax/compilation_cache/cache_misses"):
+            counts[event.rsplit("/", 1)[1]] += 1
 
     jax.monitoring.register_event_duration_secs_listener(on_duration)
     jax.monitoring.register_event_listener(on_event)
@@ -71,9 +74,8 @@ def child(reps: int, ns: list) -> dict:
             m["compile_s"] += r["compile_s"]
             m["run_s"] += r["run_s"]
     zs = [abs(r["z"]) for r in rows if r["method"] == "emp"]
-    return {"import_s": import_s, "study_s": wall, "timing": res.timing, "compiles": counts["compiles"],
-            "cache_hits": counts["cache_hits"], "rows": len(rows), "max_abs_z_emp": max(zs),
-            "per_mechanism": per_mech}
+    return {"import_s": import_s, "study_s": wall, "timing": res.timing, **counts, "rows": len(rows),
+            "max_abs_z_emp": max(zs), "per_mechanism": per_mech}
 
 
 def main() -> None:
@@ -95,14 +97,17 @@ def main() -> None:
                    JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
         for label in ("empty_cache", "warm_cache"):
             load0 = os.getloadavg()
+            ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             proc = subprocess.run([sys.executable, __file__, "--child", "--reps", str(args.reps), "--n",
                                    *map(str, args.n)], env=env, capture_output=True, text=True, check=True)
             run = json.loads(proc.stdout.strip().splitlines()[-1])
             run["process_s"] = time.perf_counter() - t0
+            ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run["process_cpu_s"] = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
             run["loadavg_before"], run["loadavg_after"] = load0, os.getloadavg()
             out["runs"][label] = run
-            print(label, json.dumps({k: run[k] for k in ("study_s", "process_s", "compiles", "cache_hits",
+            print(label, json.dumps({k: run[k] for k in ("study_s", "process_s", "process_cpu_s", "compile_requests", "cache_hits", "cache_misses",
                                                           "loadavg_before", "loadavg_after")}), flush=True)
     (HERE / "bench_study.json").write_text(json.dumps(out, indent=1))
 
