@@ -19,7 +19,7 @@ from uldp_jax.mechanisms._glutf_core import (  # noqa: F401  (re-exported)
 
 
 def check_common(d: Any, sensitive: Any, z_rule: Any, allow_full: bool = False) -> tuple[int, tuple[int, ...]]:
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     sensitive = _validate.check_index_set("sensitive", sensitive, d)
     if len(sensitive) == d and not allow_full:
         raise ValueError(

@@ -98,7 +98,7 @@ class HighLowHR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         sensitive = _validate.check_index_set("sensitive", self.sensitive, d)
         _hadamard.hadamard_size(len(sensitive), "len(sensitive)")

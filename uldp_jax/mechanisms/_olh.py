@@ -89,7 +89,7 @@ class OLH(_base.Mechanism):
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         g = default_g(d, self.eps) if self.g is None else self.g

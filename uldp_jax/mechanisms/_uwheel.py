@@ -46,7 +46,7 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     num_hashes: Any = _base.static_field(default=None)
 
     closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
-                                        domain=_family.UNIT, optimum=_optima.optimal_l)
+                                        domain=_wheel.WHEEL_L_DOMAIN, closed=True, optimum=_optima.optimal_l)
 
     rule = "pure"
 

@@ -89,7 +89,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
     Raises:
       ValueError: bad ``d``, ``sensitive``, ``eps``, ``theta_n``, ``model`` or ``sort_by``.
     """
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     if isinstance(sensitive, (int, np.integer)) and not isinstance(sensitive, bool):
         s = _validate.check_int("sensitive", sensitive, minimum=1, maximum=d - 1)
         sens = tuple(range(s))

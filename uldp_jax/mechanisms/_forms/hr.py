@@ -121,7 +121,7 @@ def users_for_tv(item_nvar: Any, alpha: Any) -> Any:
 
 def hr_users_for_tv(alpha: Any, eps: Any, d: int, p: Any = None) -> Any:
     """Users sufficient for ``E[d_TV] <= alpha`` with HR; for every ``p`` when ``p`` is None: ``(R d / 2 alpha)^2``."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     if p is None:
         return users_for_tv(jnp.full((d,), _R(eps) ** 2), alpha)
     return users_for_tv(hr_item_nvar(eps, p), alpha)
@@ -129,7 +129,7 @@ def hr_users_for_tv(alpha: Any, eps: Any, d: int, p: Any = None) -> Any:
 
 def highlow_hr_users_for_tv(alpha: Any, eps: Any, d: int, sensitive: Sequence[int], p: Any = None) -> Any:
     """Users sufficient for ``E[d_TV] <= alpha`` with high-low HR (004 Thm 3 upper bound, explicit constants)."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     s = len(_validate.check_index_set("sensitive", sensitive, d))
     if p is None:
         _check_alpha(alpha)
