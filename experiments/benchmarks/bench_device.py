@@ -25,8 +25,9 @@ iid model with the same p). ``--skip-em`` leaves them out, ``--em-only`` runs on
 only the time changes). Nothing here is CPU-specific: on a GPU run it with ``--full``.
 
 Run: ``python experiments/benchmarks/bench_device.py [--full] [--d 625 12800] [--out FILE.json]``.
-Committed: ``bench_device_cpu_reduced.json`` (the 2-core CPU, reduced; its ``loadavg`` field says how loaded the
-shared machine was). No accelerator has been lent to this project yet: no GPU JSON.
+Committed: ``bench_device_cpu_reduced.json`` = ``--repeat 1 --ss-reps 1`` on the 2-core CPU, reduced and loaded
+(shared with other sessions; its ``note`` and ``loadavg`` fields give the load and caveats). No accelerator has
+been lent to this project yet: no GPU JSON.
 """
 
 from __future__ import annotations
