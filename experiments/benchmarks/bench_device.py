@@ -1,22 +1,33 @@
-"""Backend-agnostic engine benchmark (issue 17): per-user and counts paths, HR decoding, against raw RNG throughput.
+"""Backend-agnostic engine benchmark (issues 17, 26): per-user and counts paths, HR decoding, EM, against raw RNG.
 
 Records the device, the backend and the versions; every row reports compile (first call minus the best warm
-call) separately from the best of ``--repeat`` warm calls, and ``words_per_s`` / ``raw_fraction`` against
-``jax.random.bits`` (threefry) measured in the same run. ``--reduced`` (default on CPU) shrinks n and reps and
-labels the JSON ``"reduced": true``; the sizing policy in force (``engine.sizing()``) is recorded, and
-``--chunk-bytes`` sweeps it (results are identical for every size; only the time changes).
+call) separately from the best of ``--repeat`` warm calls, the number of kernels the engine compiled for it
+(``compiles``: traces of its per-user / counts kernels, ``uldp_jax.simulate._kernels.TRACE_COUNTS``) and the
+peak device memory (``peak_bytes``: ``device.memory_stats()["peak_bytes_in_use"]`` after the row, where the
+backend reports it; ``null`` on CPU, which reports no memory statistics). Per-user rows give ``words_per_s`` /
+``raw_fraction`` against ``jax.random.bits`` (threefry) measured in the same run; the random words a user costs
+are the sampler's plus the 2 of the alias draw of its value (iid model): GRR and uRR 2 + 2, OUE and RAPPOR
+d + 2, uRAP |X_S| + 1 + 2, OLH 3 + 2, SS ``min(k, d - k) + 2`` (Floyd's algorithm with a spare word) + 2, i.e.
+172 at d = 625 (k = 168), not 4.
+
+Counts rows: every mechanism with an exact count sampler (GRR, uRR, OUE, RAPPOR, uRAP, uUE, HR, SS, uSS; iid
+model, ``path="counts"``) at each ``--d`` (default 625 and 12800), 10^9 users x ``--counts-reps`` repetitions
+(100 by default; SS and uSS, whose label scans take seconds per repetition, ``--ss-reps``).
 
 EM rows (``path="em"``): RAPPOR and uRAP at 001 Fig 7's setting (d = 12800, s = 2432, n = 240000, eps = 6;
-``--reduced``: d, s and n / 10, labelled with their sizes), timed as ``bench_em.py`` and README do it:
-``ys = ul.perturb(key, mech, xs)`` then ``ul.estimate(mech, ys, "em", tol=1e-7, pass_dtype=jnp.float32)``,
-with x64 enabled locally (``jax.enable_x64(True)``); ``xs`` are n draws of a Zipf(1) distribution in a random
-order, as in ``bench_em.py``. ``--skip-em`` leaves them out, ``--em-only`` runs only them.
+``--reduced``: d, s and n / 10, labelled with their sizes), timed two ways: ``ul.perturb`` then
+``ul.estimate(mech, ys, "em", tol=1e-7, pass_dtype=jnp.float32)`` with x64 enabled locally, as ``bench_em.py``
+and README do it, and end to end through ``ul.simulate(..., methods=("em",), reps=1)`` (rows ``em-simulate``,
+iid model with the same p). ``--skip-em`` leaves them out, ``--em-only`` runs only them.
 
-Run: ``python experiments/benchmarks/bench_device.py [--full] [--out FILE.json]``. Committed:
-``bench_device_cpu_reduced.json`` = ``--chunk-bytes 262144 4194304 --out ...`` on the 2-core CPU with nothing else
-running (2026-11-25, load average 1.1-1.5; 73 s): per-user GRR/uRR at 0.80/0.56 of the raw threefry word rate
-(9.0e7 words/s), the counts path at 10^9 users x 100 reps in 0.06-0.08 s warm (SS: 10 reps, 7.5 s), and the
-reduced EM rows. No accelerator has been lent to this project yet: no GPU JSON.
+``--reduced`` (default unless ``--full``) shrinks the per-user n and reps, and labels the JSON
+``"reduced": true``; ``--chunk-bytes`` sweeps the per-user chunk budget (results are identical for every size;
+only the time changes). Nothing here is CPU-specific: on a GPU run it with ``--full``.
+
+Run: ``python experiments/benchmarks/bench_device.py [--full] [--d 625 12800] [--out FILE.json]``.
+Committed: ``bench_device_cpu_reduced.json`` = ``--repeat 1 --ss-reps 1`` on the 2-core CPU, reduced and loaded
+(shared with other sessions; its ``note`` and ``loadavg`` fields give the load and caveats). No accelerator has
+been lent to this project yet: no GPU JSON.
 """
 
 from __future__ import annotations
@@ -33,9 +44,23 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax.simulate import _engine as engine
+from uldp_jax.simulate import _kernels
 
 D = 625
-S = tuple(range(63))  # |X_S| = d / 10
+S = tuple(range(63))  # |X_S| = d / 10 (per-user rows)
+
+
+def peak_bytes(dev) -> int | None:
+    """Peak device memory in use so far, or ``None`` where the backend reports no memory statistics (CPU)."""
+    try:
+        stats = dev.memory_stats() or {}
+    except Exception:  # noqa: BLE001 - optional on some backends
+        return None
+    return stats.get("peak_bytes_in_use")
+
+
+def compiles() -> int:
+    return sum(_kernels.TRACE_COUNTS.values())
 
 
 def _timed(fn, repeat: int) -> tuple[float, float]:
@@ -76,10 +101,32 @@ def em_rows(reduced: bool, repeat: int) -> list:
             tv = 0.5 * float(np.abs(np.asarray(est(), np.float64) - np.bincount(np.asarray(xs), minlength=d) / n).sum())
             rows.append(dict(path="em", mech=name, d=d, s=s, n=n, eps=eps, reduced=reduced, compile_s=compile_s,
                              warm_s=warm, tv_em=tv))
+        for name, mech in {"RAPPOR": ul.RAPPOR(d, eps), "uRAP": ul.URAP(d, tuple(range(s)), eps)}.items():
+            c0 = compiles()
+            run = lambda m=mech: ul.simulate(jax.random.key(4), m, p=p, n=n, reps=1, methods=("em",)).estimates["em"]
+            compile_s, warm = _timed(run, repeat)
+            tv = 0.5 * float(np.abs(np.asarray(run(), np.float64)[0] - p).sum())
+            rows.append(dict(path="em-simulate", mech=name, d=d, s=s, n=n, eps=eps, reduced=reduced,
+                             compile_s=compile_s, warm_s=warm, compiles=compiles() - c0, tv_em=tv))
     return rows
 
 
-WORDS_PER_USER = {"GRR": 2, "uRR": 2, "OUE": D, "uRAP": len(S) + 1, "OLH": 3, "SS": 4}
+ALIAS_WORDS = 2  # the alias draw of each user's value (iid model)
+
+
+def words_per_user(name: str, mech) -> int:
+    """Random uint32 words one user costs on the per-user path (iid model): the sampler's plus the alias draw."""
+    d = mech.d
+    sampler = {"GRR": lambda: 2, "uRR": lambda: 2, "OUE": lambda: d, "RAPPOR": lambda: d,
+               "uRAP": lambda: len(S) + 1, "OLH": lambda: 3, "SS": lambda: min(mech.k, d - mech.k) + 2}[name]()
+    return sampler + ALIAS_WORDS
+
+
+def counts_mechs(d: int) -> dict:
+    sens = tuple(range(max(1, d // 10)))
+    return {"GRR": ul.GRR(d, 1.0), "uRR": ul.URR(d, sens, 1.0), "OUE": ul.OUE(d, 1.0), "RAPPOR": ul.RAPPOR(d, 1.0),
+            "uRAP": ul.URAP(d, sens, 1.0), "uUE": ul.UUE(d, sens, 1.0), "HR": ul.HR(d, 1.0), "SS": ul.SS(d, 1.0),
+            "uSS": ul.USS(d, sens, 1.0)}
 
 
 def main() -> None:
@@ -90,11 +137,16 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--skip-em", action="store_true", help="leave out the EM rows")
     ap.add_argument("--em-only", action="store_true", help="only the EM rows (and the raw RNG rate)")
+    ap.add_argument("--d", type=int, nargs="+", default=[625, 12800], help="domain sizes of the counts rows")
+    ap.add_argument("--counts-reps", type=int, default=100)
+    ap.add_argument("--ss-reps", type=int, default=None, help="repetitions of the SS/uSS counts rows "
+                    "(default: --counts-reps; the label scans take seconds per repetition at d = 12800)")
+    ap.add_argument("--counts-mechs", nargs="+", default=None, help="restrict the counts rows")
     args = ap.parse_args()
     dev = jax.devices()[0]
     reduced = not args.full
     n_pu, reps_pu = (200_000, 4) if reduced else (10_000_000, 100)
-    n_c, reps_c = (10**9, 100)
+    n_c = 10**9
     p = np.random.default_rng(0).dirichlet(np.ones(D))
     raw = raw_bits_rate(2**24 if reduced else 2**28, args.repeat)
     rows = []
@@ -108,17 +160,27 @@ def main() -> None:
         for name, mech in per_user.items():
             n = n_pu // 10 if name in ("OUE", "SS") and reduced else n_pu
             fn = lambda m=mech, n=n: ul.simulate_stats(jax.random.key(1), m, p=p, n=n, reps=reps_pu, path="per_user")[0]
+            c0 = compiles()
             compile_s, warm = _timed(fn, args.repeat)
-            rate = n * reps_pu * WORDS_PER_USER[name] / warm
+            rate = n * reps_pu * words_per_user(name, mech) / warm
             rows.append(dict(path="per_user", mech=name, n=n, reps=reps_pu, chunk_bytes=engine.sizing(dev).chunk_bytes,
-                             compile_s=compile_s, warm_s=warm, words_per_s=rate, raw_fraction=rate / raw))
+                             compile_s=compile_s, warm_s=warm, compiles=compiles() - c0,
+                             words_per_user=words_per_user(name, mech), words_per_s=rate, raw_fraction=rate / raw,
+                             peak_bytes=peak_bytes(dev)))
     engine.SIZING_OVERRIDE.clear()
-    counts = {"GRR": ul.GRR(D, 1.0), "OUE": ul.OUE(D, 1.0), "uRAP": ul.URAP(D, S, 1.0), "SS": ul.SS(D, 1.0)}
-    for name, mech in ({} if args.em_only else counts).items():
-        reps = 10 if name == "SS" else reps_c
-        fn = lambda m=mech, r=reps: ul.simulate_stats(jax.random.key(2), m, p=p, n=n_c, reps=r, path="counts")[0]
-        compile_s, warm = _timed(fn, args.repeat)
-        rows.append(dict(path="counts", mech=name, n=n_c, reps=reps, compile_s=compile_s, warm_s=warm))
+    for d in ([] if args.em_only else args.d):
+        pd = np.random.default_rng(0).dirichlet(np.ones(d))
+        for name, mech in counts_mechs(d).items():
+            if args.counts_mechs and name not in args.counts_mechs:
+                continue
+            reps = (args.ss_reps or args.counts_reps) if name in ("SS", "uSS") else args.counts_reps
+            fn = lambda m=mech, r=reps, pd=pd: ul.simulate_stats(jax.random.key(2), m, p=pd, n=n_c, reps=r,
+                                                                 path="counts")[0]
+            c0 = compiles()
+            compile_s, warm = _timed(fn, args.repeat)
+            rows.append(dict(path="counts", mech=name, d=d, n=n_c, reps=reps, compile_s=compile_s, warm_s=warm,
+                             compiles=compiles() - c0, peak_bytes=peak_bytes(dev)), )
+            print(json.dumps(rows[-1]), flush=True)
     if not args.em_only:
         K = 1024 if reduced else 65536
         hr = ul.HR(K - 1, 1.0)
@@ -132,7 +194,9 @@ def main() -> None:
     out = dict(device=str(dev), platform=dev.platform, device_kind=getattr(dev, "device_kind", None),
                backend=jax.default_backend(), jax=jax.__version__, jaxlib=jax.lib.__version__ if hasattr(
                    jax.lib, "__version__") else None, python=platform.python_version(), reduced=reduced,
-               sizing=engine.sizing(dev)._asdict(), raw_threefry_words_per_s=raw, rbg="refused by simulate (chunk "
+               sizing=engine.sizing(dev)._asdict(), raw_threefry_words_per_s=raw,
+               peak_bytes_note=("device.memory_stats() reports no peak on this backend" if peak_bytes(dev) is None
+                                else "peak_bytes_in_use after each row (cumulative peak)"), rbg="refused by simulate (chunk "
                "invariance); not measured", loadavg=os.getloadavg(), rows=rows)
     text = json.dumps(out, indent=1)
     print(text)

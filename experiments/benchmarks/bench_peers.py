@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import jax
@@ -187,8 +188,22 @@ def main(argv=None) -> dict:
                         row[key]["measured_at_n"] = n_run
                 rows.append(row)
                 print(_fmt(row), flush=True)
-    out = {"device": str(jax.devices()[0]), "eps": args.eps, "rows": rows}
+    out = {"device": str(jax.devices()[0]), "eps": args.eps, "loadavg": [round(v, 2) for v in os.getloadavg()],
+           "peers": _peer_versions(), "rows": rows}
     print(json.dumps(out, indent=1))
+    return out
+
+
+def _peer_versions() -> dict:
+    """Installed versions of the peers and of the packages they need (``None``: missing)."""
+    from importlib import metadata
+
+    out = {}
+    for dist in ("pure-ldp", "multi-freq-ldpy", "xxhash", "scikit-learn", "statsmodels"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
     return out
 
 

@@ -17,6 +17,11 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     OLH        0 -> 0                      6
     SS         1 -> 1                      8
 
+Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/core/test_hot_path_loops.py``): GRR 2,
+uRR 2, OUE 4, uRAP 4, HR 2, uUE 8, SS 7, uSS 11 data-dependent loops per compiled sampler: two per
+``jax.random.binomial`` call site (its inversion and BTRS loops), plus SS's window loop, which sits inside the
+``d - 1``-step label scan and so runs once per label.
+
 The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/_uniform.py`` (SS: after a
 spare word per user); its module docstring says why no fixed number of tries can be exact. "Uniform other than
 x" is already one draw ``u`` on ``[0, m - 1)`` mapped ``u + (u >= x)``, with no loop of its own.
@@ -53,11 +58,30 @@ def while_counts(mech, n=4096) -> tuple[int, int]:
     return len(loops) - fixed, fixed
 
 
+def counts_while_counts(mech) -> tuple[int, int]:
+    """``(data_dependent, fixed)`` while loops in the optimized HLO of the exact iid count sampler (x64, as the
+    engine runs it): ``ul.fastpath.sample_counts_iid``. Loops inside a scan count once here but run every step."""
+    with ul.fastpath.x64_context():
+        p = jnp.full((mech.d,), 1.0 / mech.d, jnp.float64)
+        fn = jax.jit(lambda k, n: ul.fastpath.sample_counts_iid(k, mech, n, p))
+        text = fn.lower(jax.random.key(0), jnp.float64(1e6)).compile().as_text()
+    loops = [line for line in text.splitlines() if re.search(r"\swhile\(", line) and "condition=" in line]
+    fixed = sum("known_trip_count" in line for line in loops)
+    return len(loops) - fixed, fixed
+
+
 def main():
     print(f"jax {jax.__version__}, backend {jax.default_backend()}")
     for name, mech in mechanisms().items():
         dep, fixed = while_counts(mech)
         print(f"{name:5s} data-dependent while loops per call: {dep}   fixed-trip-count loops: {fixed}")
+    sens = list(range(0, 625, 5))
+    counts = {"GRR": ul.GRR(625, 1.0), "uRR": ul.URR(625, sens, 1.0), "OUE": ul.OUE(625, 1.0),
+              "uRAP": ul.URAP(625, sens, 1.0), "uUE": ul.UUE(625, sens, 1.0), "HR": ul.HR(625, 1.0),
+              "SS": ul.SS(625, 1.0), "uSS": ul.USS(625, sens, 1.0)}
+    for name, mech in counts.items():
+        dep, fixed = counts_while_counts(mech)
+        print(f"{name:5s} counts sampler: data-dependent while loops {dep}   fixed-trip-count loops: {fixed}")
 
 
 if __name__ == "__main__":

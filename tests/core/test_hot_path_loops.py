@@ -1,4 +1,5 @@
-"""Data-dependent loops on the per-user hot path (issue 17, item 5): at most the one exact Lemire redraw per call.
+"""Data-dependent loops on the per-user hot path (issue 17, item 5): at most the one exact Lemire redraw per call;
+and on the counts path (issue 26, item 5), counted per compiled count sampler.
 
 Counts ``while`` instructions without an XLA-known trip count in the optimized HLO of ``ul.perturb``
 (``experiments/benchmarks/hlo_while_count.py`` prints the same at d = 625). On CPU, threefry's rounds are rolled
@@ -26,3 +27,22 @@ def test_data_dependent_while_loops_per_call(name):
     text = fn.lower(jax.random.key(0), jnp.zeros((512,), jnp.int32)).compile().as_text()
     loops = [ln for ln in text.splitlines() if re.search(r"\swhile\(", ln) and "condition=" in ln]
     assert sum("known_trip_count" not in ln for ln in loops) == EXPECTED[name]
+
+
+# Counts path (issue 26, item 5): data-dependent loops in the compiled exact count samplers (iid model, x64 as the
+# engine runs them). Every ``jax.random.binomial`` call site brings two (its inversion and its BTRS loop), so
+# these are 2 x the binomial call sites, plus SS's per-label window loop inside its label scan (executed d - 1
+# times a repetition). A regression guard: a new loop must be a deliberate change of these numbers.
+EXPECTED_COUNTS = {"GRR": 2, "OUE": 4, "SS": 7, "uSS": 11}
+COUNT_MECHS = {"GRR": ul.GRR(25, 1.0), "OUE": ul.OUE(25, 1.0), "SS": ul.SS(25, 1.0), "uSS": ul.USS(25, SENS, 1.0)}
+
+
+@pytest.mark.parametrize("name", list(COUNT_MECHS))
+def test_counts_sampler_while_loops(name):
+    mech = COUNT_MECHS[name]
+    with ul.fastpath.x64_context():
+        p = jnp.full((mech.d,), 1.0 / mech.d, jnp.float64)
+        fn = jax.jit(lambda k, n: ul.fastpath.sample_counts_iid(k, mech, n, p))
+        text = fn.lower(jax.random.key(0), jnp.float64(1e6)).compile().as_text()
+    loops = [ln for ln in text.splitlines() if re.search(r"\swhile\(", ln) and "condition=" in ln]
+    assert sum("known_trip_count" not in ln for ln in loops) == EXPECTED_COUNTS[name]

@@ -2,8 +2,9 @@
 
 Every ``jax.random`` draw in ``mechanisms/`` names its dtype, so turning ``jax_enable_x64`` on (as a user may do
 for float64 estimation) neither doubles the random words a user costs nor changes the reports. Checked on the
-jaxpr of the engine's per-user step (``_layout.rep_stats``: alias draws, ``fold_in`` keys and ``sample_stats``)
-for every library mechanism family.
+jaxpr of the engine's per-user step (``_layout.rep_stats``: alias draws, ``fold_in`` keys and ``sample_stats``;
+iid and fixed model) and of the report-level blocks (``_layout.block_reports``) for every library mechanism
+family, with x64 turned on globally (``jax.config.update``) as well as through the local context.
 """
 
 import jax
@@ -33,10 +34,17 @@ def _eqns(jaxpr):
                     yield from _eqns(j)
 
 
-def _random_widths(mech) -> set:
+def _random_widths(mech, model: str = "iid") -> set:
     d = mech.d
-    table = _layout.alias_table(np.full(d, 1.0 / d))
-    fn = lambda key: _layout.rep_stats(key, mech, jnp.int32(100), table, True, 64, 2, jnp.arange(2))
+    if model == "iid":
+        table = _layout.alias_table(np.full(d, 1.0 / d))
+        fn = lambda key: _layout.rep_stats(key, mech, jnp.int32(100), table, True, 64, 2, jnp.arange(2))
+    elif model == "fixed":
+        xs = jnp.arange(100, dtype=jnp.int32) % d
+        fn = lambda key: _layout.rep_stats(key, mech, jnp.int32(100), xs, False, 64, 2, jnp.arange(2))
+    else:  # the report-level path (per-report estimators): the same blocks, reports kept
+        xs = jnp.arange(100, dtype=jnp.int32) % d
+        fn = lambda key: _layout.block_reports(key, jnp.int32(1), mech, jnp.int32(100), xs, False, 64)
     jaxpr = jax.make_jaxpr(fn)(jax.random.key(0)).jaxpr
     widths = set()
     for eqn in _eqns(jaxpr):
@@ -48,11 +56,18 @@ def _random_widths(mech) -> set:
     return widths
 
 
+@pytest.mark.parametrize("model", ["iid", "fixed", "reports"])
 @pytest.mark.parametrize("mech", MECHS, ids=lambda m: type(m).__name__)
-def test_per_user_kernel_draws_32_bit_words_under_x64(mech):
-    with jax.enable_x64(True):
-        widths = _random_widths(mech)
-    assert widths and max(widths) <= 32, (type(mech).__name__, widths)
+def test_per_user_kernel_draws_32_bit_words_under_x64(mech, model):
+    """Under a global x64 flag (``jax_enable_x64``), every random primitive of the per-user kernels (iid model with
+    its alias draws, fixed model, and the report-level blocks) still outputs 32-bit words."""
+    prev = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        widths = _random_widths(mech, model)
+    finally:
+        jax.config.update("jax_enable_x64", prev)
+    assert widths and max(widths) <= 32, (type(mech).__name__, model, widths)
 
 
 def test_reports_do_not_change_with_x64():
