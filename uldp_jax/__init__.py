@@ -28,11 +28,13 @@ from uldp_jax import pum
 from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
+from uldp_jax._check import CheckReport, check
 
 # Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
 # makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
 from uldp_jax.simulate import _counts_path as fastpath
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
 
@@ -41,6 +43,7 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "CheckReport",
     "CompactBits",
     "GLUTF",
     "GRR",
@@ -73,6 +76,7 @@ __all__ = [
     "audit_pum",
     "bsldp_matrix",
     "channel",
+    "check",
     "estimate",
     "estimate_from_stats",
     "estimation",
@@ -80,6 +84,7 @@ __all__ = [
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
+    "load_result",
     "mechanisms",
     "metrics",
     "perturb",
@@ -90,6 +95,7 @@ __all__ = [
     "pum_loss",
     "pum_truth",
     "recommend",
+    "save_result",
     "replace",
     "simulate",
     "simulate_pum",
