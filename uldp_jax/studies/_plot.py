@@ -11,11 +11,12 @@ def _lines(rows: list, metric: str, methods: Any, n: int) -> dict:
     lines: dict = {}
     for r in rows:
         if r["metric"] == metric and r["n"] == n and r["method"] in methods:
-            lines.setdefault((r["mechanism"], r["method"]), []).append((r["eps"], r["mean"], r["se"]))
+            lines.setdefault((r["mechanism"], r["method"]), []).append((r["eps"], r["mean"], r["se"], r["theory"]))
     return {k: sorted(v) for k, v in lines.items()}
 
 
-def plot(result: Any, metric: str | None = None, methods: Any = None, ax: Any = None, logy: bool = True) -> Any:
+def plot(result: Any, metric: str | None = None, methods: Any = None, ax: Any = None, logy: bool = True,
+         theory: bool = True) -> Any:
     """See ``StudyResult.plot``."""
     try:
         import matplotlib.pyplot as plt
@@ -45,15 +46,17 @@ def plot(result: Any, metric: str | None = None, methods: Any = None, ax: Any = 
         fig = axes[0].figure
     for a, n in zip(axes, ns):
         for (mech, method), pts in _lines(rows, metric, methods, n).items():
-            eps, mean, se = (np.asarray(c, np.float64) for c in zip(*pts))
+            eps, mean, se, th = (np.asarray(c, np.float64) for c in zip(*pts))
             (line,) = a.plot(eps, mean, marker="o", ms=3, label=f"{mech} ({method})")
             band = np.nan_to_num(se)
             a.fill_between(eps, mean - band, mean + band, color=line.get_color(), alpha=0.2, lw=0)
+            if theory and np.any(np.isfinite(th)):
+                a.plot(eps, th, ls="--", lw=1, color=line.get_color())
         a.set_xlabel("eps")
         a.set_title(f"n = {n}")
         if logy:
             a.set_yscale("log")
-    axes[0].set_ylabel(f"{metric} (mean +- 1 SE)")
+    axes[0].set_ylabel(f"{metric} (mean +- 1 SE" + ("; dashed: theory)" if theory else ")"))
     axes[-1].legend(fontsize="small", loc="best")
     fig.tight_layout()
     return fig

@@ -126,7 +126,8 @@ class StudyResult:
             values = z["values"]
         return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
 
-    def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True) -> Any:
+    def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True,
+             theory: bool = True) -> Any:
         """Error against eps, one panel per n, one line per mechanism x method, with +-1 SE bands.
 
         Args:
@@ -134,6 +135,7 @@ class StudyResult:
           methods: the methods to draw (default: all).
           ax: a sequence of matplotlib axes, one per n (default: a new figure).
           logy: log-scaled error axis.
+          theory: draw each line's theory value (dashed, same colour) where it has one.
 
         Returns:
           The matplotlib figure.
@@ -142,4 +144,4 @@ class StudyResult:
           ImportError: when matplotlib is not installed.
           ValueError: without an ``eps`` grid, or for an unknown metric or method.
         """
-        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy)
+        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory)
