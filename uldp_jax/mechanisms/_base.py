@@ -118,6 +118,27 @@ def pytree_dataclass(data_fields: tuple[str, ...], meta_fields: tuple[str, ...])
     return wrap
 
 
+_REPR_ITEMS = 8  # index sets and arrays longer than this print as a summary
+
+
+def _short_repr(v: Any) -> str:
+    """A field's repr for ``Mechanism.__repr__``: sequences and arrays longer than ``_REPR_ITEMS`` summarised."""
+    if isinstance(v, (tuple, list, range, frozenset, set)) and len(v) > _REPR_ITEMS:
+        items = sorted(v) if isinstance(v, (frozenset, set)) else list(v)
+        if all(isinstance(x, (int, np.integer)) for x in items):
+            head = ", ".join(str(x) for x in items[:3])
+            return f"<{len(items)} items: {head}, ..., {items[-1]}>"
+        return f"<{type(v).__name__} of {len(items)}>"
+    if isinstance(v, (np.ndarray, jax.Array)) and not isinstance(v, jax.core.Tracer):
+        a = np.asarray(v)
+        if a.ndim == 0:
+            return repr(a.item())
+        if a.size <= _REPR_ITEMS:
+            return repr(a.tolist())
+        return f"<{a.dtype}{list(a.shape)}>"
+    return repr(v)
+
+
 def replace(mech: Any, **changes: Any) -> Any:
     """Returns a copy of ``mech`` with fields replaced, re-running construction checks."""
     return dataclasses.replace(mech, **changes)
@@ -254,10 +275,16 @@ class Mechanism:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own_hash = "__hash__" in cls.__dict__
-        dataclasses.dataclass(frozen=True)(cls)
+        dataclasses.dataclass(frozen=True, repr=False)(cls)  # __repr__ below, unless the class defines its own
         if not own_hash:
             cls.__hash__ = Mechanism.__hash__
         _register_fields(cls)
+
+    def __repr__(self) -> str:
+        """``Name(field=value, ...)`` with long index sets and arrays summarised (``sensitive=<424 items: 0, 1,
+        2, ..., 423>``), so printing a mechanism never floods a terminal."""
+        fields = [f for f in dataclasses.fields(self) if f.repr]
+        return f"{type(self).__name__}({', '.join(f'{f.name}={_short_repr(getattr(self, f.name))}' for f in fields)})"
 
     def __hash__(self) -> int:
         """Hash by value: the class, the static fields and the leaves' float64 bytes (equal mechanisms hash

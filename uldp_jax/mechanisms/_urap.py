@@ -24,7 +24,7 @@ class URAP(_base.Mechanism):
     ``theta=None`` is 001's default :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`.
 
     Reports are ``bool[d]``. ``Y_P``: all non-sensitive bits 0; ``Y_I``: exactly one non-sensitive bit set
-    (reports with two or more have probability 0; see SPEC.md).
+    (reports with two or more have probability 0; see docs/errata.md#001-uraps-output-space).
 
     Privacy: (X_S, Y_P, eps)-ULDP (001 Prop 3) for any theta in (0, 1), tight. As a pure ULDP protocol its
     support probabilities are ``p* = theta``, ``q* = d_1``.

@@ -44,7 +44,7 @@ def WHEEL_L_DOMAIN(s):  # noqa: N802  (a Family domain: the coverage's valid ran
 
 
 def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
-    """The MSE-optimal coverage ``1 / g*`` (SPEC.md; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
+    """The MSE-optimal coverage ``1 / g*`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
     ``[L_MIN, L_MAX]`` (the optimum leaves it for eps above ~9.7 or near 0)."""
     if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
         raise ValueError(f"l=None needs a concrete scalar eps, got eps with shape {np.shape(eps)}; pass l explicitly.")

@@ -217,7 +217,7 @@ def check_tol(tol: Any) -> float:
     return float(tol)
 
 
-def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
+def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditReport:
     """Audits ``mech`` against the guarantee it claims, or against a given E matrix (E-LDP, 004 Def 2).
 
     Args:

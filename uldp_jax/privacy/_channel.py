@@ -99,7 +99,7 @@ def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") 
     return Channel(Q, p.copy())
 
 
-def channel(mech: Any) -> Channel:
+def channel(mech: Mechanism) -> Channel:
     """Returns the exact channel of ``mech`` (float64) with its protected-output mask, after checking it.
 
     Raises:

@@ -5,7 +5,7 @@ loss summed over items**, :math:`\sum_x E(\hat p(x) - p(x))^2` (001's :math:`E[l
 unbiased empirical estimator (``ul.estimate(..., "emp")``). ``ul.metrics.mse`` is the per-item mean, so
 ``ul.metrics.mse`` averaged over repetitions estimates ``ul.theory.mse / d``.
 
-Variance models (SPEC.md): ``"iid"`` (each user's value drawn from ``p``; 001) and ``"fixed"`` (exactly
+Variance models (docs/errata.md#variance-models): ``"iid"`` (each user's value drawn from ``p``; 001) and ``"fixed"`` (exactly
 ``n p(x)`` users hold ``x``; 003); ``n * mse_iid = n * mse_fixed + 1 - sum p^2``.
 """
 
@@ -107,12 +107,12 @@ def nmse(mech: Any, theta_n: Any) -> Any:
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
 
-def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
     Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP
-    with any theta (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
-    exact risks (``theory/_hr.py``, 004 / SPEC.md). Differentiable in the continuous parameters and ``p``.
+    with any theta (docs/errata.md#004-eq-13-the-hadamard-row), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (docs/errata.md#004-eq-13-the-hadamard-row), and the Hadamard mechanisms'
+    exact risks (``theory/_hr.py``, 004 / docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms). Differentiable in the continuous parameters and ``p``.
     A mechanism without a closed form (``closed_form() is None``, e.g. one defined outside the library) gets the
     exact risk from its channel moments (``ul.theory.exact_mse``; concrete ``p`` and ``n`` only).
 
@@ -194,7 +194,7 @@ def pure_item_variance(p_star: Any, q_star: Any, z_star: Any, sensitive_mask: An
     return jnp.where(jnp.asarray(sensitive_mask), v_s, v_n) / n
 
 
-def l1(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def l1(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Asymptotic expected l1 loss :math:`\sqrt{2/\pi}\sum_x \sqrt{\mathrm{Var}(\hat p(x))}` (n -> infinity).
 
     The normal approximation behind 001 Props 4 and 7 (``f(n) ~ g(n)`` there), for any mechanism with a

@@ -48,7 +48,7 @@ def _check_objective(objective: Any) -> str:
     return objective
 
 
-def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
+def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
          params: Sequence[str] | None = None, steps: int = _optimize.DEFAULT_STEPS, optimizer: Any = None,
          audit: bool | None = None, return_info: bool = False) -> Any:
     """Returns a new mechanism of ``mech``'s kind with its utility parameter optimised by optax.
@@ -96,7 +96,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
     if fam.generic and mech.closed_form_family is not None:  # a named GLUTF mechanism with another z
-        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume SPEC.md's z).")
+        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume docs/errata.md#003-theorem-1-glutfs-valid-z z).")
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
     if params is not None:

@@ -1,7 +1,7 @@
 r"""Exact risks and sample complexity of the Hadamard-response family (HR, high-low HR, block HR; 004 §5-6).
 
 Risks are :math:`n\,E\,\ell_2^2` of the unbiased estimators (``HR.debias``, 004 eqs 15-16 and 19), exact, from
-SPEC.md, with :math:`R = (e^\varepsilon + 1)/(e^\varepsilon - 1) = 1/\tanh(\varepsilon/2)`:
+docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, with :math:`R = (e^\varepsilon + 1)/(e^\varepsilon - 1) = 1/\tanh(\varepsilon/2)`:
 
 * HR over ``d`` items: :math:`R^2 d - \sum_x p_x^2`;
 * high-low HR: :math:`s R (2 + (e^\varepsilon - 1) p(A)) / (e^\varepsilon - 1) + R (1 - p(A)) - \sum_x p_x^2`;
@@ -15,7 +15,7 @@ report lands in the item's Hadamard block: 1 for HR, :math:`p([S])` for sensitiv
 exact channel moments in ``tests/context``). For non-sensitive items of high-low HR,
 :math:`n\mathrm{Var} = R p_x - p_x^2`.
 
-Variance models (SPEC.md): ``model="iid"`` (the formulas above) or ``"fixed"`` (subtract ``1 - sum p^2``).
+Variance models (docs/errata.md#variance-models): ``model="iid"`` (the formulas above) or ``"fixed"`` (subtract ``1 - sum p^2``).
 
 Sample complexity (004 Theorems 3-4): ``*_users_for_tv`` give a *sufficient* number of users for
 ``E[d_TV] <= alpha``, from :math:`E|\hat p_x - p_x| \le \sigma_x` (Jensen), i.e.
