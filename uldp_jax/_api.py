@@ -44,12 +44,10 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
     _check_bits_lower_bound(mech, xs)
-    if xs.ndim == 1 and mech.prefers_compact():
-        fn = mech.perturb_compact
-    else:
-        fn = mech.perturb_batch
-    check_report_size(mech, fn, key, xs, *args)
-    return fn(key, xs, *args)
+    if xs.ndim == 1 and mech.prefers_compact():  # compact: at most d / 8 ones expected per report
+        return mech.perturb_compact(key, xs, *args)
+    check_report_size(mech, mech.perturb_batch, key, xs, *args)
+    return mech.perturb_batch(key, xs, *args)
 
 
 # Largest reports ``perturb`` returns in one call (bytes; sampling intermediates are a few times larger).
