@@ -17,17 +17,33 @@ A pytest-xdist worker that dies of a native crash (a segmentation fault inside j
 tests/test_regression.py and in tests/tuning/test_collab.py, each of which passes on its own) gets its test run once
 more on a fresh worker; a second crash of the same test fails the run. Only process crashes are retried: an assertion or an
 exception is never re-run, and every retry is printed in the summary.
+
+Statistical budget (``uldp_jax.testing``): every statistical check counts, and the counts of all xdist workers are
+summed by the controller (``pytest_testnodedown``), so ``MAX_CHECKS`` bounds the whole run, not one worker.
+``--seed-shift N`` (or ``ULDP_JAX_SEED_SHIFT=N``) shifts every seed the tests make, to measure the false-alarm
+rate on fresh draws (``experiments/benchmarks/false_alarms.py``); never to make a failing check pass.
 """
 
 import os
+import signal
+import threading
 
 import pytest
+
+# Per-test time limit in seconds (a hung test fails instead of stalling the run); ``@pytest.mark.timeout(s)``
+# overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards against hangs, it is
+# not a speed assertion (timings belong in experiments/benchmarks/).
+TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
 
 _FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): this test's time limit (default TEST_TIMEOUT_S)")
+    shift = config.workerinput.get("uldp_seed_shift", 0) if hasattr(config, "workerinput") else seed_shift(config)
+    if shift:
+        _install_seed_shift(shift)
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set the environment
         return
     flags = os.environ.get("XLA_FLAGS")
@@ -55,14 +71,94 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"native crash of a worker while running {nodeid}: re-run once on a fresh worker")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Fails a test that runs past its time limit (SIGALRM in the worker's main thread; POSIX only)."""
+    marker = item.get_closest_marker("timeout")
+    limit = int(marker.args[0]) if marker and marker.args else TEST_TIMEOUT_S
+    if limit <= 0 or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeoutError(f"{item.nodeid} ran past its {limit} s limit (tests/conftest.py TEST_TIMEOUT_S)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_WORKER_CHECKS = []  # statistical checks each finished xdist worker made (collected by the controller)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--seed-shift", type=int, default=None,
+                     help="shift every seed the tests make (jax.random.key/PRNGKey, np.random.default_rng) by N "
+                          "steps, to measure the statistical tests' false-alarm rate on fresh draws; also "
+                          "ULDP_JAX_SEED_SHIFT=N. Tests that compare against stored draws are meaningless shifted.")
+
+
+def seed_shift(config) -> int:
+    """The run's seed shift: ``--seed-shift N``, else ``ULDP_JAX_SEED_SHIFT``, else 0."""
+    shift = config.getoption("--seed-shift")
+    if shift is None:
+        shift = int(os.environ.get("ULDP_JAX_SEED_SHIFT", "0") or 0)
+    return int(shift)
+
+
+def _install_seed_shift(shift: int) -> None:
+    """Every integer seed ``s`` given to ``jax.random.key``/``PRNGKey`` or ``np.random.default_rng`` becomes
+    ``(s + shift * SEED_STRIDE) mod 2**31``: the same tests on fresh, still reproducible, draws."""
+    import jax
+    import numpy as np
+
+    stride = 1_000_003
+
+    def shifted(seed):
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return (int(seed) + shift * stride) % 2**31
+        return seed
+
+    key, prng_key, default_rng = jax.random.key, jax.random.PRNGKey, np.random.default_rng
+    jax.random.key = lambda seed, *a, **k: key(shifted(seed), *a, **k)
+    jax.random.PRNGKey = lambda seed, *a, **k: prng_key(shifted(seed), *a, **k)
+    np.random.default_rng = lambda seed=None, *a, **k: default_rng(shifted(seed), *a, **k)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):  # xdist controller: hand the shift to every worker explicitly
+    node.workerinput["uldp_seed_shift"] = seed_shift(node.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist controller: collect each worker's count of statistical checks (the budget is suite-wide)."""
+    _WORKER_CHECKS.append(int(getattr(node, "workeroutput", {}).get("uldp_stat_checks", 0)))
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """The statistical false-alarm budget (uldp_jax.testing): at most MAX_CHECKS checks at level ALPHA each."""
+    """The statistical false-alarm budget (uldp_jax.testing): at most MAX_CHECKS checks at level ALPHA each,
+    counted over the whole run (a worker reports its count to the controller, which sums them)."""
     from uldp_jax import testing
 
-    if testing.checks_run() > testing.MAX_CHECKS:
+    config = session.config
+    if hasattr(config, "workerinput"):  # an xdist worker: report, the controller judges
+        config.workeroutput["uldp_stat_checks"] = testing.checks_run()
+        return
+    total = testing.checks_run() + sum(_WORKER_CHECKS)
+    if total > testing.MAX_CHECKS:
         session.exitstatus = 1
-        print(f"\nstatistical checks: {testing.checks_run()} > MAX_CHECKS={testing.MAX_CHECKS}; the suite-wide "
+        print(f"\nstatistical checks: {total} > MAX_CHECKS={testing.MAX_CHECKS} over all workers; the suite-wide "
               f"false-alarm budget SUITE_ALPHA={testing.SUITE_ALPHA} no longer holds: raise MAX_CHECKS (lowers ALPHA).")
+
+
+def pytest_report_header(config):
+    shift = seed_shift(config)
+    return f"uldp_jax seed shift: {shift}" if shift else None
 
 
 def pytest_unconfigure(config):

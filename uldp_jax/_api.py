@@ -43,15 +43,61 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     _check_mech(mech)
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
-    if xs.ndim == 1 and mech.prefers_compact():
+    _check_bits_lower_bound(mech, xs)
+    if xs.ndim == 1 and mech.prefers_compact():  # compact: at most d / 8 ones expected per report
         return mech.perturb_compact(key, xs, *args)
+    check_report_size(mech, mech.perturb_batch, key, xs, *args)
     return mech.perturb_batch(key, xs, *args)
+
+
+# Largest reports ``perturb`` returns in one call (bytes; sampling intermediates are a few times larger).
+MAX_REPORT_BYTES = 2**29
+
+
+def _size_error(mech: Any, n: int, nbytes: float) -> ValueError:
+    return ValueError(
+        f"perturb of {n} users with {type(mech).__name__}(d={mech.d}) would return {nbytes / 2**30:.3g} GiB of "
+        f"reports (more than {MAX_REPORT_BYTES / 2**30:.3g} GiB), before sampling intermediates. Perturb fewer "
+        "users per call, or use ul.simulate / ul.simulate_stats, which reduce reports to statistics block by "
+        "block (the counts path draws no per-user reports).")
+
+
+def _check_bits_lower_bound(mech: Any, xs: jax.Array) -> None:
+    """Bit-vector reports cost at least ``min(n d, 12 d)`` bytes (dense bits, or the compact sampler's per-item
+    parameters): refused before even the compact parameters are built."""
+    if mech.report_kind != "bits":
+        return
+    n = int(xs.shape[0]) if xs.ndim else 1
+    d = int(mech.num_stats)
+    if min(n * d, 12 * d + 4 * n) > MAX_REPORT_BYTES:
+        raise _size_error(mech, n, min(n * d, 12 * d + 4 * n))
+
+
+def check_report_size(mech: Any, fn: Any, key: jax.Array, xs: jax.Array, *args: Any) -> None:
+    """Refuses, before anything is allocated, reports larger than ``MAX_REPORT_BYTES`` (sized by tracing ``fn``
+    with ``jax.eval_shape``); the message gives the size and the alternatives."""
+    n = int(xs.shape[0]) if xs.ndim else 1
+    if n * max(int(mech.num_stats), 1) <= 2**22:  # small: no tracing needed
+        return
+    out = jax.eval_shape(lambda k, x: fn(k, x, *args), key, xs)
+    nbytes = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
+    if nbytes > MAX_REPORT_BYTES:
+        raise _size_error(mech, n, nbytes)
 
 
 def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
+    ys = _as_reports(ys)
+    check_reports(mech, ys)  # an out-of-range report is refused, never dropped from the histogram
     return mech.aggregate(ys)
+
+
+def _as_reports(ys: Any) -> Any:
+    """A list or tuple of item reports becomes an array (report pytrees such as ``HashReport`` stay as given)."""
+    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+        return np.asarray(ys)
+    return ys
 
 
 def check_reports(mech: Any, ys: Any) -> None:
@@ -83,6 +129,7 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
     """
     _check_mech(mech)
     m = _registry.get_method(method, mech)
+    ys = _as_reports(ys)
     check_reports(mech, ys)
     if m.input == "reports":
         return m.fn(mech, ys, **options)

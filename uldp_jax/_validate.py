@@ -160,7 +160,13 @@ def check_distribution(name: str, p: Any, d: int | None = None, atol: float = 1e
     """Checks a probability vector (concrete): 1-D, non-negative, finite, sums to 1 within ``atol``."""
     if not is_concrete(p):
         return p
-    arr = np.asarray(p, dtype=np.float64)
+    if p is None or isinstance(p, (str, bytes)):
+        raise TypeError(f"Expected {name}={p!r} to be a probability vector (float[d]); for the uniform "
+                        f"distribution pass np.full(d, 1 / d).")
+    raw = np.asarray(p)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"Expected {name} to hold real probabilities, got dtype {raw.dtype}.")
+    arr = raw.astype(np.float64)
     if arr.ndim != 1:
         raise ValueError(f"Expected {name} to be a 1-D probability vector, got shape {arr.shape}.")
     if d is not None and arr.shape[0] != d:

@@ -72,8 +72,11 @@ def _list() -> None:
 def _run(name: str, args) -> None:
     from uldp_jax import experiments
     from uldp_jax.experiments._runner import parse_set
+    from uldp_jax.experiments._runner import UsageError
     exp = experiments.get_experiment(name)  # fail fast on an unknown name or a bad --set, before any work
     overrides = parse_set(exp, args.set)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out!r} is an existing file, not a directory; pass a directory for the results")
     os.environ.setdefault("MPLBACKEND", "Agg")
     experiments.run_experiment(name, quick=args.quick, reps=args.reps, data=args.data, out=args.out,
                                seed=args.seed, progress=not args.no_progress, overrides=overrides)
@@ -83,7 +86,7 @@ def _user_errors() -> tuple:
     """Exceptions that mean a user mistake (one-line message); anything else is a bug and keeps its traceback."""
     from uldp_jax.data import DataError
     from uldp_jax.experiments._runner import UsageError
-    return (UsageError, DataError, FileNotFoundError, IsADirectoryError, PermissionError)
+    return (UsageError, DataError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
 def main(argv=None) -> int:

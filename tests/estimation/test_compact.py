@@ -1,4 +1,8 @@
-"""Compact bit-vector reports (``ul.CompactBits``): exact law of the sampler and every consumer."""
+"""Compact bit-vector reports (``ul.CompactBits``): exact law of the sampler and every consumer.
+
+Statistical checks go through ``ul.testing`` (``fits`` on Pearson chi-square p-values, ``within_se``), each at the
+suite's per-check level ``ul.testing.ALPHA``.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +36,7 @@ def test_compact_sampler_matches_channel(name):
         exp = Q[x] * sel.sum()
         assert obs[exp == 0].sum() == 0
         k = exp > 0
-        assert stats.chisquare(obs[k], exp[k] * obs.sum() / exp[k].sum()).pvalue > 1e-4, x
+        assert ul.testing.fits(ul.testing.chi_square(obs[k], exp[k] / exp[k].sum())), x
 
 
 def test_number_of_ones_is_binomial():
@@ -43,7 +47,7 @@ def test_number_of_ones_is_binomial():
     ones = np.asarray(ys.ones)
     others = np.sum((ones < m.d) & (ones != 0), axis=1)
     own = np.any(ones == 0, axis=1)
-    assert abs(own.mean() - keep) < 4 * np.sqrt(keep * (1 - keep) / len(own))
+    assert ul.testing.within_se(own.mean(), keep, np.sqrt(keep * (1 - keep) / len(own)))
     m1 = m.d - 1
     lo, hi = int(stats.binom.ppf(1e-3, m1, q)), int(stats.binom.ppf(1 - 1e-3, m1, q))
     ks = np.arange(lo, hi + 1)
@@ -51,7 +55,7 @@ def test_number_of_ones_is_binomial():
                           [np.sum(others > hi)]])
     probs = np.concatenate([[stats.binom.cdf(lo - 1, m1, q)], stats.binom.pmf(ks, m1, q),
                             [stats.binom.sf(hi, m1, q)]])
-    assert stats.chisquare(obs, probs * len(others)).pvalue > 1e-4
+    assert ul.testing.fits(ul.testing.chi_square(obs, probs / probs.sum()))
 
 
 @pytest.mark.parametrize("mech", [ul.RAPPOR(2000, 4.0), ul.URAP(3000, tuple(range(0, 3000, 3)), 2.0)])

@@ -85,6 +85,7 @@ ENTRY_POINTS = {
     "estimate": lambda m: ul.estimate(m, np.zeros(3, np.int32)),
     "estimate_from_stats": lambda m: ul.estimate_from_stats(m, np.zeros(m.num_stats, np.int32), 3),
     "aggregate": lambda m: ul.aggregate(m, np.zeros(3, np.int32)),
+    "simulate": lambda m: ul.simulate(jax.random.key(0), m, p=_p(m), n=100, reps=1),
     "channel": ul.channel,
     "audit": ul.audit,
     "check": ul.check,

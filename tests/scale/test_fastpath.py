@@ -1,8 +1,10 @@
 """Count-level fast path: exact first two moments against the channel, and agreement with the per-user path.
 
-Thresholds: every sample mean within 3.5 standard errors of the exact mean (3 SE per entry, widened to 3.5 for
-the max over the d entries of a test: ~0.3% false alarms per entry at 3 SE over ~50 entries), covariance entries
-within 4.5 SE (SE of a sample covariance: sqrt((S_jj S_kk + S_jk^2) / R)); fixed keys, so every run is the same.
+Thresholds: every comparison is one ``ul.testing.within_se`` check at the suite's per-check level
+``ul.testing.ALPHA`` (Bonferroni over the entries compared): sample means against the exact means (SE from the exact
+variance over R repetitions), sample covariances against the exact ones (SE of a sample covariance:
+sqrt((S_jj S_kk + S_jk^2) / R)), fast-path against per-user moments (SE of the difference). Fixed keys, shifted
+by ``--seed-shift`` when measuring false alarms.
 """
 
 import jax
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax import fastpath
+from uldp_jax import fastpath, testing
 
 R = 600  # one repetition count everywhere: tests share compiled kernels
 
@@ -38,15 +40,25 @@ def exact_moments(mech, *, counts=None, p=None, n=None):
     return n * f, n * (second - np.outer(f, f))
 
 
-def check_moments(stats, mean, cov, z=3.5):
+def check_moments(stats, mean, cov):
+    """Two statistical checks (``ul.testing.within_se``): the sample mean and the sample covariance."""
     stats = np.asarray(stats, np.float64)
     r = stats.shape[0]
     diag = np.maximum(np.diag(cov), 1e-12)
-    dev = np.abs(stats.mean(0) - mean) / np.sqrt(diag / r)
-    assert dev.max() < z, f"mean off by {dev.max():.2f} SE"
+    se = np.sqrt(diag / r)
+    assert testing.within_se(stats.mean(0), mean, se), f"mean off by {(np.abs(stats.mean(0) - mean) / se).max():.2f} SE"
     se_cov = np.sqrt((np.outer(diag, diag) + cov**2) / r)
     dev_cov = np.abs(np.cov(stats.T) - cov) / se_cov
-    assert dev_cov.max() < z + 1.0, f"covariance off by {dev_cov.max():.2f} SE"
+    assert testing.within_se(np.cov(stats.T), cov, se_cov), f"covariance off by {dev_cov.max():.2f} SE"
+
+
+def check_same_law(fast, slow, cov):
+    """Fast vs per-user sample moments, two checks: means and covariances within SEs of their differences."""
+    r = fast.shape[0]
+    diag = np.maximum(np.diag(cov), 1e-12)
+    assert testing.within_se(fast.mean(0), slow.mean(0), np.sqrt(2 * diag / r))
+    se_cov = np.sqrt(2 * (np.outer(diag, diag) + cov**2) / r)
+    assert testing.within_se(np.cov(fast.T), np.cov(slow.T), se_cov)
 
 
 COUNTS6 = np.array([300, 0, 1200, 50, 7, 443])
@@ -95,11 +107,7 @@ def test_fast_path_matches_per_user_in_distribution(mech, model):
         kw, mean, cov = {"xs": np.repeat(np.arange(6), COUNTS6)}, *exact_moments(mech, counts=COUNTS6)
     fast = np.asarray(ul.simulate(jax.random.key(3), mech, reps=reps, path="counts", **kw).stats, np.float64)
     slow = np.asarray(ul.simulate(jax.random.key(4), mech, reps=reps, path="per_user", **kw).stats, np.float64)
-    diag = np.maximum(np.diag(cov), 1e-12)
-    dev = np.abs(fast.mean(0) - slow.mean(0)) / np.sqrt(2 * diag / reps)
-    assert dev.max() < 3.0
-    se_cov = np.sqrt(2 * (np.outer(diag, diag) + cov**2) / reps)
-    assert (np.abs(np.cov(fast.T) - np.cov(slow.T)) / se_cov).max() < 4.0
+    check_same_law(fast, slow, cov)
     check_moments(slow, mean, cov)
 
 
@@ -129,7 +137,7 @@ def test_ss_iid_counts_exact_and_match_per_user():
 
 
 def test_ss_iid_counts_large_n_and_windows():
-    """n = 10^9 (any n, one scan): totals exact; the per-item mean within 5 SE (d = 40, k = 10, narrow windows)."""
+    """n = 10^9 (any n, one scan): totals exact; the per-item means match (d = 40, k = 10, narrow windows)."""
     from uldp_jax.mechanisms import _ss_counts as _ss
 
     mech = ul.SS(40, 2.0, k=10)
@@ -141,8 +149,7 @@ def test_ss_iid_counts_large_n_and_windows():
     assert np.all(stats.sum(1) == 10 * 10**9)
     a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
     f = b + a * p
-    dev = np.abs(stats.mean(0) - 1e9 * f) / np.sqrt(1e9 * f * (1 - f) / 8)
-    assert dev.max() < 5.0
+    assert testing.within_se(stats.mean(0), 1e9 * f, np.sqrt(1e9 * f * (1 - f) / 8))
 
 
 def test_multinomial_exact_moments_and_edges():
@@ -170,7 +177,7 @@ def test_large_n_counts_exact_int32():
     stats = np.asarray(res.stats, np.int64)
     assert res.stats.dtype == jnp.int32 and np.all(stats.sum(1) == n) and np.all(stats >= 0)
     f = np.asarray(P6 @ ul.channel(ul.GRR(6, 1.0)).Q)
-    assert np.all(np.abs(stats / n - f) < 1e-4)
+    assert testing.within_se(stats / n, f[None, :], np.sqrt(f * (1 - f) / n)[None, :])
 
 
 def test_count_dtype_and_overflow():
@@ -198,12 +205,11 @@ def test_registry_and_paths_documented():
 
 
 def test_multinomial_three_phases_large_domain():
-    """d > 1024 uses three splitting phases; totals exact, means within 5 SE (max over 2000 items)."""
+    """d > 1024 uses three splitting phases; totals exact, the 2000 item means match (one budgeted check)."""
     p = np.random.default_rng(0).dirichlet(np.ones(2000))
     with fastpath.x64_context():
         keys = jax.random.split(jax.random.key(13), 200)
         draws = np.asarray(jax.jit(jax.vmap(lambda k, pp: fastpath.multinomial(k, 1e6, pp), (0, None)))(
             keys, jnp.asarray(p)))
     assert np.all(draws.sum(1) == 1e6)
-    z = (draws.mean(0) - 1e6 * p) / np.sqrt(1e6 * p * (1 - p) / 200)
-    assert np.abs(z).max() < 5.0
+    assert testing.within_se(draws.mean(0), 1e6 * p, np.sqrt(1e6 * p * (1 - p) / 200))

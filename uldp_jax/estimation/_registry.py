@@ -24,15 +24,39 @@ class Method(NamedTuple):
 _METHODS: dict[str, Method] = {}
 
 
+def _builtin(method: Method) -> bool:
+    """A method the package registers itself (its function lives in ``uldp_jax``)."""
+    return str(getattr(method.fn, "__module__", "") or "").startswith("uldp_jax.")
+
+
 def register_method(name: str, fn: Callable[..., Any], input: str = "stats", doc: str = "",
-                    resolver: Callable[[Any], Method] | None = None) -> None:
-    """Adds (or replaces) an estimation method available to ``estimate`` and ``simulate``.
+                    resolver: Callable[[Any], Method] | None = None, replace: bool = False) -> None:
+    """Adds an estimation method available to ``estimate`` and ``simulate``.
 
     ``resolver(mech)``, when given, returns the concrete ``Method`` (its ``fn`` and ``input``) to use for
     ``mech``; ``fn``/``input`` are then the defaults reported when no mechanism is known.
+
+    Raises:
+      TypeError: ``name`` is not a non-empty string, or ``fn``/``resolver`` is not callable.
+      ValueError: ``name`` is already registered (pass ``replace=True`` to replace a method you registered;
+        the package's own methods, e.g. "emp", "emp+thr", "em", cannot be replaced), or a bad ``input``.
     """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"Expected name={name!r} to be a non-empty string.")
+    if not callable(fn):
+        raise TypeError(f"Expected fn={fn!r} to be callable (mech, stats, n, **options) -> float[d].")
+    if resolver is not None and not callable(resolver):
+        raise TypeError(f"Expected resolver={resolver!r} to be callable or None.")
     if input not in ("stats", "reports"):
         raise ValueError(f"Expected input={input!r} in ('stats', 'reports').")
+    if not isinstance(replace, bool):
+        raise TypeError(f"Expected replace={replace!r} to be True or False.")
+    old = _METHODS.get(name)
+    if old is not None and _builtin(old) and not _builtin(Method(fn, input, doc)):
+        raise ValueError(f"Estimation method {name!r} is built in and cannot be replaced; register yours under "
+                         "another name.")
+    if old is not None and not replace and not _builtin(old):
+        raise ValueError(f"Estimation method {name!r} is already registered; pass replace=True to replace it.")
     _METHODS[name] = Method(fn, input, doc, resolver)
 
 

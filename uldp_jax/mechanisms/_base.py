@@ -235,11 +235,20 @@ def bit_sums(bits: jax.Array, weights: jax.Array | None = None) -> jax.Array:
     return jnp.sum(bits, axis=0, dtype=jnp.int32)
 
 
+def size_text(k: int) -> str:
+    """``k`` for a message: exact, as ``2^j`` for a large power of two (``2^100``, not a capped 2^64)."""
+    k = int(k)
+    if k > 2**40 and k & (k - 1) == 0:
+        return f"2^{k.bit_length() - 1}"
+    return str(k)
+
+
 def check_channel_size(name: str, d: int, m: int) -> None:
-    if d * m > MAX_CHANNEL_ENTRIES:
+    if int(d) * int(m) > MAX_CHANNEL_ENTRIES:
         raise ValueError(
-            f"{name}: the exact channel has {d} x {m} entries, more than {MAX_CHANNEL_ENTRIES}; "
-            "use a smaller domain for exact channels and audits."
+            f"{name}: the exact channel has {size_text(d)} x {size_text(m)} entries, more than "
+            f"{MAX_CHANNEL_ENTRIES} (2^24); use a smaller domain for exact channels and audits, or sampling-based "
+            "checks (ul.simulate, ul.testing) at this size."
         )
 
 

@@ -270,6 +270,14 @@ class PUMUser(_base.Mechanism):
         return self.pum.num_outputs
 
     @property
+    def num_stats(self) -> int:
+        """The common mechanism's statistic (over ``Z = X ∪ bot``): a user's reports are ``Q_cmn``'s reports."""
+        return self.pum.cmn.num_stats
+
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        return self.pum.cmn.aggregate(ys, weights)
+
+    @property
     def sensitive(self) -> tuple[int, ...]:
         """``X_S ∪ X_S^(i)``, sorted."""
         own = np.asarray(self.personal).ravel()

@@ -189,6 +189,25 @@ def check_log_consistent(logq: np.ndarray, Q: np.ndarray, name: str) -> None:
                          f"log Q = {logq[x, y]!r}, Q = {Q[x, y]!r} (exp(log Q) != Q).")
 
 
+# Largest audit work, d * d * m log-ratio evaluations (GRR(2048): 2^33, minutes; GRR(4096) is refused).
+MAX_AUDIT_WORK = 2**33
+
+
+def check_audit_work(mech: Any) -> None:
+    """Refuses, before the channel is built, an audit of more than ``MAX_AUDIT_WORK`` log-ratios (O(d^2 m))."""
+    if not isinstance(mech, _base.Mechanism):
+        return
+    cols = _channel.expected_columns(mech)
+    if cols is None:
+        return
+    _channel.check_size(mech)  # the channel's own size guard speaks first
+    d = int(mech.num_inputs)
+    if d * d * cols > MAX_AUDIT_WORK:
+        raise ValueError(f"audit of {type(mech).__name__}: {d} x {d} x {_base.size_text(cols)} log-ratios, more "
+                         f"than {MAX_AUDIT_WORK} (2^33); audit the mechanism at a smaller domain (its guarantee's "
+                         "form does not depend on d) or rely on its privacy_spec().")
+
+
 def check_tol(tol: Any) -> float:
     """``tol`` must be a real number in ``(0, MAX_TOL]``: a tolerance may tighten the audit, never void it."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
@@ -222,6 +241,7 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
     if isinstance(mech, _base.Mechanism) and mech.batch_shape:
         return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
                                                                            _base.unbatch(mech))], mech.batch_shape)
+    check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q
     d = Q.shape[0]

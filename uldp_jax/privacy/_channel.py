@@ -21,6 +21,8 @@ from uldp_jax.mechanisms._base import Mechanism
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
 # up to 2**24 entries pairwise (NumPy) stays far below this.
 ROW_SUM_ATOL = 1e-9
+# Largest total number of entries of the channels of a grid (512 MiB of float64).
+MAX_GRID_ENTRIES = 2**26
 
 
 class Channel(NamedTuple):
@@ -37,15 +39,14 @@ class Channel(NamedTuple):
     protected: np.ndarray
 
 
-def _expected_columns(mech: Any) -> int | None:
+def expected_columns(mech: Any) -> int | None:
     """The channel's number of columns when the report kind fixes it (items, bit vectors), else None."""
     kind = mech.report_kind
     try:
         if kind == "item":
             return int(mech.num_outputs)
         if kind == "bits":
-            m = int(mech.num_stats)
-            return 2 ** min(m, 64)
+            return 2 ** int(mech.num_stats)  # exact (a Python int): the size message shows 2^d as it is
     except (AttributeError, TypeError, ValueError):
         return None
     return None
@@ -57,7 +58,7 @@ def check_size(mech: Any) -> None:
     Item and bit-vector mechanisms are sized here from ``d`` and their report space; other report kinds
     size themselves in ``channel_matrix`` before allocating.
     """
-    cols = _expected_columns(mech)
+    cols = expected_columns(mech)
     _base.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
 
 
@@ -114,6 +115,12 @@ def channel(mech: Mechanism) -> Channel:
     _validate.check_grid(mech)
     shape = mech.batch_shape
     if shape:
+        cols = expected_columns(mech)
+        total = int(np.prod(shape)) * int(mech.num_inputs) * (2 if cols is None else cols)
+        if total > MAX_GRID_ENTRIES:
+            raise ValueError(f"channel of a grid of {int(np.prod(shape))} {type(mech).__name__}(d={mech.d}): "
+                             f"{_base.size_text(total)} float64 entries in all, more than {MAX_GRID_ENTRIES} (2^26); "
+                             "take the channel of fewer grid points at a time (jax.tree.map(lambda v: v[i], mech)).")
         chans = [channel(m) for m in _base.unbatch(mech)]
         return Channel(np.stack([c.Q for c in chans]).reshape(shape + chans[0].Q.shape),
                        np.stack([c.protected for c in chans]).reshape(shape + chans[0].protected.shape))

@@ -68,6 +68,10 @@ def _candidates(d: int, sens: tuple[int, ...], eps: float, th: float, include_ld
     return out
 
 
+# Largest domain ``recommend`` takes (it builds float[d] arrays per candidate).
+MAX_D = 2**24
+
+
 def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 1.0, model: str = "fixed",
               sort_by: str = "mse", include_ldp: bool = False) -> list[Recommendation]:
     """Ranks the library's ULDP mechanisms for a setting by closed-form MSE (or communication cost).
@@ -90,6 +94,10 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
       ValueError: bad ``d``, ``sensitive``, ``eps``, ``theta_n``, ``model`` or ``sort_by``.
     """
     d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
+    if d > MAX_D:
+        raise ValueError(f"Expected d={d} <= {MAX_D} (2^24): recommend builds every candidate mechanism and float[d] "
+                         f"distributions ({d * 8 / 2**30:.3g} GiB each). The closed forms depend on d only through s "
+                         "and theta_n: compare ul.theory.urr_nmse / urap_nmse / uss_nmse / ... at (eps, s, theta_n).")
     if isinstance(sensitive, (int, np.integer)) and not isinstance(sensitive, bool):
         s = _validate.check_int("sensitive", sensitive, minimum=1, maximum=d - 1)
         sens = tuple(range(s))
