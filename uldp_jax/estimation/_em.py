@@ -35,7 +35,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _em_reports, _registry, _threshold
+from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
+from uldp_jax.mechanisms._glutf_em import SupportRatio
 
 DEFAULT_MAX_ITERS = 10_000
 
@@ -208,11 +209,15 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
         raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
                          f"{type(mech).__name__} has none; use method='em'.")
     dtype = _float_dtype()
-    L, w, N = (jnp.asarray(a, dtype) for a in terms)
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    tol = _em_core.default_tol(dtype) if tol is None else tol
-    p_hat, info = _solve_likelihood(L, w, N, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+    tol = jnp.asarray(_em_core.default_tol(dtype) if tol is None else tol, dtype)
+    if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood
+        chunk = _em_ratio.chunk_rows(terms.bits.shape[1])
+        p_hat, info = _em_ratio.solve(_em_ratio.pad(terms, chunk), p0, tol, chunk, max_iters, accelerate)
+    else:  # a user's dense factors (L float[n, d], w float[n], N float[d])
+        L, w, N = (jnp.asarray(a, dtype) for a in terms)
+        p_hat, info = _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
