@@ -16,7 +16,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from uldp_jax import _validate
 from uldp_jax.estimation import _em_core
 from uldp_jax.mechanisms._glutf_em import SupportRatio
 
@@ -35,16 +37,6 @@ def chunk_rows(num_items: int) -> int:
     """Rows per chunk: a power of two near ``CHUNK_ENTRIES / num_items`` (fixed per base size: reused shapes)."""
     rows = max(CHUNK_ENTRIES // max(num_items, 1), 8)
     return 1 << (rows.bit_length() - 1)
-
-
-def pad(rep: SupportRatio, chunk: int) -> SupportRatio:
-    """Pads the rows (weight 0) to ``chunk * bucket(chunks)`` rows."""
-    n = rep.bits.shape[0]
-    rows = chunk * bucket(-(-n // chunk))
-    extra = rows - n
-    padr = lambda a, v: jnp.pad(a, ((0, extra),) + ((0, 0),) * (a.ndim - 1), constant_values=v)
-    return SupportRatio(padr(rep.bits, False), rep.items, padr(rep.low, 1.0), padr(rep.high, 1.0),
-                        padr(rep.other, 0.0), padr(rep.weight, 0.0), rep.inverted)
 
 
 def _chunks(rep: SupportRatio, chunk: int, dtype: Any):
@@ -120,9 +112,45 @@ def ratio_gain(rep: SupportRatio, chunk: int) -> _em_core.Gain:
     return gain
 
 
-def _solve_impl(rep, p0, tol, chunk, max_iters, accelerate):
+def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, accelerate):
+    """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
+    rep = mech.report_likelihood(ys)
+    rows = rep.bits.shape[0]
+    valid = jnp.arange(rows) < n_valid
+    first = mech.report_likelihood(jax.tree_util.tree_map(lambda a: a[:1], ys))  # what each padding row added
+    inverted = rep.inverted - (rows - n_valid).astype(rep.inverted.dtype) * first.inverted
+    rep = SupportRatio(rep.bits, rep.items, rep.low, rep.high, rep.other, jnp.where(valid, rep.weight, 0.0),
+                       inverted)
     return _em_core.run(ratio_update(rep, chunk), p0, tol, max_iters, accelerate, ratio_gain(rep, chunk))
 
 
-# Module level: one compiled solver per (row bucket, base size, domain, options); data, n, eps change nothing.
-solve = jax.jit(_solve_impl, static_argnums=(3, 4, 5))
+# Module level: one compiled solver per (mechanism type and static fields, row bucket, options): different data,
+# n (in one bucket), eps or theta reuse it.
+_solve = jax.jit(_solve_impl, static_argnums=(5, 6, 7))
+
+
+def _pad_rows(ys: Any, rows: int) -> Any:
+    """Pads every leaf's report axis with copies of report 0 (on the host when concrete: no per-shape kernel)."""
+    def pad_leaf(a):
+        extra = rows - a.shape[0]
+        if not extra:
+            return a
+        if _validate.is_concrete(a):
+            a = np.asarray(a)
+            return np.concatenate([a, np.broadcast_to(a[:1], (extra,) + a.shape[1:])])
+        return jnp.concatenate([a, jnp.broadcast_to(a[:1], (extra,) + a.shape[1:])])
+    return jax.tree_util.tree_map(pad_leaf, ys)
+
+
+def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: int,
+                  accelerate: bool) -> tuple[jax.Array, _em_core.EMInfo]:
+    """EM on ``mech.report_likelihood(ys)`` (a ``SupportRatio``), built and solved in one compiled call.
+
+    The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows, so a
+    second call with the same mechanism type and a report count in the same bucket compiles nothing.
+    """
+    form = jax.eval_shape(mech.report_likelihood, ys)
+    n = form.bits.shape[0]
+    chunk = chunk_rows(form.bits.shape[1])
+    rows = chunk * bucket(-(-n // chunk))
+    return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, accelerate)
