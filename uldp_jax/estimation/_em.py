@@ -35,21 +35,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _em_reports, _registry, _threshold
+from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
+from uldp_jax.mechanisms._glutf_em import SupportRatio
 
 DEFAULT_MAX_ITERS = 10_000
 
 
 def _channel_ops(mech: Any, dtype: Any):
     """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism: ``mech.channel_ops()``, else the
-    dense channel (concrete parameters only)."""
+    dense channel ``channel_matrix()``: traced with the mechanism where it is written in ``jnp`` (a user's
+    mechanism on a ``jax.vmap`` grid), else built once from concrete parameters."""
     ops = mech.channel_ops()
     if ops is not None:
         return ops
-    if not all(_validate.is_concrete(leaf) for leaf in jax.tree_util.tree_leaves(mech)):
-        raise TypeError(f"EM for mech={type(mech).__name__} uses its dense channel, which needs concrete "
-                        "parameters (not a traced or batched mechanism); channel_ops() would avoid it.")
-    Q = jnp.asarray(np.asarray(mech.channel_matrix()[0], np.float64), dtype)
+    try:
+        Q = jnp.asarray(mech.channel_matrix()[0], dtype)
+    except jax.errors.ConcretizationTypeError as err:
+        raise TypeError(f"EM for mech={type(mech).__name__} uses its dense channel, whose channel_matrix() needs "
+                        "concrete parameters (it converts them to NumPy), so it cannot run on a traced or batched "
+                        "mechanism; write channel_matrix() with jnp or define channel_ops().") from err
     return (lambda p: p @ Q), (lambda v: Q @ v)
 
 
@@ -203,16 +207,20 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
-    terms = mech.report_likelihood(ys)
+    terms = jax.eval_shape(mech.report_likelihood, ys)  # the form only: nothing runs, nothing compiles
     if terms is None:
         raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
                          f"{type(mech).__name__} has none; use method='em'.")
     dtype = _float_dtype()
-    L, w, N = (jnp.asarray(a, dtype) for a in terms)
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    tol = _em_core.default_tol(dtype) if tol is None else tol
-    p_hat, info = _solve_likelihood(L, w, N, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+    tol = jnp.asarray(_em_core.default_tol(dtype) if tol is None else tol, dtype)
+    if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood; compiled per bucket
+        p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, accelerate)
+    else:  # a user's dense factors (L float[n, d], w float[n], N float[d])
+        terms = mech.report_likelihood(ys)
+        L, w, N = (jnp.asarray(a, dtype) for a in terms)
+        p_hat, info = _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 

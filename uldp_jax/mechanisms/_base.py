@@ -387,7 +387,8 @@ class Mechanism:
         aggregate of item reports, or ``product_likelihood`` for bit vectors).
 
         Returns ``(L float[n, d], w float[n], N float[d])``: report ``i`` (weight ``w_i``) has likelihood
-        proportional to ``L[i, x]``; ``N`` counts invertible reports per item (likelihood ``∝ p_x``).
+        proportional to ``L[i, x]``; ``N`` counts invertible reports per item (likelihood ``∝ p_x``). The
+        library's mechanisms return the compact ``SupportRatio`` form (``mechanisms._glutf_em``) instead.
         """
         return None
 
