@@ -32,9 +32,11 @@ class HadamardResponse(_base.Mechanism):
     :math:`(2B - 1 + e^\varepsilon)(2 + (e^\varepsilon - 1) p(\mathcal X_j))/(e^\varepsilon - 1)^2 - p_x^2`
     (``mechanisms/_forms/general_hr.py``). With ``num_blocks = 1`` this is ``HR`` (004's high-privacy scheme).
 
-    ``num_blocks`` defaults to the authors' rule :math:`B = 2^{\lfloor\log_2\min(2d, e^\varepsilon)\rfloor}` (their
-    reference code, which pure-LDP ships as its HR for eps > 1); it fixes the report space, so it is static and
-    must be given when ``eps`` is traced (e.g. a ``jax.vmap``-built grid of eps).
+    ``num_blocks`` defaults to the power of two ``B <= 2d`` with the smallest exact risk at the uniform
+    distribution (``_forms.general_hr.optimal_blocks``): never worse there than the one-block ``HR`` or the
+    authors' rule :math:`B = 2^{\lfloor\log_2\min(2d, e^\varepsilon)\rfloor}` (``authors_blocks``: their
+    reference code, which pure-LDP ships as its HR for eps > 1; pass ``num_blocks`` to use it). It fixes the
+    report space, so it is static and must be given when ``eps`` is traced (e.g. a ``jax.vmap``-built grid).
 
     Privacy: ``eps``-LDP, tight (on every output of a used block two inputs differ by exactly
     :math:`e^\varepsilon`).
@@ -42,7 +44,7 @@ class HadamardResponse(_base.Mechanism):
     Attributes:
       d: domain size (static, >= 2).
       eps: privacy budget (leaf, > 0).
-      num_blocks: ``B`` (static, >= 1); ``None`` at construction picks the authors' rule.
+      num_blocks: ``B`` (static, in ``[1, 2d]``); ``None`` at construction picks ``optimal_blocks(d, eps)``.
 
     References:
       Acharya, Sun, Zhang, "Hadamard response: Estimating distributions privately, efficiently, and with little
@@ -63,7 +65,7 @@ class HadamardResponse(_base.Mechanism):
             if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
                 raise ValueError("Expected num_blocks to be given when eps is traced or a grid (it fixes the "
                                  f"report space), got num_blocks=None with eps={self.eps!r}.")
-            B = _forms.default_blocks(d, float(eps))
+            B = _forms.optimal_blocks(d, float(eps))
         B = _validate.check_int("num_blocks", B, minimum=1, maximum=2 * d)
         b = _forms.block_size(d, B)
         if B * b > _hadamard.MAX_HADAMARD_SIZE:

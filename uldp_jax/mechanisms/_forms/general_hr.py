@@ -15,8 +15,11 @@ The unbiased estimator is :math:`\hat p_x = \frac{c}{e^\varepsilon - 1}\,\bar Z`
    - p_x^2 .
 
 Everything is written with :math:`t = e^{-\varepsilon}` (exact up to eps = 100 in float32).
-``default_blocks`` is the authors' rule (their reference code, also shipped by pure-LDP):
-:math:`B = 2^{\lfloor \log_2 \min(2d,\, e^\varepsilon) \rfloor}`.
+``authors_blocks`` is the authors' rule (their reference code, also shipped by pure-LDP for eps > 1):
+:math:`B = 2^{\lfloor \log_2 \min(2d,\, e^\varepsilon) \rfloor}`; ``optimal_blocks`` (the mechanism's default)
+is the power of two ``B <= 2d`` with the smallest exact risk at the uniform distribution, which is never worse
+there than the authors' rule or the one-block scheme (at eps = 1 the authors' ``B = 2`` costs 1.46x the one-block
+risk at d = 16; at eps = 4 their ``B = 32`` costs 1.38x the optimum ``B = 16``).
 """
 
 from __future__ import annotations
@@ -31,11 +34,28 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _hadamard
 
 
-def default_blocks(d: int, eps: float) -> int:
+def authors_blocks(d: int, eps: float) -> int:
     """The authors' number of blocks ``B = 2^floor(log2(min(2d, e^eps)))`` (1 for ``eps < ln 2``)."""
     d = _validate.check_int("d", d, minimum=2)
     top = min(2.0 * d, math.exp(min(float(eps), 60.0)))
     return 1 << max(int(math.floor(math.log2(top) + 1e-12)), 0)
+
+
+def uniform_risk(d: int, eps: float, num_blocks: int) -> float:
+    r"""Exact :math:`n E\ell_2^2` (iid) at the uniform distribution, float64:
+    :math:`c(2d + (e^\varepsilon - 1)\sum_j k_j^2/d)/(e^\varepsilon - 1)^2 - 1/d` (``k_j`` items in block ``j``)."""
+    block, _, _ = layout(d, num_blocks)
+    k = np.bincount(block, minlength=num_blocks).astype(np.float64)
+    t, u = math.exp(-eps), -math.expm1(-eps)
+    return float((1.0 + (2.0 * num_blocks - 1.0) * t) * (2.0 * d * t + u * np.sum(k**2) / d) / u**2 - 1.0 / d)
+
+
+def optimal_blocks(d: int, eps: float) -> int:
+    """The power of two ``B <= 2d`` minimising ``uniform_risk`` (ties: the smaller ``B``)."""
+    d = _validate.check_int("d", d, minimum=2)
+    cands = [1 << i for i in range((2 * d).bit_length())]
+    risks = [uniform_risk(d, float(eps), B) for B in cands]
+    return cands[int(np.argmin(risks))]
 
 
 def block_size(d: int, num_blocks: int) -> int:
