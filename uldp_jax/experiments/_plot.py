@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -9,8 +10,10 @@ import numpy as np
 COLORS = {"RR": "tab:blue", "RAPPOR": "tab:orange", "uRR": "tab:green", "uRAP": "tab:red", "OUE": "tab:olive",
           "uSS": "tab:purple", "uUE": "tab:brown", "uLH": "tab:pink", "uWheel": "tab:gray", "uHR": "tab:cyan",
           "HR": "tab:blue", "no privacy": "black", "uLH (published z)": "tab:pink",
-          "uWheel (published z)": "tab:gray", "GHR": "tab:red", "pure-LDP HR": "black", "GHR authors": "tab:green"}
-STYLES = {"emp": ":", "emp+thr": "--", "em": "-", "EM": "-", "theory": "-", "theory (dashed)": "--", "": "-"}
+          "uWheel (published z)": "tab:gray",
+          "GHR": "tab:red", "pure-LDP HR": "black", "GHR authors": "tab:green"}
+STYLES = {"emp": ":", "emp+thr": "--", "em": "-", "EM": "-", "theory": "-", "theory (dashed)": "--", "published": ":",
+          "published (eq 49)": "-.", "": "-"}
 
 
 INSTALL_NOTE = "figures skipped: matplotlib is not installed (pip install 'uldp_jax[plot]')"
@@ -51,14 +54,20 @@ def _or_nofigure(fn):
     return wrapped
 
 
-def log_ylim(values: Sequence[float], spread: float = 5.0) -> tuple[float, float, bool]:
-    """``(lo, hi, clipped)`` for a log y-axis chosen for the curves that matter: every positive value up to
-    ``spread`` times the 90th percentile of all values; larger values (e.g. an unthresholded estimator at small
-    eps) are clipped to ``hi`` and marked by the caller."""
-    v = np.asarray([x for x in values if np.isfinite(x) and x > 0], np.float64)
-    if v.size == 0:
+def log_ylim(lines: Sequence[Sequence[float]], spread: float = 50.0) -> tuple[float, float, bool]:
+    """``(lo, hi, clipped)`` for a log y-axis chosen for the curves that matter: up to ``spread`` times the median
+    of the curves' maxima (so one curve far above the rest, e.g. an unthresholded estimator at small eps, does
+    not set the range; the caller marks its clipped points), and the whole range when fewer than 3 curves."""
+    tops, v = [], []
+    for y in lines:
+        y = np.asarray([x for x in y if np.isfinite(x) and x > 0], np.float64)
+        if y.size:
+            tops.append(float(y.max()))
+            v.append(y)
+    if not v:
         return 0.1, 10.0, False
-    hi = min(float(v.max()), spread * float(np.quantile(v, 0.9)))
+    v = np.concatenate(v)
+    hi = float(v.max()) if len(tops) < 3 else min(float(v.max()), spread * float(np.median(tops)))
     return float(v.min()) / 1.3, hi * 1.3, bool(v.max() > hi * 1.3)
 
 
@@ -80,16 +89,17 @@ def tidy_log_ticks(ax, axis: str = "y") -> None:
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     if lo > 0 and np.log10(hi / lo) < 1.5:
         target.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        target.set_major_formatter(mticker.LogFormatterSciNotation(labelOnlyBase=False))
+        target.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
     target.set_minor_formatter(mticker.NullFormatter())
 
 
 @_or_nofigure
-def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
+def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str], logx: bool = True, logy: bool = True,
                 vlines: Sequence[float | None] = (), suptitle: str = "", vline_label: str = "eps = ln d"):
     """One subplot per panel ``(title, [(label, mechanism, method, x, y), ...])``; returns the figure.
 
-    Color encodes the mechanism, line style the estimation method (``STYLES``); ``vlines[i]`` draws a labelled
+    ``ylabel`` is one label for every panel or one per panel. Color encodes the mechanism, line style the
+    estimation method (``STYLES``); ``vlines[i]`` draws a labelled
     vertical reference line (001: ``eps = ln d``) on panel ``i``. A log y-axis spans the curves that matter
     (``log_ylim``): larger values are drawn as triangles on the top edge and the panel says so. The legend sits
     under the axes.
@@ -107,7 +117,7 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = 
         ax = axes[i // cols][i % cols]
         hi = None
         if logy:
-            lo, hi, clipped = log_ylim([float(v) for *_, y in lines for v in y])
+            lo, hi, clipped = log_ylim([[float(v) for v in y] for *_, y in lines])
         for label, mech, method, x, y in lines:
             style = STYLES.get(method, "-")
             marker = "o" if len(x) <= 12 else None
@@ -124,7 +134,7 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = 
             handles.setdefault(vline_label, Line2D([], [], color="k", lw=2.5, alpha=0.4))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(textwrap.fill(ylabel if isinstance(ylabel, str) else ylabel[i], 38))
         if logx:
             ax.set_xscale("log")
         if logy:
@@ -140,7 +150,7 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = 
     for j in range(k, rows * cols):
         axes[j // cols][j % cols].axis("off")
     if suptitle:
-        fig.suptitle(suptitle, fontsize=10)
+        fig.suptitle(textwrap.fill(suptitle, int(width / 0.085)), fontsize=9)
     fig.tight_layout()
     legend_below(fig, list(handles.values()), list(handles), width)
     return fig
