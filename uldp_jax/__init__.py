@@ -1,7 +1,6 @@
 """uldp_jax: utility-optimized and context-aware local differential privacy in JAX."""
 
 from uldp_jax import estimation, mechanisms, metrics, privacy
-from uldp_jax import fastpath
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
 from uldp_jax.mechanisms._compact import CompactBits, to_compact, to_dense
 from uldp_jax.mechanisms import (
@@ -26,9 +25,15 @@ from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
-from uldp_jax.engine import SimResult, simulate, simulate_stats
 from uldp_jax import testing, theory, tuning
+from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
+
+# Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
+# makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
+from uldp_jax.simulate import _counts_path as fastpath
+from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
 
@@ -54,6 +59,7 @@ __all__ = [
     "SS",
     "SUE",
     "SimResult",
+    "StudyResult",
     "Tradeoff",
     "UE",
     "ULH",
@@ -76,6 +82,7 @@ __all__ = [
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
+    "load_result",
     "mechanisms",
     "metrics",
     "perturb",
@@ -86,11 +93,13 @@ __all__ = [
     "pum_loss",
     "pum_truth",
     "recommend",
+    "save_result",
     "replace",
     "simulate",
     "simulate_pum",
     "simulate_stats",
     "static_field",
+    "study",
     "testing",
     "theory",
     "tradeoff_curve",

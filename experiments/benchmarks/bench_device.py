@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax import engine
+from uldp_jax.simulate import _engine as engine
 
 D = 625
 S = tuple(range(63))  # |X_S| = d / 10

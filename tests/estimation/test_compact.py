@@ -102,7 +102,7 @@ def test_simulate_em_reports_match_stats():
     tv_emp = 0.5 * np.abs(np.asarray(res.estimates["emp"]) - res.target).sum(-1)
     assert np.all(tv_em < tv_emp)
     # the reports of repetition 0, regenerated with the documented schedule, aggregate to stats[0]
-    from uldp_jax import _layout as sim
+    from uldp_jax.simulate import _layout as sim
     key_r = jax.random.fold_in(jax.random.key(7), 0)
     data = jnp.asarray(np.pad(np.asarray(xs), (0, 3 * 1024 - 3000)))
     total = np.zeros(m.d, np.int64)

@@ -1,6 +1,6 @@
 """EM and support passes on the sizing policy (issue 17): bit-identical results whatever the column chunk.
 
-``_layout.sizing()`` gives the column-pass chunk of EM; ``SIZING_OVERRIDE`` replaces it (as a GPU policy would).
+``_sizing.sizing()`` gives the column-pass chunk of EM; ``SIZING_OVERRIDE`` replaces it (as a GPU policy would).
 The column chunk only splits a map, so EM estimates are bit-identical across its values. The row chunk
 (``_support.CHUNK_ENTRIES``) stays fixed on every backend: it sets the order of the float accumulations across
 chunks, and the last test documents that changing it moves estimates (why it is not on the policy).
@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax import _layout
+from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 
 
 @pytest.fixture
 def override():
-    _layout.SIZING_OVERRIDE.clear()
-    yield _layout.SIZING_OVERRIDE
-    _layout.SIZING_OVERRIDE.clear()
+    _sizing.SIZING_OVERRIDE.clear()
+    yield _sizing.SIZING_OVERRIDE
+    _sizing.SIZING_OVERRIDE.clear()
 
 
 def _reports(mech, n=6000):
@@ -28,7 +28,7 @@ def _reports(mech, n=6000):
 
 
 def test_cpu_policy_values_unchanged():
-    s = _layout.sizing(jax.devices("cpu")[0])
+    s = _sizing.sizing(jax.devices("cpu")[0])
     assert (s.chunk_bytes, s.rep_batch, s.em_col_entries) == (2**20, 1, 2**16) and _support.CHUNK_ENTRIES == 2**20
 
 

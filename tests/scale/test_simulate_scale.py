@@ -8,7 +8,7 @@ import pytest
 
 import uldp_jax as ul
 
-from uldp_jax import engine as sim
+from uldp_jax.simulate import _engine as sim
 
 P5 = np.array([0.4, 0.1, 0.2, 0.2, 0.1])
 KEY = jax.random.key(11)

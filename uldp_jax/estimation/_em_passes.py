@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from uldp_jax import _layout
+from uldp_jax import _sizing
 from uldp_jax.estimation import _em_core
 from uldp_jax.estimation._support import SupportReports
 
@@ -92,7 +92,7 @@ def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any) -> _em_c
     rows = rep.block_rows
     sup = rep.support.reshape(num_blocks, rows // rep.chunk, rep.chunk, -1)
     wts = rep.weight.reshape(num_blocks, rows)
-    col_chunk = min(num_seg, max(1, _layout.sizing().em_col_entries // seg))  # a map split: bits never change
+    col_chunk = min(num_seg, max(1, _sizing.sizing().em_col_entries // seg))  # a map split: bits never change
     while num_seg % col_chunk:
         col_chunk -= 1
     cols = rep.col_rows.reshape(num_blocks, num_seg // col_chunk, col_chunk, seg)

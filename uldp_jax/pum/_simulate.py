@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.engine import simulate_stats
+from uldp_jax.simulate._engine import simulate_stats
 from uldp_jax.mechanisms import _pum
 from uldp_jax.pum import _estimate
 

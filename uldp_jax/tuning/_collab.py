@@ -13,7 +13,7 @@ remaining users. ``collaborative_simulate`` runs this whole protocol for ``reps`
 
 Every user reports once, so the protocol has the mechanisms' ULDP guarantee. Randomness: the pilot uses
 ``fold_in(key, 0)`` and the main stage ``fold_in(key, 1)``, each with ``ul.simulate``'s per-repetition and
-per-block layout (``uldp_jax._layout``). Model: iid (``p``, ``n``), or fixed (``xs``, split once at random
+per-block layout (``uldp_jax.simulate._layout``). Model: iid (``p``, ``n``), or fixed (``xs``, split once at random
 into pilot and main users).
 """
 
@@ -27,7 +27,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _layout, _validate, engine
+from uldp_jax import _api, _validate
+from uldp_jax.simulate import _engine as engine
+from uldp_jax.simulate import _layout
 from uldp_jax.theory import _families
 from uldp_jax.tuning import _optimize
 

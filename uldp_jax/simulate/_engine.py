@@ -9,7 +9,7 @@ Two exact paths (``path=``):
   ``O(chunk_blocks * block_size * m)`` and the result for a given ``(key, block_size)`` is identical for every
   ``chunk_blocks``. Only the aggregate statistics (``int32[m]`` per repetition) are kept, never the reports.
 * ``"counts"``: the aggregate statistics are sampled exactly in distribution from the true counts in O(d) per
-  repetition, independent of n (``uldp_jax.fastpath`` lists which mechanisms have such a path and why it is
+  repetition, independent of n (``ul.fastpath`` lists which mechanisms have such a path and why it is
   exact). Repetition ``r`` hands ``fold_in(key, r)`` to the mechanism's count sampler. ``"auto"`` (default) takes it whenever it exists and every method reads only stats.
 
 The two paths agree in distribution, not sample by sample.
@@ -22,7 +22,7 @@ them with a ``ValueError`` that says so (``check_key_impl``). Raw ``uint32[2]`` 
 Devices: repetitions are sharded over ``devices`` (default: all visible devices, across hosts after
 ``jax.distributed.initialize()``) with ``jax.shard_map``; when there are fewer repetitions than devices the
 per-user path shards users instead and adds the int32 partial counts with ``psum``. Results are bit-identical
-to a single device for the same key (see ``uldp_jax._shard``). Repetitions run in host-side chunks of
+to a single device for the same key (see ``uldp_jax.simulate._shard``). Repetitions run in host-side chunks of
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
@@ -48,25 +48,30 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _progress, _shard, _validate, fastpath
-from uldp_jax._layout import (  # noqa: F401 - the sizing policy is re-exported (engine.sizing, ...)
+from uldp_jax import _api, _progress, _validate
+from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported (_engine.sizing, ...)
     DEFAULT_CHUNK_BYTES,
     DEFAULT_COUNTS_REP_CHUNK,
     SIZING_OVERRIDE,
     Sizing,
+    pow2_floor,
+    sizing,
+)
+from uldp_jax.simulate import _counts_path as fastpath
+from uldp_jax.simulate import _reports
+from uldp_jax.simulate import _shard
+from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
     alias_probs,
     alias_table,
     block_inputs,
     block_reports,
     check_inputs,
     grid_size,
-    pow2_floor,
     rep_stats,
     rep_stats_range,
     sample_alias,
-    sizing,
 )
-from uldp_jax.estimation import _registry, _report_sim
+from uldp_jax.estimation import _registry
 
 DEFAULT_BLOCK_SIZE = 1024
 # ~1 MiB of per-chunk intermediates keeps a chunk in the CPU's L2 cache (128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x
@@ -205,7 +210,7 @@ def _resolve_path(path, mech, needs_reports: bool, iid: bool) -> str:
             where = (" for the fixed model (xs=...); it has one in the iid model (p=..., n=...)"
                      if fastpath.has_count_path(mech, iid=True) else "")
             raise ValueError(f"path='counts': mech={type(mech).__name__} has no exact count-level fast path{where} "
-                             "(see uldp_jax.fastpath); use path='per_user' or 'auto'.")
+                             "(see ul.fastpath); use path='per_user' or 'auto'.")
         if needs_reports:
             raise ValueError("path='counts' cannot serve methods on per-report likelihoods (they need every "
                              "report); use path='per_user' or 'auto'.")
@@ -373,7 +378,7 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
     for m in methods:
         opts = method_options.get(m, {})
         if resolved[m].input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
-            estimates[m] = _report_sim.report_estimates(key, mech, m, xs=xs, p=p, n=None if p is None else n,
+            estimates[m] = _reports.report_estimates(key, mech, m, xs=xs, p=p, n=None if p is None else n,
                                                         reps=reps, block_size=block_size, options=opts)
         elif g is None:  # on rows padded (host side) with copies of row 0: shapes stable across reps and n
             st = np.asarray(stats)

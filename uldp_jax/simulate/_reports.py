@@ -2,7 +2,7 @@
 
 ``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
 "em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
-randomness layout of the per-user path (``uldp_jax._layout.block_inputs`` + ``mech.perturb_batch``, block
+randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs`` + ``mech.perturb_batch``, block
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
 
@@ -23,10 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _layout as _schedule
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry, _support
 from uldp_jax.mechanisms import _compact
+from uldp_jax.simulate import _layout as _schedule
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists

@@ -5,77 +5,20 @@ users and block ``b`` uses ``fold_in(key_r, b)`` (split into the key of the user
 handed to the mechanism). The per-user path (``rep_stats``), the report-level path (``block_reports``, for
 report-based estimators), collaborative sampling and the experiments all draw through these functions, so the
 same ``(key, block_size)`` gives the same reports everywhere; the counts path hands ``key_r`` to the mechanism's
-count sampler. The sizing policy (``sizing``: chunk, repetition-batch and EM-pass sizes per device) lives here
-too. A leaf module (jax, numpy, ``_validate``): estimation, the engine and tuning import it.
+count sampler. The sizing policy (chunk, repetition-batch and EM-pass sizes per device) lives in
+``uldp_jax._sizing``, below estimation (the EM passes read it). Collaborative sampling and the experiments
+import this module through ``uldp_jax.simulate``.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-
-DEFAULT_CHUNK_BYTES = 2**20
-DEFAULT_COUNTS_REP_CHUNK = 1024  # repetitions vmapped at once on the counts path (O(d) memory each)
-DEFAULT_EM_COL_ENTRIES = 2**16  # gathered entries per column chunk of the EM column pass on CPU
-
-
-def pow2_floor(x: int) -> int:
-    return 1 << (max(int(x), 1).bit_length() - 1)
-
-
-class Sizing(NamedTuple):
-    """The sizing policy's answer: per-user chunk budget and repetitions vmapped at once (results never depend on it).
-
-    Attributes:
-      chunk_bytes: estimated bytes of per-chunk intermediates on the per-user path.
-      rep_batch: repetitions vmapped together on the per-user path.
-      counts_rep_chunk: repetitions vmapped together on the counts path.
-      em_col_entries: gathered entries per column chunk of the EM column pass (``estimation/_em_passes.py``).
-    """
-
-    chunk_bytes: int
-    rep_batch: int
-    counts_rep_chunk: int
-    em_col_entries: int = 2**16
-
-
-SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
-
-
-def sizing(device: Any = None) -> Sizing:
-    """The default sizes for ``device`` (default: the first visible device), overridden by ``SIZING_OVERRIDE``.
-
-    CPU: ~1 MiB chunks (they stay in L2; 128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x slower at d = 625) and
-    sequential repetitions. GPU/TPU: 1/64 of the device memory (``device.memory_stats()["bytes_limit"]``, 16 GiB
-    assumed when unknown) per chunk, up to 2**30 bytes, i.e. tens of millions of elements a step, and 8
-    repetitions vmapped while that fits in 1/8 of the memory. Results are bit-identical for every choice
-    (threefry keys; chunks and repetitions are exact int32 sums of ``fold_in``-keyed blocks). The EM column
-    pass gathers ``em_col_entries`` entries per chunk: 2**16 on CPU (cache-sized, as before), 1/1024 of the
-    per-user chunk bytes elsewhere; it only splits a map, so EM results are bit-identical across it. The EM row
-    chunk (``estimation._support.CHUNK_ENTRIES``, 2**20 entries) stays fixed on every backend: it sets the order
-    of the float accumulations across chunks, and a different order moved EM estimates by up to 6e-5 (RAPPOR,
-    d = 40, n = 6000, float32 passes; tests/estimation/test_em_sizing.py), i.e. results would depend on the
-    device.
-    """
-    device = jax.devices()[0] if device is None else device
-    if device.platform == "cpu":
-        out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK, DEFAULT_EM_COL_ENTRIES)
-    else:
-        try:
-            limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
-        except Exception:  # noqa: BLE001 - memory_stats is optional on some backends
-            limit = 0
-        limit = limit or 16 * 2**30
-        chunk = int(min(2**30, max(2**24, pow2_floor(limit // 64))))
-        rep_batch = int(max(1, min(8, limit // 8 // chunk)))
-        em_col = chunk // 1024  # gathered entries per column chunk: 2**14 .. 2**20 (1/65536 of the memory)
-        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK, em_col)
-    return out._replace(**SIZING_OVERRIDE)
 
 
 def grid_size(mech: Any) -> int | None:
