@@ -69,7 +69,8 @@ def run_fig2(cfg: dict, ctx: Context) -> Report:
             notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.decreasing(
                 [(lab, last[lab]) for lab in ["HR (LDP)"] + [f"BS-LDP m={m}" for m in cfg["blocks"]]], "TV"))
             notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.best(last, "TV"))
-    fig = _plot.line_panels(panels, "n (users)", "TV")
+    fig = _plot.line_panels(panels, "n (users)", "TV", suptitle="dotted: the unbiased estimator (emp, eq 19 / HR's); "
+                            "solid: its projection onto the simplex (project); color: mechanism")
     table = format_table([r for r in rows if r["n"] == ns[-1]], ("distribution", "mechanism"), "method")
     return Report(rows, {"fig2_n_vs_tv": fig}, table, notes, f"k={k}, eps={eps}, n in {ns}")
 

@@ -54,7 +54,7 @@ def _or_nofigure(fn):
     return wrapped
 
 
-def log_ylim(lines: Sequence[Sequence[float]], spread: float = 50.0) -> tuple[float, float, bool]:
+def log_ylim(lines: Sequence[Sequence[float]], spread: float = 100.0) -> tuple[float, float, bool]:
     """``(lo, hi, clipped)`` for a log y-axis chosen for the curves that matter: up to ``spread`` times the median
     of the curves' maxima (so one curve far above the rest, e.g. an unthresholded estimator at small eps, does
     not set the range; the caller marks its clipped points), and the whole range when fewer than 3 curves."""
@@ -82,12 +82,12 @@ def legend_below(fig, handles: list, labels: list, width_in: float, fontsize: in
 
 
 def tidy_log_ticks(ax, axis: str = "y") -> None:
-    """No overlapping labels on a log axis: minor ticks unlabelled; under 1.5 decades, majors at 1, 2, 5 x 10^k."""
+    """No overlapping labels on a log axis: minor ticks unlabelled; under 2 decades, majors at 1, 2, 5 x 10^k."""
     import matplotlib.ticker as mticker
 
     target = ax.yaxis if axis == "y" else ax.xaxis
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
-    if lo > 0 and np.log10(hi / lo) < 1.5:
+    if lo > 0 and np.log10(hi / lo) < 2.0:
         target.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         target.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
     target.set_minor_formatter(mticker.NullFormatter())
