@@ -21,6 +21,8 @@ def test_best_claim_is_a_bonferroni_one_sided_test():
     assert "higher" not in _claims.best({"a": (0.9, 0.0), "b": (0.5, 0.0)}, "F1", higher_is_better=True)
     exact = _claims.best({"a": (1.0, 0.0), "b": (1.5, 0.0)}, "MSE")
     assert "exact values (no sampling error): holds" in exact
+    tie = _claims.best({"uRR": (1.39e-9, 0.0), "uSS": (1.39e-9 * (1 + 1e-13), 0.0), "uUE": (2e-9, 0.0)}, "MSE")
+    assert "tied with uSS (equal values)" in tie  # uSS with k = 1 is uRR: rounding must not make a winner
 
 
 def test_decreasing_and_agree():

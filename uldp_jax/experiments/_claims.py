@@ -26,7 +26,9 @@ def z_below(a: tuple, b: tuple) -> float:
     se = math.hypot(a[1], b[1])
     if se > 0:
         return (b[0] - a[0]) / se
-    return math.inf if a[0] < b[0] else (-math.inf if a[0] > b[0] else 0.0)
+    if abs(b[0] - a[0]) <= 1e-9 * max(abs(a[0]), abs(b[0])):  # exact values equal up to rounding: a tie
+        return 0.0
+    return math.inf if a[0] < b[0] else -math.inf
 
 
 def _fmt(z: float) -> str:
@@ -49,11 +51,14 @@ def best(values: dict, name: str = "error", higher_is_better: bool = False, alph
     runner = min(zs, key=zs.get)
     exact = all(vals[k][1] == 0 for k in order)
     verdict = "holds" if all(z > crit for z in zs.values()) else "not established"
+    if exact and any(z == 0 for z in zs.values()):
+        verdict = "tied with " + ", ".join(k for k, z in zs.items() if z == 0) + " (equal values)"
     how = ("exact values (no sampling error)" if exact else
            f"one-sided z-tests against each of the other {len(zs)}, family level {alpha:g} (Bonferroni, z > "
            f"{crit:.2f} each)")
+    gap = "" if exact else f", z = {_fmt(zs[runner])}"
     return (f"best {name}: {top} ({vals[top][0]:.3g}) — {how}: {verdict}; closest: {runner} "
-            f"({vals[runner][0]:.3g}, z = {_fmt(zs[runner])}). Order: "
+            f"({vals[runner][0]:.3g}{gap}). Order: "
             + (" > " if higher_is_better else " < ").join(order) + ".")
 
 

@@ -47,7 +47,8 @@ def audited_published(label: str, ds, eps_list) -> list:
     out = []
     for e in eps_list:
         big = published_mech(label, ds.d, ds.sensitive, e, ds.theta_n)
-        cls, par = (ul.ULH, "g") if isinstance(big, ul.ULH) else (ul.UWheel, "l")
+        kind = PUBLISHED.get(label) or PUBLISHED_EQ49[label]
+        cls, par = (ul.ULH, "g") if kind == "ULH" else (ul.UWheel, "l")
         seeds = 16 if ds.s < 100 else 2
         small = cls(ds.s + 2, tuple(range(ds.s)), e, theta_n=ds.theta_n, z_rule="published_unsafe", num_hashes=seeds,
                     **{par: getattr(big, par)})
