@@ -16,6 +16,9 @@ from uldp_jax.experiments import _claims, _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 
+IID = "sampling model: iid (each of the n users drawn from p), scored against p. "
+
+
 def _blocks(ids: np.ndarray) -> tuple:
     return tuple(tuple(np.flatnonzero(ids == b).tolist()) for b in np.unique(ids))
 
@@ -72,7 +75,7 @@ def run_fig2(cfg: dict, ctx: Context) -> Report:
     fig = _plot.line_panels(panels, "n (users)", "TV", suptitle="dotted: the unbiased estimator (emp, eq 19 / HR's); "
                             "solid: its projection onto the simplex (project); color: mechanism")
     table = format_table([r for r in rows if r["n"] == ns[-1]], ("distribution", "mechanism"), "method")
-    return Report(rows, {"fig2_n_vs_tv": fig}, table, notes, f"k={k}, eps={eps}, n in {ns}")
+    return Report(rows, {"fig2_n_vs_tv": fig}, table, notes, IID + f"k={k}, eps={eps}, n in {ns}")
 
 
 # Colors for block counts (reuses the palette of _plot.COLORS by mechanism-name keys).
@@ -108,7 +111,7 @@ def run_table1(cfg: dict, ctx: Context) -> Report:
     notes = table1_claims(rows, meth)
     fig = _plot.bar_chart(f"Gowalla ({ds.source}), eps={cfg['eps']}, n={ds.n}", list(mechs), vals, f"TV ({meth})")
     table = format_table(rows, ("method",), "partition")
-    return Report(rows, {"table1_tv": fig}, table, notes, ds.summary())
+    return Report(rows, {"table1_tv": fig}, table, notes, IID + ds.summary())
 
 
 def table1_claims(rows: list, meth: str) -> list:

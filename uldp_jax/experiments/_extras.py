@@ -96,7 +96,8 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
                             suptitle="right panel: solid = the library's comm_bits (log2 of its report space), "
                                      "dashed = 003 Table 1's log2 |Y|")
     table = format_table([r for r in rows if r["metric"].startswith("mse")], ("mechanism",), "s")
-    return Report(rows, {"fig1_mse_and_bits": fig}, table, notes, f"uniform p over d={d} items, n={n}, eps={eps}")
+    return Report(rows, {"fig1_mse_and_bits": fig}, table, notes, "sampling model: fixed (exactly n p(x) users hold x), "
+                  f"exact closed forms, no sampling. uniform p over d={d} items, n={n}, eps={eps}")
 
 
 def run_004_fig1(cfg: dict, ctx: Context) -> Report:
@@ -140,7 +141,7 @@ def run_004_fig1(cfg: dict, ctx: Context) -> Report:
     table = format_table([r for r in rows if r["source"].startswith("closed") and r["vertex"] == 1], ("panel",),
                          "source", "p_md", "{:.4f}")  # the corner's P_MD (its P_FA is in the notes)
     return Report(rows, {"fig1_error_regions": fig}, "corner P_MD of each region\n" + table, notes,
-                  "closed form; no data")
+                  "closed form; no data, no sampling")
 
 
 def run_004_fig3(cfg: dict, ctx: Context) -> Report:

@@ -24,6 +24,10 @@ from uldp_jax.experiments._runner import Context, Experiment, Report, format_tab
 MSE_SUM = "MSE, sum over items (003 eq 28)"  # the unit of 003's figures; plots use it, CSVs carry both
 GLUTF_MECHS = ["uRR", "uRAP", "uHR", "uSS", "uUE", "uLH", "uWheel"]
 EPS_003 = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
+# The sampling model each run states (summary.md and run_config.json's "dataset").
+FIXED_CLOSED = "sampling model: fixed (exactly n p(x) users hold x, 003's model), exact closed forms, no sampling. "
+FIXED_SIM = ("sampling model: fixed (round(n p(x)) users hold x, 003's model; every repetition re-randomizes the same "
+             "users), scored against their empirical distribution. ")
 def make(label: str, d: int, sensitive, eps: float, theta_n: float):
     """003's mechanisms by label; GLUTF ones get the dataset's theta_N for their optimal parameters."""
     sens = tuple(int(i) for i in sensitive)
@@ -122,7 +126,7 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
     table = MSE_SUM + ", exact closed forms (fixed model), the plot's unit:\n" + format_table(
         [r for r in rows if r["metric"] == "mse (theory)"], ("dataset", "mechanism"), "eps", value_key="value_sum")
     return Report(rows, {"theory_mse": fig}, table, list(dict.fromkeys(notes)),
-                  "; ".join(ds.summary() for ds in datasets))
+                  FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
@@ -202,7 +206,7 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
                  "near 003's uLH column.")
     fig = _plot.line_panels(panels, "epsilon", MSE_SUM, logx=False)
     table = format_table(t_rows, ("mechanism",), "dataset", fmt="{:.2f}")
-    return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes,
+    return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes, FIXED_SIM +
                   "; ".join(ds.summary() for ds in datasets))
 
 
@@ -257,7 +261,7 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
                          f"{all(b >= a for a, b in zip(first, last) if np.isfinite(a) and np.isfinite(b))}.")
     fig = _plot.line_panels(panels, "sensitive share s/d", MSE_SUM + " (theory)", logx=False)
     table = format_table(rows, ("dataset", "mechanism"), "share", fmt="{:.3g}")
-    return Report(rows, {"share_vs_mse": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, {"share_vs_mse": fig}, table, notes, FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 def run_zmax(cfg: dict, ctx: Context) -> Report:
@@ -285,7 +289,7 @@ def run_zmax(cfg: dict, ctx: Context) -> Report:
                  "003 reports 9-26% on average, near 0 where the optimal k of uSS is 1 (z* = 0).")
     fig = _plot.line_panels(panels, "epsilon", "MSE reduction from maximising z", logx=False, logy=False)
     table = format_table(rows, ("dataset", "mechanism"), "eps", fmt="{:.3f}")
-    return Report(rows, {"zmax_reduction": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, {"zmax_reduction": fig}, table, notes, FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 _SHARE = dict(datasets=_DS, mechanisms=GLUTF_MECHS, eps=2.0, shares=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])

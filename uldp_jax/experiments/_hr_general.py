@@ -76,7 +76,7 @@ def run(cfg: dict, ctx: Context) -> Report:
                               PURE_LABEL: 1 if eps <= 1 else B_auth}
                     base = dict(distribution=dname, d=d, eps=eps, metric="n_l2sq_iid", n=n)
                     for lab, val in theory.items():
-                        rows.append(dict(base, mechanism=lab, method="theory", value=val, se="", reps="",
+                        rows.append(dict(base, mechanism=lab, method="theory", value=val, se=0.0, reps="",
                                          num_blocks=blocks[lab]))
                         curves.setdefault((lab, "theory"), []).append(val)
                     for mi, (lab, mech) in enumerate(mechs.items()):
@@ -105,7 +105,8 @@ def run(cfg: dict, ctx: Context) -> Report:
                                      "solid/dashed: exact risk; dotted: simulated (emp)")
     table = format_table([r for r in rows if r["method"] == "theory"], ("distribution", "d", "mechanism"), "eps")
     return Report(rows, {"hr_general_risk": fig}, table, notes,
-                  f"d in {cfg['d']}, eps in {eps_grid}, n = {n}, {reps} repetitions (iid model)")
+                  f"sampling model: iid (each of the n users drawn from p), scored against p; exact risks in the same "
+                  f"model. d in {cfg['d']}, eps in {eps_grid}, n = {n}, {reps} repetitions")
 
 
 _FULL = dict(d=[16, 128, 1024], eps=[1.0, 2.0, 4.0, 6.0], distributions=["uniform", "zipf:1.1"], n=100_000,
