@@ -28,6 +28,7 @@ from uldp_jax import pum
 from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
+from uldp_jax._check import CheckReport, check
 
 # Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
 # makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
@@ -42,6 +43,7 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "CheckReport",
     "CompactBits",
     "GLUTF",
     "GRR",
@@ -75,6 +77,7 @@ __all__ = [
     "audit_pum",
     "bsldp_matrix",
     "channel",
+    "check",
     "estimate",
     "estimate_from_stats",
     "estimation",

@@ -15,11 +15,13 @@ from uldp_jax.mechanisms._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:
+    """A mechanism (or a grid of them) inside its documented ranges, every grid point checked."""
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    _validate.check_grid(mech)
 
 
-def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
+def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     """Randomizes the users' true values ``xs`` with ``mech`` (all users in batched draws).
 
     Pure and composable with ``jit``/``vmap``; value checks run when ``xs`` is concrete.
@@ -46,7 +48,7 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
     return mech.perturb_batch(key, xs, *args)
 
 
-def aggregate(mech: Any, ys: Any) -> jax.Array:
+def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
     return mech.aggregate(ys)
@@ -67,7 +69,7 @@ def num_reports(mech: Any, ys: Any) -> int:
     return n
 
 
-def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Estimates the input distribution from reports ``ys`` of ``mech``.
 
     Args:
@@ -134,7 +136,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
                              f"got {bad}.")
 
 
-def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate_from_stats(mech: Mechanism, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps).
 
     Concrete inputs are checked: ``n`` an integer >= 1; ``stats`` whole, non-negative counts of at most
@@ -144,6 +146,17 @@ def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **op
     m = _registry.get_method(method, mech)
     if m.input != "stats":
         raise ValueError(f"Method {method!r} needs the reports, not aggregate statistics.")
+    return estimate_with(mech, m, stats, n, **options)
+
+
+def estimate_with(mech: Any, spec: Any, stats: Any, n: Any, **options: Any) -> jax.Array:
+    """``estimate_from_stats`` with the method already resolved for ``mech`` (``spec``: a registry ``Method``).
+
+    The engine resolves each method once per call and estimates through this function.
+    """
+    if spec.input != "stats":
+        raise ValueError("Expected a method on aggregate statistics (input='stats'), got one that needs the "
+                         "reports.")
     check_n(n)
     if not hasattr(stats, "shape") and not isinstance(stats, (list, tuple)):
         raise TypeError(f"Expected stats to be an int array [..., {mech.num_stats}], got {type(stats).__name__}.")
@@ -151,7 +164,7 @@ def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **op
         raise ValueError(f"Expected stats with last axis {mech.num_stats}, got shape {jnp.shape(stats)}.")
     check_stats(mech, stats, n)
     stats = jnp.asarray(stats)
-    fn = lambda st: m.fn(mech, st, n, **options)
+    fn = lambda st: spec.fn(mech, st, n, **options)
     for _ in range(stats.ndim - 1):
         fn = jax.vmap(fn)
     return fn(stats)

@@ -9,7 +9,7 @@ import uldp_jax as ul
 from uldp_jax.estimation import _support
 
 from uldp_jax.simulate import _engine as sim
-from uldp_jax.simulate import _reports
+from uldp_jax.simulate import _plan, _reports
 
 
 def test_regenerated_reports_are_those_behind_stats():
@@ -23,18 +23,20 @@ def test_regenerated_reports_are_those_behind_stats():
     xs = jnp.asarray(np.arange(300) % 8, jnp.int32)
     stats_x, _, _ = ul.simulate_stats(key, mech, xs=xs, reps=2, block_size=128, path="per_user")
     regen = jax.jit(_reports.rep_reports, static_argnums=(3, 4, 5, 6))
+    layout = lambda **kw: (lambda pl: (pl.data, pl.n, pl.iid, pl.num_blocks))(
+        _plan.make_plan(key, mech, block_size=128, path="per_user", **kw))  # the engine's population layout
     for r in range(2):
-        data, n, iid, nb = _reports._layout(mech, None, p, 500, 128)
+        data, n, iid, nb = layout(p=p, n=500)
         ys = regen(jax.random.fold_in(key, r), mech, data, n, iid, 128, nb)
         assert ys.shape == (500, 8)
         np.testing.assert_array_equal(np.asarray(mech.aggregate(ys)), np.asarray(res.stats[r]))
-        data, n, iid, nb = _reports._layout(mech, xs, None, None, 128)
+        data, n, iid, nb = layout(xs=xs)
         ys_x = regen(jax.random.fold_in(key, r), mech, data, n, iid, 128, nb)
         np.testing.assert_array_equal(np.asarray(mech.aggregate(ys_x)), np.asarray(stats_x[r]))
     np.testing.assert_allclose(np.asarray(res.estimates["em"][1]), np.asarray(ul.estimate(mech, ys, "em")),
                                atol=1e-5)
     # simulate's EM sees these reports as support lists packed block by block (never dense n x d)
-    data, n, iid, nb = _reports._layout(mech, None, p, 500, 128)
+    data, n, iid, nb = layout(p=p, n=500)
     sup, wt, inv, st, widest = _reports._packed_blocks(jax.random.fold_in(key, 1), mech, data, n, iid, 128, nb, 4)
     bits, keep, inv_want = _support.split_invertible(mech, ys, check=True)
     prod = np.asarray(bits & keep[:, None])

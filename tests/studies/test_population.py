@@ -80,3 +80,12 @@ def test_population_per_repetition_key_schedule():
         sim = ul.simulate(jax.random.fold_in(key_r, 1), ul.GRR(3, 1.0), xs=sub, reps=1)
         vals.append(_metrics.evaluate("mse", "mse", np.asarray(sim.estimates["emp"])[0], P_POP))
     np.testing.assert_array_equal(res.values[0], np.asarray(vals))
+
+
+@pytest.mark.slow
+def test_population_on_the_per_user_path():
+    """The same model through the per-user path (the route of mechanisms without a count sampler, e.g. OLH)."""
+    res = ul.study(jax.random.key(6), {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[1.0], n=[5], reps=200, xs=POP,
+                   sample="population", metrics=("l2",), simulate_options={"path": "per_user"})
+    (r,) = res.rows()
+    assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r

@@ -118,6 +118,13 @@ def test_fixed_model_and_extra_parameters():
     assert r["theory"] == pytest.approx(float(np.mean(v)))
 
 
+def test_defaulted_factory_parameters_are_swept_only_with_a_grid():
+    facs = {"uRAP": lambda eps, theta=None: ul.URAP(D, S, eps, theta=theta), "GRR": lambda eps, d=D: ul.GRR(d, eps)}
+    res = ul.study(jax.random.key(0), facs, eps=[1.0], theta=[0.2, 0.4], n=300, reps=2, p=P)
+    assert [(r["mechanism"], r["theta"]) for r in res.rows()] == [("uRAP", 0.2), ("uRAP", 0.4), ("GRR", None)]
+    assert res.config["params"] == {"uRAP": ["eps", "theta"], "GRR": ["eps"]}
+
+
 def test_user_metric_and_missing_parameter_columns():
     res = ul.study(jax.random.key(0), {"GRR": lambda eps: ul.GRR(D, eps), "OUE2": lambda: ul.OUE(D, 2.0)},
                    eps=[1.0], n=500, reps=3, p=P, metrics={"linf": lambda e, t: np.max(np.abs(e - t), axis=-1)})

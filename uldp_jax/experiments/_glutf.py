@@ -2,8 +2,8 @@
 
 The simulated Figs 4, 8 and 9 are in ``_glutf_sim``.
 
-Mechanisms use docs/errata.md's corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
-separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see docs/errata.md).
+Mechanisms use the corrected uLH/uWheel (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp) by default; 003's published z for uLH/uWheel is shown as a
+separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp).
 MSE: 003's own unit is the *sum* over items of the squared error (003 eq 28 and its figures), reported as
 ``value_sum`` / ``mse_sum`` (= d x the per-item mean); ``value`` keeps the per-item mean
 ``mean_x (p_hat(x) - p(x))^2`` (averaged over repetitions). Closed forms carry ``se = 0``. The simulations use the
@@ -201,7 +201,7 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
         f"{r['mechanism']} {r['dataset']} {r['value']:.2f} [{paper.get((r['mechanism'], r['dataset']), '-')}]"
         for r in t_rows))
     notes += _glutf_text.table2_claims(rows)
-    notes.append("003's uLH figures use the published z (which exceeds eps); with the corrected (docs/errata.md) "
+    notes.append("003's uLH figures use the published z (which exceeds eps); with the corrected (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp) "
                  "z* = (e-1)/(e+s-1) uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not "
                  "near 003's uLH column.")
     fig = _plot.line_panels(panels, "epsilon", MSE_SUM, logx=False)

@@ -2,7 +2,7 @@
 
 "published z" uses the library's MSE-optimal ``g`` (uWheel: ``l = 1/g*``); "published z, eq 49 g" uses 003's own
 choice, eq 49's ``g`` (rounded to the nearest integer >= 2) and eq 63's ``l = 1/g_49``. Both exceed eps
-(docs/errata.md); ``audited_published`` measures by how much.
+(docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp); ``audited_published`` measures by how much.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ PUBLISHED_EQ49 = {"uLH (published z, eq 49 g)": "ULH", "uWheel (published z, eq 
 
 def eq49_g(eps: float, s: int, theta_n: float) -> float:
     """003 eq 49 (continuous): ``g = e sqrt((e (s + theta - 1) - theta + 1) / (e (e + s - 1))) + 1``; eq 63 is
-    ``l = 1 / g``. 003 derives it from an ``s >> g`` approximation of its MSE (see docs/errata.md)."""
+    ``l = 1 / g``. 003 derives it from an ``s >> g`` approximation of its MSE (see docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l)."""
     e = math.exp(eps)
     return e * math.sqrt((e * (s + theta_n - 1) - theta_n + 1) / (e * (e + s - 1))) + 1
 

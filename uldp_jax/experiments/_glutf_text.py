@@ -93,7 +93,7 @@ def section6_values(datasets: list) -> tuple[list, list]:
     if rows:
         notes.append("003 §6 in-text values, library (003's text): " + "; ".join(
             f"{r['dataset']} {r['mechanism']} {r['quantity']} at eps={r['eps']:g}: {r['value']:.4g} "
-            f"({r['paper_value']:g})" for r in rows) + ". The corrected uLH's z* equals uUE's (docs/errata.md); "
+            f"({r['paper_value']:g})" for r in rows) + ". The corrected uLH's z* equals uUE's (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp); "
             "003's 0.18 is the published z's.")
     return rows, notes
 

@@ -56,7 +56,7 @@ class Experiment:
       name: CLI name (``"001-fig5"``).
       title: one line.
       full: the paper-sized config (dict of JSON-able values; ``reps`` is the repetition count).
-      quick: a seconds-long config for CI.
+      quick: a CI-sized config (a minute or two on 2 cores).
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
       paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
@@ -278,7 +278,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     # Results first (CSV, config, summary); figures last, so that a plotting failure loses nothing.
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
-                 f"({mode}, backend {jax.default_backend()}).\n\n")
+                 f"({mode}, backend {jax.default_backend()}, {os.cpu_count()} cores).\n\n")
         if report.table:
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:
@@ -294,7 +294,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
         import matplotlib.pyplot as plt
         plt.close(fig)
     if echo is not None:
-        echo(f"== {name}: {exp.title} ({elapsed:.1f} s)")
+        echo(f"== {name}: {exp.title} ({elapsed:.1f} s on {os.cpu_count()} cores)")
         if report.dataset:
             echo(report.dataset)
         if report.table:

@@ -1,9 +1,15 @@
 """Monte Carlo runs of the personalized-mechanism scenario (001 §6.2): reps on device, no Python user loops.
 
 The pre-processors are deterministic, so ``Q^(i)(x_i) = Q_cmn(f_pre^(i)(x_i))``: the intermediate items
-``zs = f_pre(xs)`` are computed once and the common mechanism is simulated on them with ``ul.simulate_stats``
-(its chunked block layout and ``fold_in(key, rep)`` randomness), then every repetition is estimated with the
-registered method and eq 21 is applied under each prior case.
+``zs = f_pre(xs)`` are computed once and the common mechanism is simulated on them by the engine
+(``uldp_jax.simulate``: one plan, its block layout and ``fold_in(key, rep)`` randomness), then every repetition
+is estimated with the registered method and eq 21 is applied under each prior case.
+
+Report-based methods (e.g. EM on per-report likelihoods) run on the engine's report path: the reports are those
+of the engine's per-user block layout, so they aggregate to the stats ``ul.simulate_stats`` gives for the same
+key and ``block_size``. (Before the engine package, this module drew every repetition's reports as one
+``perturb_batch`` over all users, with no user blocks; report-based estimates therefore changed for the same
+key, in their random draws only, not in law. Stats-based methods give the same numbers as before.)
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.simulate._engine import simulate_stats
+from uldp_jax.simulate import _kernels, _plan, _reports
 from uldp_jax.mechanisms import _pum
 from uldp_jax.pum import _estimate
 
@@ -41,15 +47,6 @@ class PUMSimResult(NamedTuple):
     stats: Any
 
 
-def _reports_path(key, cmn, zs, reps: int, fn, options: dict, rep_batch: int):
-    """Report-based methods (e.g. EM on per-report likelihoods): one repetition's reports at a time."""
-
-    def one_rep(r):
-        return fn(cmn, cmn.perturb_batch(jax.random.fold_in(key, r), zs), **options)
-
-    return jax.lax.map(one_rep, jnp.arange(reps), batch_size=rep_batch)
-
-
 def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: dict | None = None, reps: int = 1,
                  method: str = "emp", method_options: dict | None = None, rep_batch: int | None = None,
                  population: Any = None, **sim_options: Any) -> PUMSimResult:
@@ -66,13 +63,14 @@ def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: d
       reps: number of repetitions.
       method: estimation method for ``r`` over ``Z`` (``ul.estimation.method_names()``).
       method_options: options of ``method``.
-      rep_batch: repetitions vectorised together (report-based methods; forwarded to ``ul.simulate_stats``).
+      rep_batch: repetitions vectorised together (report-based methods; forwarded to the engine).
       population: ``(pop_xs, pop_personal)``, the items and personal items of the whole population the users
         ``xs`` were sampled from (001 §6.1: the truth is the population's distribution), or a ``PUMTruth``
         (``ul.pum_truth(mech, pop_xs, pop_personal)``). Case (III)'s ``"true"`` prior and the losses then use the
         population's ``p``, ``r`` and ``pi_k``, so the error includes the users' sampling error. ``None``: the
         users are the whole population (their empirical distribution is the truth).
-      **sim_options: forwarded to ``ul.simulate_stats`` (``block_size``, ``chunk_blocks``, ``path``, ...).
+      **sim_options: forwarded to the engine's plan, as for ``ul.simulate_stats`` (``block_size``,
+        ``chunk_blocks``, ``path``, ...).
 
     Returns:
       ``PUMSimResult``.
@@ -106,14 +104,16 @@ def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: d
             prior = truth.pi
         resolved[name] = _estimate.check_prior(mech, prior)
     zs = jnp.asarray(_pum.preprocess_np(mech.d, np.asarray(xs), np.asarray(personal)), jnp.int32)
-    spec = _estimate.resolve_method(method, mech.cmn)
     options = dict(method_options or {})
+    plan = _plan.make_plan(key, mech.cmn, xs=zs, reps=reps, methods=(method,), method_options={method: options},
+                           **sim_options)  # the method is resolved once, for Q_cmn
+    spec = plan.methods[method]
     if spec.input == "stats":
-        stats, _, n = simulate_stats(key, mech.cmn, xs=zs, reps=reps, **sim_options)
+        stats, n = _kernels.run_stats(plan, key, sim_options.get("progress", False)), plan.n
         r_hat = jax.vmap(lambda st: spec.fn(mech.cmn, st, n, **options))(stats)
     else:
         stats = None
-        r_hat = _reports_path(key, mech.cmn, zs, reps, spec.fn, options, min(rep_batch or 1, reps))
+        r_hat = _reports.report_estimates(key, plan, method, min(rep_batch or 1, reps))
     estimates, losses = {}, {}
     for name, prior in resolved.items():  # a few prior cases, not users or reps
         est = _estimate.combine(mech, r_hat, prior)

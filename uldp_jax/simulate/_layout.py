@@ -21,16 +21,31 @@ import numpy as np
 from uldp_jax import _validate
 
 
-def grid_size(mech: Any) -> int | None:
-    """``None`` for a single mechanism; ``g`` when its leaves carry a leading grid axis of size ``g``."""
-    shapes = {np.shape(leaf) for leaf in jax.tree_util.tree_leaves(mech)}
-    ndims = {len(s) for s in shapes}
-    if ndims <= {0}:
+def _common_axis(shapes: list[tuple[int, ...]]) -> int | None:
+    """The leading size shared by every shape (each at least 1-D), else ``None``."""
+    if not shapes or any(len(s) == 0 for s in shapes):
         return None
-    sizes = {s[0] for s in shapes if len(s) >= 1}
-    if len(sizes) != 1 or max(ndims) != 1:
-        raise ValueError(f"Expected a single mechanism or a 1-D grid of mechanisms, got leaf shapes {shapes}.")
-    return sizes.pop()
+    sizes = {s[0] for s in shapes}
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def grid_size(mech: Any) -> int | None:
+    """The grid signature: ``g`` when every leaf carries a leading grid axis of size ``g``, else ``None``.
+
+    ``jax.vmap`` over a constructor (or ``tree_map`` with ``broadcast_to``) puts the grid axis on every leaf, so a
+    mechanism with a scalar leaf (e.g. ``eps``) is a single mechanism even when other leaves are vectors
+    (``ul.PUM(...).user(personal)``, a user's mechanism with a vector field). A single mechanism whose leaves
+    are all vectors of one common length would read as a grid: give it a scalar leaf, or make the vector a
+    static field.
+
+    Raises:
+      ValueError: for a grid of grids (every leaf with two common leading axes).
+    """
+    shapes = [tuple(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(mech)]
+    g = _common_axis(shapes)
+    if g is not None and len(shapes) > 0 and _common_axis([s[1:] for s in shapes]) is not None:
+        raise ValueError(f"Expected a single mechanism or a 1-D grid of mechanisms, got leaf shapes {set(shapes)}.")
+    return g
 
 
 def alias_table(p: Any) -> tuple[jax.Array, jax.Array]:

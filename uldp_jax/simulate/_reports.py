@@ -16,30 +16,18 @@ forms are generated whole per repetition (dense). Repetitions run under ``lax.ma
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.estimation import _registry, _support
+from uldp_jax.estimation import _support
 from uldp_jax.mechanisms import _compact
 from uldp_jax.simulate import _layout as _schedule
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists
-
-
-def _layout(mech, xs, p, n, block_size):
-    xs, target, n, iid = _schedule.check_inputs(mech, xs, p, n)
-    if not iid:
-        num_blocks = math.ceil(n / block_size)
-        padded = np.zeros(num_blocks * block_size, np.int32)
-        padded[:n] = xs
-        return jnp.asarray(padded), n, False, num_blocks
-    return _schedule.alias_table(target), n, True, math.ceil(n / block_size)
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
@@ -55,33 +43,25 @@ def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool,
     return jax.tree_util.tree_map(lambda a: a.reshape((num_blocks * block_size,) + a.shape[2:])[:n], ys)
 
 
-def report_estimates(key: jax.Array, mech: Any, method: str, *, xs: Any = None, p: Any = None, n: Any = None,
-                     reps: int = 1, block_size: int = 1024, rep_batch: int = 1,
-                     options: dict | None = None) -> jax.Array:
-    """Estimates of a report-based method over ``reps`` repetitions, on the reports behind ``simulate``'s stats.
+def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1) -> jax.Array:
+    """Estimates of ``method`` over the plan's repetitions, on the reports behind ``simulate``'s stats.
 
     Args:
       key: the key given to ``simulate`` (repetition ``r`` uses ``fold_in(key, r)``).
-      mech: a mechanism, or a 1-D grid of them (leaves with a leading axis).
-      method: a registered method name; resolved for ``mech`` (``input="reports"`` methods get the reports,
-        ``input="stats"`` methods their aggregate).
-      xs, p, n: the population, as in ``simulate``.
-      reps: repetitions (>= 1).
-      block_size: users per randomness block; must equal ``simulate``'s for the same reports.
+      plan: the call's ``_plan.Plan`` (per-user path): its mechanism (or 1-D grid), population ``data``,
+        ``n``, model, ``block_size``, ``num_blocks``, repetitions, the method resolved for the mechanism
+        (``input="reports"`` methods get the reports, ``input="stats"`` methods their aggregate) and its options.
+      method: a method name of ``plan.methods``.
       rep_batch: repetitions vectorised together (memory knob; results do not depend on it).
-      options: method options.
 
     Returns:
       ``float[reps, d]`` (``[g, reps, d]`` for a grid).
     """
-    _validate.check_key(key)
-    reps = _validate.check_int("reps", reps, minimum=1)
-    block_size = _validate.check_int("block_size", block_size, minimum=1)
-    rep_batch = min(_validate.check_int("rep_batch", rep_batch, minimum=1), reps)
-    spec = _registry.get_method(method, mech)
-    opts = dict(options or {})
-    data, n, iid, num_blocks = _layout(mech, xs, p, n, block_size)
-    grid = _schedule.grid_size(mech)
+    mech, spec, opts = plan.mech, plan.methods[method], dict(plan.options.get(method, {}))
+    data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
+                                                  plan.reps)
+    rep_batch = min(rep_batch, reps)
+    grid = plan.grid
     if grid is None and mech.compact_stats():
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):

@@ -66,7 +66,7 @@ def item_variance(mech: Any, target: np.ndarray, n: int, sample: str, population
         with jax.enable_x64(True):
             v = np.asarray(theory.item_variance(mech, target, n, "iid" if sample == "iid" else "fixed"),
                            np.float64)
-    except (TypeError, NotImplementedError):
+    except (TypeError, ValueError, NotImplementedError):  # no closed form and no usable exact channel
         return None
     if sample == "population":
         N = int(population)

@@ -45,7 +45,9 @@ class StudyResult:
     Attributes:
       config: the study's configuration (JSON-able: grids, n, reps, methods, metrics, sampling model, key data,
         ``p`` or the population's size and SHA-256; factories by name only).
-      timing: ``{"wall_s", "compile_s", "compiles"}`` of the whole study (``compiles``: XLA compilations).
+      timing: ``{"wall_s", "compile_s", "compile_requests", "cache_hits"}`` of the whole study: seconds, XLA
+        compile requests (JAX's "stage" programs excluded) and how many of them JAX's persistent compilation
+        cache served (the rest were compiled; ``compile_s`` counts tracing, lowering and compile-or-load).
       values: ``float64[rows, reps]`` every repetition's metric value, row by row.
       version: the ``uldp_jax`` version that ran the study.
     """

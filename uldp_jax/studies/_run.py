@@ -32,7 +32,7 @@ from uldp_jax.simulate import _engine as engine
 from uldp_jax.studies import _metrics, _population, _spec
 from uldp_jax.studies._result import StudyResult
 
-_CLOCK = {"compile_s": 0.0, "compiles": 0, "registered": False}
+_CLOCK = {"compile_s": 0.0, "compiles": 0, "cache_hits": 0, "registered": False}
 
 
 def _on_event(event: str, secs: float, **kw: Any) -> None:
@@ -43,9 +43,15 @@ def _on_event(event: str, secs: float, **kw: Any) -> None:
         _CLOCK["compiles"] += 1
 
 
+def _on_hit(event: str, **kw: Any) -> None:
+    if event == "/jax/compilation_cache/cache_hits":
+        _CLOCK["cache_hits"] += 1
+
+
 def _listen() -> None:
     if not _CLOCK["registered"]:
         jax.monitoring.register_event_duration_secs_listener(_on_event)
+        jax.monitoring.register_event_listener(_on_hit)
         _CLOCK["registered"] = True
 
 
@@ -154,7 +160,7 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
     _listen()
     bar = _Progress(progress, sum(len(g) for g in groups.values()) * len(spec.ns))
     rows, values = [], []
-    wall0, comp0, count0 = time.perf_counter(), _CLOCK["compile_s"], _CLOCK["compiles"]
+    wall0, clock0 = time.perf_counter(), dict(_CLOCK)
     try:
         for m_idx, name in enumerate(spec.names):
             for j, n_j in enumerate(spec.ns):
@@ -170,8 +176,9 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
                     bar.update(f"{name} n={n_j} ({len(points)} points)")
     finally:
         bar.close()
-    timing = {"wall_s": time.perf_counter() - wall0, "compile_s": _CLOCK["compile_s"] - comp0,
-              "compiles": _CLOCK["compiles"] - count0}
+    timing = {"wall_s": time.perf_counter() - wall0, "compile_s": _CLOCK["compile_s"] - clock0["compile_s"],
+              "compile_requests": _CLOCK["compiles"] - clock0["compiles"],
+              "cache_hits": _CLOCK["cache_hits"] - clock0["cache_hits"]}
     return StudyResult(rows, np.asarray(values, np.float64).reshape(len(rows), spec.reps),
                        _config(spec, key), timing)
 

@@ -100,8 +100,8 @@ def _check_mechanisms(mechanisms: Any, grids: dict) -> tuple[tuple, dict, dict]:
             sig = inspect.signature(fn)
         except (TypeError, ValueError) as e:
             raise TypeError(f"Expected mechanisms[{name!r}] to have an inspectable signature: {e}") from e
-        names = tuple(a.name for a in sig.parameters.values()
-                      if a.kind in (a.POSITIONAL_OR_KEYWORD, a.KEYWORD_ONLY) and a.default is a.empty)
+        names = tuple(a.name for a in sig.parameters.values()  # required ones, and defaulted ones with a grid
+                      if a.kind in (a.POSITIONAL_OR_KEYWORD, a.KEYWORD_ONLY) and (a.default is a.empty or a.name in grids))
         missing = [a for a in names if a not in grids]
         if missing:
             raise ValueError(f"mechanisms[{name!r}] takes {missing} but the study has no grid for it: pass "

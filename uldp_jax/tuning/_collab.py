@@ -13,8 +13,8 @@ remaining users. ``collaborative_simulate`` runs this whole protocol for ``reps`
 
 Every user reports once, so the protocol has the mechanisms' ULDP guarantee. Randomness: the pilot uses
 ``fold_in(key, 0)`` and the main stage ``fold_in(key, 1)``, each with ``ul.simulate``'s per-repetition and
-per-block layout (``uldp_jax.simulate._layout``). Model: iid (``p``, ``n``), or fixed (``xs``, split once at random
-into pilot and main users).
+per-block layout: both stages run the engine's per-user kernel (``uldp_jax.simulate._kernels``). Model: iid
+(``p``, ``n``), or fixed (``xs``, split once at random into pilot and main users).
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _validate
-from uldp_jax.simulate import _engine as engine
-from uldp_jax.simulate import _layout
+from uldp_jax import _api, _sizing, _validate
+from uldp_jax.simulate import _kernels, _plan
 from uldp_jax.theory import _families
 from uldp_jax.tuning import _optimize
 
@@ -59,28 +58,20 @@ class CollabResult(NamedTuple):
     n_main: int
 
 
-def _stats_one(key_r, mech, n, data, iid: bool, block_size: int, num_blocks: int):
-    """The engine's per-user statistics of one repetition (``_layout.rep_stats``, one block per step)."""
-    return _layout.rep_stats(key_r, mech, n, data, iid, block_size, 1, jnp.arange(num_blocks))
-
-
-@functools.partial(jax.jit, static_argnames=("iid", "block_size", "num_blocks", "batched"))
-def _rep_stats(key, mech, rep_ids, n, data, iid: bool, block_size: int, num_blocks: int, batched: bool):
-    """``int32[len(rep_ids), num_stats]``; repetition ``r`` uses ``fold_in(key, r)`` and, if ``batched``, mech ``r``."""
-    if batched:
-        return jax.lax.map(lambda a: _stats_one(jax.random.fold_in(key, a[0]), a[1], n, data, iid, block_size,
-                                                num_blocks), (rep_ids, mech))
-    return jax.lax.map(lambda r: _stats_one(jax.random.fold_in(key, r), mech, n, data, iid, block_size, num_blocks),
-                       rep_ids)
-
-
-def _data(iid: bool, p: Any, xs: Any, n: int, block_size: int) -> tuple[jax.Array, int]:
+def _population(mech: Any, iid: bool, p: Any, xs: Any, n: int, block_size: int) -> tuple[Any, int]:
+    """One stage's per-user population in the engine's layout and its blocks per chunk (the engine's sizing)."""
     num_blocks = math.ceil(n / block_size)
-    if iid:
-        return _layout.alias_table(p), num_blocks
-    padded = np.zeros(num_blocks * block_size, np.int32)
-    padded[:n] = xs
-    return jnp.asarray(padded), num_blocks
+    chunk_blocks = _plan.choose_chunk_blocks(mech, block_size, num_blocks, _sizing.sizing().chunk_bytes)
+    length = math.ceil(num_blocks / chunk_blocks) * chunk_blocks * block_size
+    return _plan.per_user_data(xs, p, iid, n, length), chunk_blocks
+
+
+def _stage_stats(key, mech, rep_ids, n: int, data, iid: bool, block_size: int, chunk_blocks: int,
+                 paired: bool = False) -> jax.Array:
+    """``int32[len(rep_ids), num_stats]`` from the engine's per-user kernel (``paired``: mechanism ``i`` runs
+    repetition ``rep_ids[i]``)."""
+    return _kernels.per_user_stats(key, mech, rep_ids, n, data, iid=iid, block_size=block_size,
+                                   chunk_blocks=chunk_blocks, paired=paired)
 
 
 @functools.partial(jax.jit, static_argnames=("name",))
@@ -90,7 +81,7 @@ def _tune_many(name, eps, s, theta_hat):
 
 def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any = None, xs: Any = None,
                            reps: int = 1, pilot: float = 0.05, pilot_mech: Any = None, combine: str = "weighted",
-                           block_size: int = engine.DEFAULT_BLOCK_SIZE) -> CollabResult:
+                           block_size: int = _plan.DEFAULT_BLOCK_SIZE) -> CollabResult:
     """Simulates 003's collaborative sampling protocol ``reps`` times (see the module docstring).
 
     Args:
@@ -145,8 +136,8 @@ def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any =
     reps_ids = jnp.arange(reps)
 
     # 1. pilot
-    data, nb = _data(iid, target, xs_p, n_pilot, block_size)
-    st_p = _rep_stats(k_pilot, pilot_mech, reps_ids, jnp.int32(n_pilot), data, iid, block_size, nb, False)
+    data, nb = _population(pilot_mech, iid, target, xs_p, n_pilot, block_size)
+    st_p = _stage_stats(k_pilot, pilot_mech, reps_ids, n_pilot, data, iid, block_size, nb)
     est_p = _api.estimate_from_stats(pilot_mech, st_p, n_pilot, "emp")
     nonsens = ~_families.sizes(mech, fam)[1]
     theta_hat = jnp.clip(jnp.sum(jnp.where(jnp.asarray(nonsens), est_p, 0.0), axis=-1), 0.0, 1.0)
@@ -158,18 +149,18 @@ def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any =
                                        jnp.asarray(np.asarray(theta_hat), jnp.float64)))
 
     # 3. main stage
-    data, nb = _data(iid, target, xs_m, n_main, block_size)
+    data, nb = _population(mech, iid, target, xs_m, n_main, block_size)
     if fam.integer:
         est_m = jnp.zeros((reps, d), est_p.dtype)
         for value in np.unique(params):  # a few distinct integers, not one call per repetition
             ids = np.flatnonzero(params == value)
             m_v = mech.with_tuned(int(value))
-            st = _rep_stats(k_main, m_v, jnp.asarray(ids), jnp.int32(n_main), data, iid, block_size, nb, False)
+            st = _stage_stats(k_main, m_v, ids, n_main, data, iid, block_size, nb)
             est_m = est_m.at[ids].set(_api.estimate_from_stats(m_v, st, n_main, "emp").astype(est_m.dtype))
     else:
         m_b = mech.with_tuned(params)
         m_b = jax.tree_util.tree_map(lambda v: np.broadcast_to(np.asarray(v), (reps,)), m_b)  # leaves -> [r]
-        st = _rep_stats(k_main, m_b, reps_ids, jnp.int32(n_main), data, iid, block_size, nb, True)
+        st = _stage_stats(k_main, m_b, reps_ids, n_main, data, iid, block_size, nb, paired=True)
         est_m = jax.vmap(lambda m, x: _api.estimate_from_stats(m, x, n_main, "emp"))(m_b, st)
 
     # 4. combine

@@ -1,0 +1,95 @@
+"""One plan per simulate call (issue 20 item 2): methods resolved once, the grid signature, and the engine's
+repetition kernel and layout reused by the report path, collaborative sampling and PUM simulation."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms import _pum
+from uldp_jax.simulate import _layout, _plan
+
+P8 = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05, 0.0])
+
+
+def test_each_method_is_resolved_once_per_call(monkeypatch):
+    calls = []
+    emp = _registry.get_method("emp")
+
+    def resolver(mech):
+        calls.append(type(mech).__name__)
+        return emp._replace(resolver=None)
+
+    monkeypatch.setitem(_registry._METHODS, "counted", emp._replace(resolver=resolver))
+    for path in ("per_user", "counts"):
+        calls.clear()
+        res = ul.simulate(jax.random.key(0), ul.GRR(8, 1.0), p=P8, n=500, reps=2, methods=("emp", "counted"),
+                          path=path)
+        assert calls == ["GRR"], (path, calls)
+        np.testing.assert_array_equal(np.asarray(res.estimates["counted"]), np.asarray(res.estimates["emp"]))
+
+
+def test_grid_signature_needs_the_axis_on_every_leaf():
+    grid = jax.vmap(lambda e: ul.GRR(8, e))(jnp.array([1.0, 2.0, 3.0]))
+    assert _layout.grid_size(ul.GRR(8, 1.0)) is None and _layout.grid_size(grid) == 3
+    user = ul.PUM(8, [0, 1], 3, 1.0).user(np.array([3, -1, 5]))  # eps () and personal int[3]
+    assert _layout.grid_size(user) is None
+    users = jax.tree_util.tree_map(lambda v: np.stack([np.asarray(v)] * 2), user)  # a grid of 2 users
+    assert _layout.grid_size(users) == 2
+    nested = jax.tree_util.tree_map(lambda v: np.broadcast_to(np.asarray(v), (2, 3) + np.shape(v)), ul.GRR(8, 1.0))
+    with pytest.raises(ValueError, match="1-D grid"):
+        _layout.grid_size(nested)
+
+
+def test_pum_user_mechanism_runs_in_simulate():
+    """A user mechanism with a vector field (PUM's ``user(personal)``) is one mechanism, not a grid of 3."""
+    pum = ul.PUM(8, [0, 1], 3, 1.0)
+    user = pum.user(np.array([3, -1, 5]))
+    key = jax.random.key(4)
+    res = ul.simulate(key, user, p=P8, n=700, reps=2)
+    assert res.stats.shape == (2, user.num_stats) and res.estimates["emp"].shape == (2, 8)
+    np.testing.assert_array_equal(np.asarray(res.stats).sum(1), 700)
+    # the same users through the common mechanism: the user's reports are Q_cmn's on f_pre(x)
+    xs = np.arange(700) % 8
+    mine = ul.simulate_stats(key, user, xs=xs, reps=2)[0]
+    zs = _pum.preprocess_np(8, xs, np.broadcast_to(np.array([3, -1, 5]), (700, 3)))
+    cmn = ul.simulate_stats(key, pum.cmn, xs=zs, reps=2, path="per_user")[0]
+    np.testing.assert_array_equal(np.asarray(mine), np.asarray(cmn))
+    users = jax.tree_util.tree_map(lambda v: np.stack([np.asarray(v)] * 2), user)  # a grid: common random numbers
+    both = ul.simulate_stats(key, users, p=P8, n=700, reps=2)[0]
+    assert both.shape == (2, 2, user.num_stats)
+    np.testing.assert_array_equal(np.asarray(both[1]), np.asarray(res.stats))
+
+
+def test_plan_is_decided_once():
+    plan = _plan.make_plan(jax.random.key(0), ul.URAP(8, [0, 1], 1.0), p=P8, n=3000, reps=5,
+                           methods=("emp", "em"), block_size=256)
+    assert plan.path == "per_user" and plan.needs_reports and plan.methods["em"].input == "reports"
+    assert plan.num_blocks == 12 and plan.grid is None and plan.rep_chunk == 5
+    counts = _plan.make_plan(jax.random.key(0), ul.GRR(8, 1.0), p=P8, n=3000, methods=("emp",))
+    assert counts.path == "counts" and counts.data is None and not counts.needs_reports
+    with pytest.raises(ValueError, match="per-report likelihoods"):
+        _plan.make_plan(jax.random.key(0), ul.URAP(8, [0, 1], 1.0), p=P8, n=10, methods=("em",), path="counts")
+
+
+def test_collab_stages_are_the_engines_per_user_kernel():
+    mech = ul.URAP(8, [0, 1], 1.0)
+    key = jax.random.key(5)
+    res = ul.tuning.collaborative_simulate(key, mech, p=P8, n=4000, reps=3, pilot=0.25)
+    stats = ul.simulate_stats(jax.random.fold_in(key, 0), mech, p=P8, n=res.n_pilot, reps=3, path="per_user")[0]
+    want = ul.estimate_from_stats(mech, stats, res.n_pilot, "emp")
+    np.testing.assert_allclose(np.asarray(res.pilot_estimates), np.asarray(want), rtol=1e-6, atol=1e-7)
+
+
+def test_pum_report_methods_use_the_engines_report_path():
+    pum = ul.PUM(6, [0, 1], 1, 2.0, base="urap")
+    rng = np.random.default_rng(0)
+    xs = rng.integers(0, 6, 300)
+    personal = np.where(rng.random((300, 1)) < 0.3, rng.integers(2, 6, (300, 1)), -1)
+    key = jax.random.key(6)
+    got = ul.simulate_pum(key, pum, xs, personal, reps=2, method="em", block_size=128)
+    zs = _pum.preprocess_np(6, xs, personal)
+    want = ul.simulate(key, pum.cmn, xs=zs, reps=2, methods=("em",), block_size=128).estimates["em"]
+    np.testing.assert_array_equal(np.asarray(got.r), np.asarray(want))
