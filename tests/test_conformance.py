@@ -61,6 +61,7 @@ FACTORIES = {
     "OLH": lambda e: ul.OLH(4, e, g=3, family="full"),
     "Wheel": lambda e: ul.Wheel(4, e, l=0.3, num_hashes=64),
     "HR": lambda e: ul.HR(5, e),
+    "HadamardResponse": lambda e: ul.HadamardResponse(5, e, num_blocks=2),
     "HighLowHR": lambda e: ul.HighLowHR(6, (1, 4), e),
     "BlockHR": lambda e: ul.BlockHR([range(3), range(3, 5)], e),
     "BinaryCA": lambda e: ul.BinaryCA(e, 0.5 * e),

@@ -19,7 +19,7 @@ from uldp_jax.mechanisms import (
     replace,
     static_field,
 )
-from uldp_jax.mechanisms import HR, BlockHR, HighLowHR
+from uldp_jax.mechanisms import HR, BlockHR, HadamardResponse, HighLowHR
 from uldp_jax.mechanisms import GLUTF, OLH, SS, ULH, USS, UUE, UWheel, Wheel, glutf
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
@@ -48,6 +48,7 @@ __all__ = [
     "GLUTF",
     "GRR",
     "HR",
+    "HadamardResponse",
     "HighLowHR",
     "Mangat",
     "Mechanism",

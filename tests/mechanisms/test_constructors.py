@@ -13,7 +13,8 @@ BUILD = {
     "URAP": lambda d, e: ul.URAP(d, [0], e), "UUE": lambda d, e: ul.UUE(d, [0], e), "SS": lambda d, e: ul.SS(d, e),
     "USS": lambda d, e: ul.USS(d, [0, 1], e), "OLH": lambda d, e: ul.OLH(d, e), "ULH": lambda d, e: ul.ULH(d, [0], e),
     "Wheel": lambda d, e: ul.Wheel(d, e), "UWheel": lambda d, e: ul.UWheel(d, [0], e),
-    "HR": lambda d, e: ul.HR(d, e), "HighLowHR": lambda d, e: ul.HighLowHR(d, [0], e),
+    "HR": lambda d, e: ul.HR(d, e), "HadamardResponse": lambda d, e: ul.HadamardResponse(d, e),
+    "HighLowHR": lambda d, e: ul.HighLowHR(d, [0], e),
     "BlockHR": lambda d, e: ul.BlockHR([range(d)], e), "PUM": lambda d, e: ul.PUM(d, [0], 1, e),
     "GLUTF": lambda d, e: ul.GLUTF(ul.GRR(2, e), d, [0, 1]),
 }

@@ -54,6 +54,8 @@ BUILDERS = {
     "Wheel": lambda draw, e: ul.Wheel(draw(st.integers(2, 5)), e, num_hashes=4),
     "UWheel": lambda draw, e: (lambda d: ul.UWheel(d, draw(_sens(d)), e, num_hashes=4))(draw(st.integers(3, 5))),
     "HR": lambda draw, e: ul.HR(draw(st.integers(2, 8)), e),
+    "HadamardResponse": lambda draw, e: ul.HadamardResponse(draw(st.integers(2, 8)), e,
+                                                        num_blocks=draw(st.integers(1, 4))),
     "HighLowHR": lambda draw, e: (lambda d: ul.HighLowHR(d, draw(_sens(d)), e))(draw(st.integers(3, 8))),
     "BlockHR": lambda draw, e: (lambda d: ul.BlockHR([range(0, d // 2), range(d // 2, d)], e))(
         draw(st.integers(4, 8))),

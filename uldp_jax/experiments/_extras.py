@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.experiments import _datasets, _plot
+from uldp_jax.experiments import _datasets, _glutf_text, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 _FIG1_MECHS = {"uRR": lambda d, s, e, t: ul.URR(d, s, e), "uRAP": lambda d, s, e, t: ul.URAP(d, s, e),
@@ -60,9 +60,9 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
             bs.append(bits)
             ts.append(table1_bits(label, d, s, eps))
         mse_lines.append((label, label, "theory", cfg["sizes"], ys))
-        bit_lines.append((f"{label} comm_bits", label, "theory", cfg["sizes"], bs))
+        bit_lines.append((f"{label}: library comm_bits", label, "theory", cfg["sizes"], bs))
         if np.all(np.isfinite(ts)):
-            bit_lines.append((f"{label} 003 Table 1", label, "emp+thr", cfg["sizes"], ts))
+            bit_lines.append((f"{label}: 003 Table 1 log2|Y|", label, "emp+thr", cfg["sizes"], ts))
     big = cfg["sizes"][-1]
     last = {r["mechanism"]: r for r in rows if r["s"] == big}
     notes = [f"|X_S| = {big}: MSE (sum over items) " + ", ".join(f"{k} {v['value']:.3g}" for k, v in last.items())
@@ -76,7 +76,8 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
              f"({last['uLH']['value'] < last['uRR']['value']}) and cost below uRAP's "
              f"({last['uLH']['table1_bits'] < last['uRAP']['table1_bits']} by 003 Table 1, "
              f"{last['uLH']['comm_bits'] < last['uRAP']['comm_bits']} by comm_bits, which counts uLH's hash seed).",
-             "uHR's MSE here is its exact risk (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms), not the upper bound 003 plots."]
+             "uHR's MSE here is its exact risk (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms), not the upper bound 003 plots.",
+             "All values are exact closed forms (no sampling): the comparisons above need no statistical test."]
     for label in ("uRR", "uRAP", "uSS", "uUE", "uLH"):  # 003 Table 1 vs the library's comm_bits at the largest s
         mech = {"uSS": lambda: ul.USS(d, tuple(range(big)), eps, theta_n=1 - big / d),
                 "uUE": lambda: ul.UUE(d, tuple(range(big)), eps, theta_n=1 - big / d)}.get(
@@ -85,10 +86,18 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
                          value=table1_bits(label, d, big, eps), se=0.0, comm_bits=float(mech.comm_bits())))
     notes.append("003 Table 1 log2|Y| vs library comm_bits at |X_S| = " + str(big) + ": " + ", ".join(
         f"{r['mechanism']} {r['value']:.1f} / {r['comm_bits']:.1f}" for r in rows if r["metric"] == "table1 comm bits"))
+    o = cfg["orders"]
+    order_rows, order_notes = _glutf_text.table1_orders(o["d"], o["sizes"], o["eps_high"], o["eps_medium"])
+    rows += order_rows
+    notes += order_notes
     fig = _plot.line_panels([(f"MSE (sum over items), d={d}, n={n}, eps={eps}", mse_lines),
-                             (f"communication cost (bits), d={d}", bit_lines)], "|X_S|", "MSE / bits")
+                             (f"communication cost (bits), d={d}", bit_lines)], "|X_S|",
+                            ["MSE, sum over items (exact, fixed model)", "bits per report"],
+                            suptitle="right panel: solid = the library's comm_bits (log2 of its report space), "
+                                     "dashed = 003 Table 1's log2 |Y|")
     table = format_table([r for r in rows if r["metric"].startswith("mse")], ("mechanism",), "s")
-    return Report(rows, {"fig1_mse_and_bits": fig}, table, notes, f"uniform p over d={d} items, n={n}, eps={eps}")
+    return Report(rows, {"fig1_mse_and_bits": fig}, table, notes, "sampling model: fixed (exactly n p(x) users hold x), "
+                  f"exact closed forms, no sampling. uniform p over d={d} items, n={n}, eps={eps}")
 
 
 def run_004_fig1(cfg: dict, ctx: Context) -> Report:
@@ -108,14 +117,17 @@ def run_004_fig1(cfg: dict, ctx: Context) -> Report:
                      f"attains the region (max gap {gap:.1e}).")
         xs = np.concatenate([lower.p_fa, (1 - lower.p_fa)[::-1]])
         ys = np.concatenate([lower.p_md, (1 - lower.p_md)[::-1]])
-        ax.fill(xs, ys, color="tab:blue", alpha=0.3)
-        ax.plot(xs, ys, "-", color="tab:blue")
-        ax.plot([0, 1], [1, 0], ":", color="gray")
+        ax.fill(xs, ys, color="tab:blue", alpha=0.3, label="achievable (P_FA, P_MD) of any test")
+        ax.plot(lower.p_fa, lower.p_md, "-", color="tab:blue", label="region boundary (closed form, eqs 7-8, 22-23)")
+        ax.plot(1 - lower.p_fa, 1 - lower.p_md, "-", color="tab:blue")  # the mirror image (tests with flipped output)
+        ax.plot(chan.p_fa, chan.p_md, "o", color="tab:red", ms=4, label="eq 9's channel (vertices)")
+        ax.plot([0, 1], [1, 0], ":", color="gray", label="P_FA + P_MD = 1: tests that ignore the report")
         ax.set_title(f"{name}: eps12={e12:g}, eps21={e21:g}", fontsize=10)
         ax.set_xlabel("P_FA = Pr(decide 1 | X = 2)")
         ax.set_ylabel("P_MD = Pr(decide 2 | X = 1)")
         ax.set_aspect("equal")
     fig.tight_layout()
+    _plot.legend_below(fig, *axes[0][0].get_legend_handles_labels(), 4.2 * len(cfg["panels"]))
     if len(cfg["panels"]) > 1:  # 004: with eps12 < eps21 the miss-detection rate is pushed up vs LDP(eps21)
         (na, a12, a21), (nb, b12, b21) = cfg["panels"][0], cfg["panels"][-1]
         grid = np.linspace(0.0, 1.0, 201)
@@ -126,8 +138,10 @@ def run_004_fig1(cfg: dict, ctx: Context) -> Report:
         notes.append(f"004's claim, {nb} vs {na}: the smallest achievable P_MD at each P_FA is never lower and "
                      f"somewhere higher: {higher} (largest increase {low['b'][k] - low['a'][k]:.3f} at "
                      f"P_FA = {grid[k]:.2f}).")
-    table = "\n".join(notes)
-    return Report(rows, {"fig1_error_regions": fig}, table, notes, "closed form; no data")
+    table = format_table([r for r in rows if r["source"].startswith("closed") and r["vertex"] == 1], ("panel",),
+                         "source", "p_md", "{:.4f}")  # the corner's P_MD (its P_FA is in the notes)
+    return Report(rows, {"fig1_error_regions": fig}, "corner P_MD of each region\n" + table, notes,
+                  "closed form; no data, no sampling")
 
 
 def run_004_fig3(cfg: dict, ctx: Context) -> Report:
@@ -158,12 +172,16 @@ def run_004_fig3(cfg: dict, ctx: Context) -> Report:
     notes = [f"{nonzero} of {ds.d} cells hold at least one check-in (n p >= 1); the busiest 10% of cells hold "
              f"{top10:.1%} of the check-ins; "
              f"busiest cell {ds.p.max():.3%}."]
-    return Report(rows, {"fig3_heatmap": fig}, "\n".join(notes), notes, ds.summary())
+    table = format_table([r for r in rows if r["level"] == "top cell"], ("row", "col"), "level", fmt="{:.4g}")
+    return Report(rows, {"fig3_heatmap": fig}, "busiest cells (share of check-ins)\n" + table, notes,
+                  "sampling model: none (the proxy's cell distribution itself). " + ds.summary())
 
 
-_F1 = dict(d=1000, n=100_000, eps=1.0, sizes=[10, 20, 50, 100, 200, 500, 900])
-register(Experiment("003-fig1", "003 Fig 1 + Table 1 costs: MSE and bits of uRR/uRAP/uHR vs uLH as |X_S| grows",
-                    _F1, dict(_F1, d=100, sizes=[10, 50]), run_003_fig1, takes_data=False,
+_F1 = dict(d=1000, n=100_000, eps=1.0, sizes=[10, 20, 50, 100, 200, 500, 900],
+           orders=dict(d=4096, sizes=[64, 128, 256, 512, 1024], eps_high=[0.1, 0.3, 0.9], eps_medium=[1.5, 2.5, 3.5]))
+_F1Q = dict(_F1, d=100, sizes=[10, 50], orders=dict(d=256, sizes=[16, 64], eps_high=[0.5], eps_medium=[2.0]))
+register(Experiment("003-fig1", "003 Fig 1 + Table 1: MSE, bits and MSE orders of uRR/uRAP/uHR/uSS/uUE vs uLH",
+                    _F1, _F1Q, run_003_fig1, takes_data=False,
                     paper_deviations=("data: 003 does not state Fig 1's d, n, eps or data; uniform p over d = 1000 "
                                       "items, n = 1e5, eps = 1 assumed",)))
 _P = [["(a) LDP", 2.0, 2.0], ["(b) context-aware", 0.5, 2.0]]

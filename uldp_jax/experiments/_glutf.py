@@ -2,7 +2,7 @@
 
 The simulated Figs 4, 8 and 9 are in ``_glutf_sim``.
 
-Mechanisms use docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
+Mechanisms use the corrected uLH/uWheel (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp) by default; 003's published z for uLH/uWheel is shown as a
 separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp).
 MSE: 003's own unit is the *sum* over items of the squared error (003 eq 28 and its figures), reported as
 ``value_sum`` / ``mse_sum`` (= d x the per-item mean); ``value`` keeps the per-item mean
@@ -12,22 +12,22 @@ fixed model (exactly ``round(n p(x))`` users hold ``x``), as 003 does.
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.experiments import _common, _datasets, _plot
+from uldp_jax.experiments import _claims, _common, _datasets, _glutf_text, _plot
+from uldp_jax.experiments._glutf_published import PUBLISHED, PUBLISHED_EQ49, audited_published, published_mech
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 MSE_SUM = "MSE, sum over items (003 eq 28)"  # the unit of 003's figures; plots use it, CSVs carry both
 GLUTF_MECHS = ["uRR", "uRAP", "uHR", "uSS", "uUE", "uLH", "uWheel"]
-PUBLISHED = {"uLH (published z)": "ULH", "uWheel (published z)": "UWheel"}
 EPS_003 = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0]
-
-
+# The sampling model each run states (summary.md and run_config.json's "dataset").
+FIXED_CLOSED = "sampling model: fixed (exactly n p(x) users hold x, 003's model), exact closed forms, no sampling. "
+FIXED_SIM = ("sampling model: fixed (round(n p(x)) users hold x, 003's model; every repetition re-randomizes the same "
+             "users), scored against their empirical distribution. ")
 def make(label: str, d: int, sensitive, eps: float, theta_n: float):
     """003's mechanisms by label; GLUTF ones get the dataset's theta_N for their optimal parameters."""
     sens = tuple(int(i) for i in sensitive)
@@ -37,14 +37,26 @@ def make(label: str, d: int, sensitive, eps: float, theta_n: float):
         return ul.URAP(d, sens, eps)
     if label == "uHR":
         return ul.HighLowHR(d, sens, eps)
-    if label in PUBLISHED:
-        return getattr(ul, PUBLISHED[label])(d, sens, eps, theta_n=theta_n, z_rule="published_unsafe")
+    if label in PUBLISHED or label in PUBLISHED_EQ49:
+        return published_mech(label, d, sens, eps, theta_n)
     cls = {"uSS": ul.USS, "uUE": ul.UUE, "uLH": ul.ULH, "uWheel": ul.UWheel}[label]
     return cls(d, sens, eps, theta_n=theta_n)
 
 
 def _color_key(label: str) -> str:
     return label
+
+
+def _style(label: str, corrected: list) -> str:
+    """Line style key (``_plot.STYLES``): corrected mechanisms solid, published z dotted (library g) or
+    dash-dotted (003's eq 49 g / eq 63 l)."""
+    if label in corrected:
+        return "theory"
+    return "published (eq 49)" if label in PUBLISHED_EQ49 else "published"
+
+
+STYLE_NOTE = ("solid: corrected mechanisms (docs/errata.md); dotted: 003's published z with the "
+              "library's g / l; dash-dot: published z with 003's eq 49 g / eq 63 l (both exceed eps)")
 
 
 def fixed_users(p: np.ndarray, n: int) -> np.ndarray:
@@ -81,81 +93,63 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
                 if np.all(np.isnan(ys)):
                     notes.append(f"{label}: no closed-form MSE in this build; omitted.")
                 else:
-                    lines.append((label, _color_key(label.split(" ")[0]), "theory" if label in cfg["mechanisms"]
-                                  else "emp", cfg["eps"], [v * ds.d for v in ys]))  # 003's unit (eq 28)
+                    lines.append((label, _color_key(label.split(" ")[0]), _style(label, cfg["mechanisms"]),
+                                  cfg["eps"], [v * ds.d for v in ys]))  # 003's unit (eq 28)
                 bar.update(1, f"{ds.name} {label}")
             panels.append((f"{ds.name}: d={ds.d}, s={ds.s}, theta_N={ds.theta_n:.2f}, n={ds.n}", lines))
-            notes += _ranking(rows, ds.name, cfg["mechanisms"], cfg["eps"])
+            notes += _ranking([r for r in rows if r["metric"] == "mse (theory)"], ds.name, cfg["mechanisms"], cfg["eps"])
             for label in cfg.get("published", []):
                 rows += audited_published(label, ds, cfg.get("audit_eps", cfg["eps"]))
+    text_rows, text_notes = _glutf_text.section6_values(datasets)
+    rows += text_rows
+    notes += text_notes
     aud = [r for r in rows if r["metric"] == "audited eps"]
     if aud:
         notes.append("published-z uLH/uWheel really give (audited eps at nominal eps): " + "; ".join(
-            f"{r['dataset']} {r['mechanism'].split(' ')[0]} {r['eps']:g} -> {r['value']:.3f}" for r in aud) + ".")
-        gain = []
-        for r in aud:
-            pub = [x["value"] for x in rows if x["metric"] == "mse (theory)" and x["dataset"] == r["dataset"]
-                   and x["mechanism"] == r["mechanism"] and x["eps"] == r["eps"]]
-            cor = [x["value"] for x in rows if x["metric"] == "mse (theory)" and x["dataset"] == r["dataset"]
-                   and x["mechanism"] == r["mechanism"].split(" ")[0] and x["eps"] == r["eps"]]
-            if pub and cor and np.isfinite(pub[0]) and np.isfinite(cor[0]):
-                gain.append(1 - pub[0] / cor[0])
-        if gain:
-            notes.append(f"published-z MSE advantage over the corrected mechanism: {100 * min(gain):.1f}% .. "
-                         f"{100 * max(gain):.1f}% (audited settings).")
-    fig = _plot.line_panels(panels, "epsilon", MSE_SUM + " (theory, fixed model)", logx=False)
-    table = format_table([r for r in rows if r["metric"] != "audited eps"], ("dataset", "mechanism"), "eps")
+            f"{r['dataset']} {r['mechanism']} {r['eps']:g} -> {r['value']:.3f}" for r in aud) + ".")
+        for variant in sorted({r["mechanism"].split(" ", 1)[1] for r in aud}):
+            gain = []
+            for r in (x for x in aud if x["mechanism"].endswith(variant)):
+                pub = [x["value"] for x in rows if x["metric"] == "mse (theory)" and x["dataset"] == r["dataset"]
+                       and x["mechanism"] == r["mechanism"] and x["eps"] == r["eps"]]
+                cor = [x["value"] for x in rows if x["metric"] == "mse (theory)" and x["dataset"] == r["dataset"]
+                       and x["mechanism"] == r["mechanism"].split(" ")[0] and x["eps"] == r["eps"]]
+                if pub and cor and np.isfinite(pub[0]) and np.isfinite(cor[0]):
+                    gain.append((1 - pub[0] / cor[0], f"{r['dataset']} {r['mechanism'].split(' ')[0]} "
+                                 f"eps={r['eps']:g}"))
+            if gain:
+                lo, hi = min(gain), max(gain)
+                notes.append(f"MSE of {variant} relative to the corrected mechanism (exact closed forms; positive = "
+                             f"lower MSE): {100 * lo[0]:+.1f}% ({lo[1]}) .. {100 * hi[0]:+.1f}% ({hi[1]}) over the "
+                             "audited settings.")
+    fig = _plot.line_panels(panels, "epsilon", MSE_SUM + " (theory, fixed model)", logx=False, suptitle=STYLE_NOTE)
+    table = MSE_SUM + ", exact closed forms (fixed model), the plot's unit:\n" + format_table(
+        [r for r in rows if r["metric"] == "mse (theory)"], ("dataset", "mechanism"), "eps", value_key="value_sum")
     return Report(rows, {"theory_mse": fig}, table, list(dict.fromkeys(notes)),
-                  "; ".join(ds.summary() for ds in datasets))
-
-
-def audited_published(label: str, ds, eps_list) -> list:
-    """The eps that 003's published-z uLH/uWheel really give, by ``ul.audit`` of the exact channel.
-
-    The audit needs an explicit channel, so it runs on a same-``s`` instance with two non-sensitive items, the
-    dataset's hash range ``g`` (uWheel: ``l``) and an explicit family of a few hash seeds: the published z
-    depends only on (eps, s, g or l), and the worst ratio is between two sensitive inputs on a protected output,
-    so this is the dataset's mechanism restricted to X_S. A finite seed subset can only miss bad seeds: the
-    audited eps is a lower bound on the real one. For uLH docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp closed form of the worst fixed-H ratio,
-    eps + ln(1 + (s - 1)(e - 1) / (g (e + s - 1))), is given too.
-    """
-    cls, par = {"uLH (published z)": (ul.ULH, "g"), "uWheel (published z)": (ul.UWheel, "l")}[label]
-    out = []
-    for e in eps_list:
-        big = cls(ds.d, ds.sensitive, e, theta_n=ds.theta_n, z_rule="published_unsafe")
-        seeds = 16 if ds.s < 100 else 2
-        small = cls(ds.s + 2, tuple(range(ds.s)), e, theta_n=ds.theta_n, z_rule="published_unsafe", num_hashes=seeds,
-                    **{par: getattr(big, par)})
-        rep = ul.audit(small)
-        closed = float("nan")
-        if par == "g":
-            ee, g = math.exp(e), big.g
-            closed = e + math.log1p((ds.s - 1) * (ee - 1) / (g * (ee + ds.s - 1)))
-        out.append(dict(dataset=ds.name, mechanism=label, eps=e, metric="audited eps", value=float(rep.eps), se=0.0,
-                        closed_form_eps=closed, audit_ok=bool(rep.ok), audit_seeds=seeds, n=ds.n, d=ds.d, s=ds.s,
-                        theta_n=round(ds.theta_n, 4)))
-    return out
+                  FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
+    """"Best mechanism" at the smallest and largest eps, as a test (``_claims.best``: one-sided z-tests of the best
+    against each other mechanism, family level 0.05; decided exactly for closed forms, ``se = 0``)."""
     out = []
-    better = metric in _common.HIGHER_IS_BETTER
     for e in (eps[0], eps[-1]):
-        vals = {r["mechanism"]: r["value"] for r in rows if r["dataset"] == ds_name and r["eps"] == e
-                and r["mechanism"] in mechs and np.isfinite(r["value"])}
+        vals = {r["mechanism"]: (r["value"], r.get("se") or 0.0) for r in rows if r["dataset"] == ds_name
+                and r["eps"] == e and r["mechanism"] in mechs and np.isfinite(r["value"])}
         if vals:
-            order = sorted(vals, key=vals.get, reverse=better)
-            out.append(f"{ds_name}, eps={e:g}: best {metric} {order[0]} ({vals[order[0]]:.3g}); order "
-                       + (" > " if better else " < ").join(order) + ".")
+            out.append(f"{ds_name}, eps={e:g}: " + _claims.best(vals, metric, metric in _common.HIGHER_IS_BETTER))
     return out
 
 
 _DS = ["foursquare25", "census1200", "drug", "normal"]
-_FIG3 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4,
-                                                                                     4.5, 5], reps=1)
+_FIG3 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED) + list(PUBLISHED_EQ49),
+             eps=[0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5], audit_eps=[0.5, 2.0, 5.0], reps=1)
 _FIG3Q = dict(_FIG3, datasets=["drug"], eps=[0.5, 5.0])
 register(Experiment("003-fig3", "003 Fig 3: theoretical MSE of each ULDP mechanism (fixed model)", _FIG3, _FIG3Q,
-                    run_theory))
+                    run_theory, paper_deviations=(
+                        "scenarios: 003 does not state Fig 3's scenarios or eps grid; its four datasets' settings "
+                        "(d, s, theta_N, n) and eps 0.5..5 assumed",
+                        "uHR: the exact high-low HR risk (docs/errata.md), not 003's upper bound")))
 
 
 def run_collab(cfg: dict, ctx: Context) -> Report:
@@ -206,12 +200,13 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
     notes.append("Table 2 (mean |theta_hat - theta| / theta, %; paper in brackets): " + "; ".join(
         f"{r['mechanism']} {r['dataset']} {r['value']:.2f} [{paper.get((r['mechanism'], r['dataset']), '-')}]"
         for r in t_rows))
-    notes.append("003's uLH figures use the published z (which exceeds eps); with docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected "
+    notes += _glutf_text.table2_claims(rows)
+    notes.append("003's uLH figures use the published z (which exceeds eps); with the corrected (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp) "
                  "z* = (e-1)/(e+s-1) uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not "
                  "near 003's uLH column.")
     fig = _plot.line_panels(panels, "epsilon", MSE_SUM, logx=False)
     table = format_table(t_rows, ("mechanism",), "dataset", fmt="{:.2f}")
-    return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes,
+    return Report(rows, {"collab_mse": fig}, "Table 2: theta relative error (%)\n" + table, notes, FIXED_SIM +
                   "; ".join(ds.summary() for ds in datasets))
 
 
@@ -232,8 +227,9 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
     """003 Fig 5: MSE vs the sensitive proportion s/d at eps = 2 (closed forms, fixed model).
 
     ``X_S`` is a seeded random subset of size ``round(share * d)`` (the same nested order for every share);
-    at share 1 every ULDP mechanism reduces to its LDP counterpart. 003 simulates; the closed forms here are
-    exact in the fixed model (003-fig4 checks them against simulation).
+    at share 1 every ULDP mechanism reduces to its LDP counterpart. 003 simulates (50 repetitions); the closed
+    forms here are exact in the fixed model (003-fig4 checks them against simulation), so the run is labelled
+    reduced.
     """
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     rows, panels, notes = [], [], []
@@ -265,7 +261,7 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
                          f"{all(b >= a for a, b in zip(first, last) if np.isfinite(a) and np.isfinite(b))}.")
     fig = _plot.line_panels(panels, "sensitive share s/d", MSE_SUM + " (theory)", logx=False)
     table = format_table(rows, ("dataset", "mechanism"), "share", fmt="{:.3g}")
-    return Report(rows, {"share_vs_mse": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, {"share_vs_mse": fig}, table, notes, FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 def run_zmax(cfg: dict, ctx: Context) -> Report:
@@ -293,12 +289,16 @@ def run_zmax(cfg: dict, ctx: Context) -> Report:
                  "003 reports 9-26% on average, near 0 where the optimal k of uSS is 1 (z* = 0).")
     fig = _plot.line_panels(panels, "epsilon", "MSE reduction from maximising z", logx=False, logy=False)
     table = format_table(rows, ("dataset", "mechanism"), "eps", fmt="{:.3f}")
-    return Report(rows, {"zmax_reduction": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, {"zmax_reduction": fig}, table, notes, FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
 _SHARE = dict(datasets=_DS, mechanisms=GLUTF_MECHS, eps=2.0, shares=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
+_CLOSED = ("method: 003 simulates this figure (50 repetitions); exact closed forms in the fixed model stand in "
+           "(no sampling; 003-fig4/003-sims check the closed forms against simulation)",)
 register(Experiment("003-fig5", "003 Fig 5: sensitive proportion vs MSE at eps = 2 (closed forms)", _SHARE,
-                    dict(_SHARE, datasets=["drug"], mechanisms=["uRR", "uSS"], shares=[0.3, 1.0]), run_proportion))
+                    dict(_SHARE, datasets=["drug"], mechanisms=["uRR", "uSS"], shares=[0.3, 1.0]), run_proportion,
+                    paper_deviations=_CLOSED))
 _ZMAX = dict(datasets=_DS, mechanisms=["uSS", "uUE", "uLH", "uWheel"], eps=EPS_003)
 register(Experiment("003-fig7", "003 Fig 7: MSE reduction from maximising z (closed forms)", _ZMAX,
-                    dict(_ZMAX, datasets=["drug"], mechanisms=["uSS", "uUE"], eps=[1.0, 4.0]), run_zmax))
+                    dict(_ZMAX, datasets=["drug"], mechanisms=["uSS", "uUE"], eps=[1.0, 4.0]), run_zmax,
+                    paper_deviations=_CLOSED))

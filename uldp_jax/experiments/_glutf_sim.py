@@ -16,7 +16,8 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax.experiments import _common, _datasets, _plot
-from uldp_jax.experiments._glutf import _DS, EPS_003, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking, fixed_users, make, theory_mse
+from uldp_jax.experiments._glutf import (_DS, EPS_003, FIXED_SIM, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking, fixed_users,
+                                         make, theory_mse)
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 
@@ -82,7 +83,8 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
                                             logy=m not in _common.HIGHER_IS_BETTER) for m in metrics if panels[m]}
     keys = ("dataset", "mechanism") if len(metrics) == 1 else ("metric", "dataset", "mechanism")
     table = format_table(rows, keys, "eps")
-    return Report(rows, figs, table, list(dict.fromkeys(notes)), "; ".join(ds.summary() for ds in datasets))
+    return Report(rows, figs, table, list(dict.fromkeys(notes)),
+                  FIXED_SIM + "; ".join(ds.summary() for ds in datasets))
 
 
 _FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50,

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
+
+import numpy as np
 
 COLORS = {"RR": "tab:blue", "RAPPOR": "tab:orange", "uRR": "tab:green", "uRAP": "tab:red", "OUE": "tab:olive",
           "uSS": "tab:purple", "uUE": "tab:brown", "uLH": "tab:pink", "uWheel": "tab:gray", "uHR": "tab:cyan",
           "HR": "tab:blue", "no privacy": "black", "uLH (published z)": "tab:pink",
-          "uWheel (published z)": "tab:gray"}
-STYLES = {"emp": ":", "emp+thr": "--", "em": "-", "EM": "-", "theory": "-", "": "-"}
+          "uWheel (published z)": "tab:gray",
+          "GHR": "tab:red", "pure-LDP HR": "black", "GHR authors": "tab:green"}
+STYLES = {"emp": ":", "emp+thr": "--", "em": "-", "EM": "-", "theory": "-", "theory (dashed)": "--", "published": ":",
+          "published (eq 49)": "-.", "": "-"}
 
 
 INSTALL_NOTE = "figures skipped: matplotlib is not installed (pip install 'uldp_jax[plot]')"
@@ -49,43 +54,105 @@ def _or_nofigure(fn):
     return wrapped
 
 
+def log_ylim(lines: Sequence[Sequence[float]], spread: float = 100.0) -> tuple[float, float, bool]:
+    """``(lo, hi, clipped)`` for a log y-axis chosen for the curves that matter: up to ``spread`` times the median
+    of the curves' maxima (so one curve far above the rest, e.g. an unthresholded estimator at small eps, does
+    not set the range; the caller marks its clipped points), and the whole range when fewer than 3 curves."""
+    tops, v = [], []
+    for y in lines:
+        y = np.asarray([x for x in y if np.isfinite(x) and x > 0], np.float64)
+        if y.size:
+            tops.append(float(y.max()))
+            v.append(y)
+    if not v:
+        return 0.1, 10.0, False
+    v = np.concatenate(v)
+    hi = float(v.max()) if len(tops) < 3 else min(float(v.max()), spread * float(np.median(tops)))
+    return float(v.min()) / 1.3, hi * 1.3, bool(v.max() > hi * 1.3)
+
+
+def legend_below(fig, handles: list, labels: list, width_in: float, fontsize: int = 8) -> None:
+    """A figure legend under the axes, with as many columns as fit the figure's width."""
+    if not labels:
+        return
+    longest = max(len(lab) for lab in labels)
+    ncol = max(1, min(len(labels), int(width_in / (0.075 * (longest + 6)))))
+    fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=fontsize, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+
+
+def tidy_log_ticks(ax, axis: str = "y") -> None:
+    """No overlapping labels on a log axis: minor ticks unlabelled; under 2 decades, majors at 1, 2, 5 x 10^k."""
+    import matplotlib.ticker as mticker
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    if lo > 0 and np.log10(hi / lo) < 2.0:
+        target.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        target.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(mticker.NullFormatter())
+
+
 @_or_nofigure
-def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
-                vlines: Sequence[float | None] = (), suptitle: str = ""):
+def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str], logx: bool = True, logy: bool = True,
+                vlines: Sequence[float | None] = (), suptitle: str = "", vline_label: str = "eps = ln d"):
     """One subplot per panel ``(title, [(label, mechanism, method, x, y), ...])``; returns the figure.
 
-    Color encodes the mechanism, line style the estimation method; ``vlines[i]`` draws a bold vertical line
-    (001: ``eps = ln d``) on panel ``i``.
+    ``ylabel`` is one label for every panel or one per panel. Color encodes the mechanism, line style the
+    estimation method (``STYLES``); ``vlines[i]`` draws a labelled
+    vertical reference line (001: ``eps = ln d``) on panel ``i``. A log y-axis spans the curves that matter
+    (``log_ylim``): larger values are drawn as triangles on the top edge and the panel says so. The legend sits
+    under the axes.
     """
+    from matplotlib.lines import Line2D
+
     plt = _plt()
     k = len(panels)
     cols = min(k, 3)
     rows = (k + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    width = 4.6 * cols
+    fig, axes = plt.subplots(rows, cols, figsize=(width, 3.6 * rows), squeeze=False)
+    handles: dict = {}
     for i, (title, lines) in enumerate(panels):
         ax = axes[i // cols][i % cols]
+        hi = None
+        if logy:
+            lo, hi, clipped = log_ylim([[float(v) for v in y] for *_, y in lines])
         for label, mech, method, x, y in lines:
             style = STYLES.get(method, "-")
             marker = "o" if len(x) <= 12 else None
-            ax.plot(x, y, style, color=COLORS.get(mech), marker=marker, ms=3, lw=1.4, label=label)
+            y = np.asarray(y, np.float64)
+            (h,) = ax.plot(x, np.minimum(y, hi) if hi else y, style, color=COLORS.get(mech), marker=marker, ms=3,
+                           lw=1.4, label=label)
+            handles.setdefault(label, h)
+            if hi is not None and np.any(y > hi):
+                over = y > hi
+                ax.plot(np.asarray(x)[over], np.full(int(over.sum()), hi), "^", color=COLORS.get(mech), ms=7,
+                        clip_on=False)
         if i < len(vlines) and vlines[i] is not None:
-            ax.axvline(vlines[i], color="k", lw=2.5, alpha=0.5)
+            ax.axvline(vlines[i], color="k", lw=2.5, alpha=0.4)
+            handles.setdefault(vline_label, Line2D([], [], color="k", lw=2.5, alpha=0.4))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(textwrap.fill(ylabel if isinstance(ylabel, str) else ylabel[i], 38))
         if logx:
             ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
+            ax.set_ylim(lo, hi)
+            tidy_log_ticks(ax, "y")
+            if clipped:
+                ax.text(0.99, 0.99, "▲ above the axis (clipped)", transform=ax.transAxes, ha="right", va="top",
+                        fontsize=7, color="0.3")
+        if logx:
+            tidy_log_ticks(ax, "x")
         ax.grid(True, which="both", alpha=0.25)
     for j in range(k, rows * cols):
         axes[j // cols][j % cols].axis("off")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(6, len(labels)), fontsize=8,
-               bbox_to_anchor=(0.5, 1.0 + 0.06 * ((len(labels) + 5) // 6)))
     if suptitle:
-        fig.suptitle(suptitle, y=1.0 + 0.06 * ((len(labels) + 5) // 6) + 0.05)
+        fig.suptitle(textwrap.fill(suptitle, int(width / 0.085)), fontsize=9)
     fig.tight_layout()
+    legend_below(fig, list(handles.values()), list(handles), width)
     return fig
 
 

@@ -6,6 +6,7 @@ from uldp_jax.mechanisms._block_hr import BlockHR
 from uldp_jax.mechanisms._grr import GRR
 from uldp_jax.mechanisms._highlow_hr import HighLowHR
 from uldp_jax.mechanisms._hr import HR
+from uldp_jax.mechanisms._general_hr import HadamardResponse
 from uldp_jax.mechanisms._ue import OUE, RAPPOR, SUE, UE
 from uldp_jax.mechanisms._urap import URAP
 from uldp_jax.mechanisms._urr import URR

@@ -1,0 +1,77 @@
+"""Claim tests of the summaries (experiments/_claims), 003's in-text values and Table 1 orders computed with the
+library (experiments/_glutf_text), and the two parameter choices of 003's published-z uLH (experiments/_glutf_published).
+All deterministic (no sampling)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from uldp_jax.experiments import _claims, _datasets, _glutf, _glutf_published, _glutf_text
+
+
+def test_best_claim_is_a_bonferroni_one_sided_test():
+    vals = {"a": (1.0, 0.1), "b": (2.0, 0.1), "c": (1.2, 0.1)}
+    text = _claims.best(vals, "MSE")
+    crit = _claims.z_one_sided(0.05 / 2)
+    assert text.startswith("best MSE: a (1)") and "Bonferroni" in text
+    assert ("holds" in text) == (math.hypot(0.1, 0.1) * crit < 0.2)  # closest: c, z = 0.2 / 0.141 = 1.41 < 1.96
+    assert "not established" in text and "closest: c" in text
+    assert "holds" in _claims.best({"a": (1.0, 0.01), "b": (2.0, 0.01)}, "MSE")
+    assert "higher" not in _claims.best({"a": (0.9, 0.0), "b": (0.5, 0.0)}, "F1", higher_is_better=True)
+    exact = _claims.best({"a": (1.0, 0.0), "b": (1.5, 0.0)}, "MSE")
+    assert "exact values (no sampling error): holds" in exact
+    tie = _claims.best({"uRR": (1.39e-9, 0.0), "uSS": (1.39e-9 * (1 + 1e-13), 0.0), "uUE": (2e-9, 0.0)}, "MSE")
+    assert "tied with uSS (equal values)" in tie  # uSS with k = 1 is uRR: rounding must not make a winner
+
+
+def test_decreasing_and_agree():
+    seq = [("x", (3.0, 0.1)), ("y", (2.0, 0.1)), ("z", (1.95, 0.1))]
+    text = _claims.decreasing(seq, "TV")
+    assert "not established" in text and "y -> z" in text
+    assert "holds" in _claims.decreasing(seq[:2], "TV")
+    bad, k, crit = _claims.agree([1.0, 1.0, 5.0], [1.0, 1.1, 1.0], [0.1, 0.1, 0.0])
+    assert (bad, k) == (0, 2) and crit == pytest.approx(_claims.z_one_sided(0.05 / 4))
+    assert _claims.agree([1.0, 2.0], [1.0, 1.0], [0.1, 0.1])[0] == 1
+
+
+def test_section6_values_match_003_text():
+    """003 §6: uRAP p = .562/.924 and uUE p = .500/.518 on Census at eps = 0.5/5; on Normal at eps = 0.5 z* of
+    uSS = .197 (003: .20), uUE = .0028, published-z uLH = .18 (the corrected uLH's z* equals uUE's)."""
+    rows, notes = _glutf_text.section6_values(_datasets.resolve(["census1200", "normal"], None, None))
+    got = {(r["mechanism"], r["quantity"], r["eps"]): r["value"] for r in rows}
+    assert got[("uRAP", "p", 0.5)] == pytest.approx(0.562, abs=5e-4)
+    assert got[("uRAP", "p", 5.0)] == pytest.approx(0.924, abs=5e-4)
+    assert got[("uUE", "p", 0.5)] == pytest.approx(0.500, abs=5e-4)
+    assert got[("uUE", "p", 5.0)] == pytest.approx(0.518, abs=1e-3)
+    assert got[("uSS", "z*", 0.5)] == pytest.approx(0.197, abs=1e-3)
+    assert got[("uUE", "z*", 0.5)] == pytest.approx(0.0028, abs=1e-4)
+    assert got[("uLH (published z)", "z*", 0.5)] == pytest.approx(0.18, abs=0.005)
+    assert got[("uLH", "z*", 0.5)] == pytest.approx(got[("uUE", "z*", 0.5)], rel=1e-4)  # float32 leaves
+    assert len(notes) == 1 and "0.5622" in notes[0]
+
+
+def test_table1_orders_from_the_library():
+    """003 Table 1: n MSE ~ s^2 for uRR and ~ s for the others at small eps (slope of log n MSE in log s)."""
+    rows, _ = _glutf_text.table1_orders(512, [16, 32, 64], [0.3], [2.0])
+    slope = {(r["mechanism"], r["regime"]): r["slope_in_s"] for r in rows}
+    assert slope[("uRR", "high")] == pytest.approx(2.0, abs=0.1)
+    for m in ("uRAP", "uSS", "uUE", "uLH"):
+        assert slope[(m, "high")] == pytest.approx(1.0, abs=0.1)
+        assert slope[(m, "medium")] == pytest.approx(1.0, abs=0.15)
+    assert all(r["ratio_max"] / r["ratio_min"] < 2.5 for r in rows)  # bounded ratio to the stated order
+
+
+@pytest.mark.parametrize("dataset,worse", [("foursquare25", 0.11), ("drug", 0.19)])
+def test_eq49_g_published_ulh_is_worse_than_corrected_at_eps5(dataset, worse):
+    """With 003's eq 49 g, published-z uLH at eps = 5 has ~11% (Foursquare) / ~19% (Drug) more MSE than the corrected
+    uLH; with the library's g it has slightly less (the advantage its audit shows is not real)."""
+    (ds,) = _datasets.resolve([dataset], None, None)
+    mse = {lab: _glutf.theory_mse(_glutf.make(lab, ds.d, ds.sensitive, 5.0, ds.theta_n), ds.p, ds.n)
+           for lab in ("uLH", "uLH (published z)", "uLH (published z, eq 49 g)")}
+    assert mse["uLH (published z, eq 49 g)"] / mse["uLH"] - 1 == pytest.approx(worse, abs=0.02)
+    assert mse["uLH (published z)"] < mse["uLH"]
+    g49 = _glutf_published.eq49_g(5.0, ds.s, ds.theta_n)
+    assert _glutf.make("uLH (published z, eq 49 g)", ds.d, ds.sensitive, 5.0, ds.theta_n).g == max(2, round(g49))
+    e = np.exp(5.0)
+    assert g49 == pytest.approx(e * np.sqrt((e * (ds.s + ds.theta_n - 1) - ds.theta_n + 1) / (e * (e + ds.s - 1))) + 1)

@@ -1,0 +1,82 @@
+"""Claims in ``summary.md`` as tests at a stated level: "X is best", "A is below B", "error decreases along a list".
+
+Each claim compares means of independent runs from their standard errors with one-sided z-tests (normal
+approximation, ``statistics.NormalDist``: no SciPy needed at run time); a claim over several comparisons is one test
+at family level ``alpha`` (Bonferroni over its comparisons). Exact values (standard error 0, e.g. closed forms) need
+no test: the claim is then decided exactly and says so. The numbers come from the rows an experiment writes, so the
+same function rescores a committed CSV (``experiments/rescore_claims.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+LEVEL = 0.05  # family level of each claim
+
+
+def z_one_sided(alpha: float) -> float:
+    """Critical value of a one-sided z-test at level ``alpha``."""
+    return statistics.NormalDist().inv_cdf(1.0 - alpha)
+
+
+def z_below(a: tuple, b: tuple) -> float:
+    """z for "mean a < mean b" from independent ``(mean, se)`` pairs (``inf`` when exact and a < b)."""
+    se = math.hypot(a[1], b[1])
+    if se > 0:
+        return (b[0] - a[0]) / se
+    if abs(b[0] - a[0]) <= 1e-9 * max(abs(a[0]), abs(b[0])):  # exact values equal up to rounding: a tie
+        return 0.0
+    return math.inf if a[0] < b[0] else -math.inf
+
+
+def _fmt(z: float) -> str:
+    return "exact" if math.isinf(z) else f"{z:.1f}"
+
+
+def best(values: dict, name: str = "error", higher_is_better: bool = False, alpha: float = LEVEL) -> str:
+    """"``best`` is below (above) every other": one-sided z-tests of the best against each of the others, family
+    level ``alpha`` (Bonferroni). ``values``: ``{label: (mean, se)}``."""
+    vals = {k: (float(v[0]), float(v[1]) if v[1] == v[1] else 0.0) for k, v in values.items()
+            if math.isfinite(float(v[0]))}
+    sign = -1.0 if higher_is_better else 1.0
+    order = sorted(vals, key=lambda k: sign * vals[k][0])
+    if len(order) < 2:
+        return f"best {name}: fewer than two candidates."
+    top = order[0]
+    flip = (lambda m: (-m[0], m[1])) if higher_is_better else (lambda m: m)
+    zs = {k: z_below(flip(vals[top]), flip(vals[k])) for k in order[1:]}
+    crit = z_one_sided(alpha / len(zs))
+    runner = min(zs, key=zs.get)
+    exact = all(vals[k][1] == 0 for k in order)
+    verdict = "holds" if all(z > crit for z in zs.values()) else "not established"
+    if exact and any(z == 0 for z in zs.values()):
+        verdict = "tied with " + ", ".join(k for k, z in zs.items() if z == 0) + " (equal values)"
+    how = ("exact values (no sampling error)" if exact else
+           f"one-sided z-tests against each of the other {len(zs)}, family level {alpha:g} (Bonferroni, z > "
+           f"{crit:.2f} each)")
+    gap = "" if exact else f", z = {_fmt(zs[runner])}"
+    return (f"best {name}: {top} ({vals[top][0]:.3g}) — {how}: {verdict}; closest: {runner} "
+            f"({vals[runner][0]:.3g}{gap}). Order: "
+            + (" > " if higher_is_better else " < ").join(order) + ".")
+
+
+def decreasing(seq: Sequence[tuple], name: str = "error", alpha: float = LEVEL) -> str:
+    """"error decreases along ``seq``" (``[(label, (mean, se)), ...]``): each step a one-sided z-test, family
+    level ``alpha`` (Bonferroni over the steps)."""
+    zs = [z_below(b[1], a[1]) for a, b in zip(seq, seq[1:])]
+    crit = z_one_sided(alpha / max(len(zs), 1))
+    verdict = "holds" if all(z > crit for z in zs) else "not established"
+    steps = ", ".join(f"{a[0]} -> {b[0]}: z = {_fmt(z)}" for a, b, z in zip(seq, seq[1:], zs))
+    return (f"{name} decreases along " + " > ".join(f"{lab} ({m[0]:.3g})" for lab, m in seq)
+            + f" — one-sided z-test per step, family level {alpha:g} (Bonferroni, z > {crit:.2f}): {verdict} "
+            f"({steps}).")
+
+
+def agree(observed: Sequence[float], expected: Sequence[float], se: Sequence[float], alpha: float = LEVEL) -> tuple:
+    """``(rejected, k, crit)``: two-sided z-tests of ``observed = expected`` at family level ``alpha`` (Bonferroni
+    over the ``k`` settings with ``se > 0``)."""
+    pairs = [(o, e, s) for o, e, s in zip(observed, expected, se) if s > 0]
+    crit = statistics.NormalDist().inv_cdf(1.0 - alpha / (2 * max(len(pairs), 1)))
+    return sum(abs(o - e) > crit * s for o, e, s in pairs), len(pairs), crit
