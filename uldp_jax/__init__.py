@@ -34,6 +34,11 @@ from uldp_jax.simulate import _counts_path as fastpath
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
 
 from uldp_jax._version import __version__  # noqa: E402
+from uldp_jax._cache import cache_dir as compilation_cache_dir
+from uldp_jax._cache import configure_from_env as _configure_cache
+from uldp_jax._cache import disable_compilation_cache, enable_compilation_cache
+
+_configure_cache()  # JAX's persistent compilation cache, on by default (ULDP_JAX_CACHE=0: off; see uldp_jax._cache)
 
 __all__ = [
     "AuditReport",
@@ -71,6 +76,9 @@ __all__ = [
     "audit_pum",
     "bsldp_matrix",
     "channel",
+    "compilation_cache_dir",
+    "disable_compilation_cache",
+    "enable_compilation_cache",
     "estimate",
     "estimate_from_stats",
     "estimation",
