@@ -4,11 +4,11 @@
     python experiments/reproduce.py 001-fig5 003-fig3 [--quick] [--reps N] [--data PATH]
     python experiments/reproduce.py --all --quick          # every experiment at CI size
     python experiments/reproduce.py --write-configs        # experiments/<name>/config.json from the registry
-    python experiments/reproduce.py 001-fig6 --set cases=4 --set 'datasets=["foursquare"]'   # scaled-down run
+    python experiments/reproduce.py 001-fig6 --set cases=4 --set datasets=foursquare   # scaled-down run
 
 Each experiment's configuration lives in ``uldp_jax/experiments`` (``full`` = the paper's n, repetitions and grid;
-``quick`` = seconds) and is written next to its results; the CSV header repeats the configuration, the seed and
-the library versions, and labels the run "full" only when it is the paper's size, else "reduced" with every
+``quick`` = CI-sized) and is written next to its results; ``run_config.json`` beside the plain ``results.csv``
+repeats the configuration, the seed and the library versions, and labels the run "full" only when it is the paper's size, else "reduced" with every
 deviation listed. ``uldp run NAME`` is the same with output under ``results/``.
 """
 
@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main(argv=None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     from uldp_jax import experiments
+    from uldp_jax.experiments._runner import parse_set
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*")
@@ -35,7 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--write-configs", action="store_true")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE[,VALUE...]",
                     help='override a config key, e.g. --set cases=4 --set \'datasets=["foursquare"]\'')
     args = ap.parse_args(argv)
     names = list(experiments.experiment_names()) if args.all else args.names
@@ -52,11 +53,8 @@ def main(argv=None) -> int:
                           default=str)
                 fh.write("\n")
         return 0
-    overrides = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        overrides[key] = json.loads(value)
     for n in names:
+        overrides = parse_set(experiments.get_experiment(n), args.set)
         experiments.run_experiment(n, quick=args.quick, reps=args.reps, data=args.data, seed=args.seed,
                                    out=HERE, progress=True, overrides=overrides)
     return 0

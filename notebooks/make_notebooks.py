@@ -1,10 +1,12 @@
-"""Generates the Colab-ready notebooks in this folder (nbformat v4 JSON, no outputs).
+"""The sources of the Colab-ready notebooks in this folder (nbformat v4).
 
-    python notebooks/make_notebooks.py
+    python notebooks/build.py            # write every notebook and execute it, saving the outputs
+    python notebooks/make_notebooks.py   # write the sources only (no outputs)
 
-Every notebook starts with an install cell (Colab: pip-installs uldp_jax from the repository URL; locally the
-package is already importable) and reads ``SMALL=1`` from the environment to shrink its sizes (the test suite
-executes every notebook that way). JAX uses a GPU runtime when one is present.
+Every notebook starts with an install cell: inside a checkout it installs that checkout; elsewhere it installs
+from the source named in ``ULDP_SOURCE`` (a git URL, a wheel or a folder) and says what to do when none is given;
+on a GPU runtime it installs ``jax[cuda12]`` and prints ``jax.devices()``. ``SMALL=1`` in the environment shrinks
+the sizes (CI executes every notebook that way; the committed outputs are such a reduced CPU run).
 """
 
 from __future__ import annotations
@@ -14,18 +16,49 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-INSTALL = '''# Install uldp_jax (Colab: Runtime > Change runtime type > GPU is used automatically when present).
-# REPO_URL is a placeholder: replace it with this repository's URL, or set ULDP_REPO to a local path.
-import os, subprocess, sys
-REPO_URL = os.environ.get("ULDP_REPO", "git+https://github.com/<owner>/uldp_jax.git")
-try:
-    import uldp_jax  # already installed (e.g. `pip install -e .` in a checkout)
-except ImportError:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", f"uldp_jax[plot] @ {REPO_URL}"
-                           if REPO_URL.startswith("git+") else f"{REPO_URL}[plot]"])
-SMALL = os.environ.get("SMALL") == "1"  # tiny sizes (used by the test suite)
+INSTALL = '''# ==== Set-up: install uldp_jax ==============================================================================
+# Inside a checkout of the repository (Jupyter started anywhere in it) this cell installs that checkout.
+# Elsewhere (e.g. Colab) name the source here, or in the environment variable ULDP_SOURCE:
+ULDP_SOURCE = ""   # <-- a git URL ("git+https://HOST/OWNER/uldp_jax.git"), a wheel file or a folder
+# On a GPU runtime the cell also installs jax[cuda12] matching the installed jax and prints jax.devices().
+import importlib.util, os, pathlib, shutil, subprocess, sys
+
+
+def _pip(*args):
+    print("pip install", " ".join(args))
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", *args])
+
+
+def _checkout():
+    for folder in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents]:
+        if (folder / "pyproject.toml").is_file() and (folder / "uldp_jax" / "__init__.py").is_file():
+            return folder
+    return None
+
+
+source, root = ULDP_SOURCE or os.environ.get("ULDP_SOURCE", ""), _checkout()
+found = importlib.util.find_spec("uldp_jax")
+if root is not None and not (found and pathlib.Path(found.origin).resolve().is_relative_to(root.resolve())):
+    _pip("-e", f"{root}[plot]")              # the surrounding checkout
+    sys.path.insert(0, str(root))            # importable in this running kernel too
+elif root is None and source:
+    _pip(f"uldp_jax[plot] @ {source}" if source.startswith("git+") else f"{source}[plot]")
+elif root is None and not found:
+    raise RuntimeError(
+        "uldp_jax is not installed and this notebook is not inside a checkout of the repository.\\n"
+        "Set ULDP_SOURCE at the top of this cell to where uldp_jax can be installed from:\\n"
+        "  a git URL:  ULDP_SOURCE = 'git+https://HOST/OWNER/uldp_jax.git'\\n"
+        "  a wheel:    ULDP_SOURCE = '/content/uldp_jax-0.1.0-py3-none-any.whl'  (upload it first)\\n"
+        "  a folder:   ULDP_SOURCE = '/content/uldp_jax'  (a clone or an unpacked copy)\\n"
+        "then run the cell again.")
+if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi"], capture_output=True).returncode == 0:
+    from importlib.metadata import version
+    _pip(f"jax[cuda12]=={version('jax')}")   # a GPU runtime: the CUDA 12 build of the installed jax
+SMALL = os.environ.get("SMALL") == "1"       # reduced sizes (CI and the committed outputs)
 import jax
-print("JAX devices:", jax.devices())'''
+import uldp_jax
+print(f"uldp_jax {uldp_jax.__version__} from {pathlib.Path(uldp_jax.__file__).parent}")
+print("JAX devices:", jax.devices(), "| mode:", "reduced (SMALL=1)" if SMALL else "full")'''
 
 NOTEBOOKS = {
     "quickstart.ipynb": [
@@ -61,7 +94,7 @@ for name, make in {"RR": lambda e: ul.GRR(d, e), "uRR": lambda e: ul.URR(d, sens
     tv = ul.metrics.tv(res.estimates["emp"], jnp.asarray(res.target, jnp.float32)).mean(-1)
     plt.plot(eps, tv, "o-", label=name)
 plt.xscale("log"); plt.yscale("log"); plt.xlabel("epsilon"); plt.ylabel("TV"); plt.legend(); plt.show()'''),
-        ("code", '''# Closed-form utility (001 Props 15-19, 003, SPEC.md corrections): expected squared l2 loss.
+        ("code", '''# Closed-form utility (001 Props 15-19, 003, with docs/errata.md): expected squared l2 loss.
 with jax.enable_x64(True):
     for name, m in mechs.items():
         print(f"{name:7s} E||p_hat - p||^2 = {float(ul.theory.mse(m, jnp.asarray(p), n)):.3e}")'''),
@@ -86,7 +119,7 @@ plt.figure(figsize=(9, 5)); plt.imshow(img); plt.axis("off"); plt.show()'''),
     "tuning_optax.ipynb": [
         ("md", "# Tuning mechanism parameters with optax\n\nThe closed-form MSE is differentiable in the "
                "mechanisms' continuous parameters, so optax can tune them: uRAP's theta (001 leaves it open; "
-               "SPEC.md gives the optimum), uSS's k and uLH's g (integers settled exactly by `ul.tune`)."),
+               "docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta derives the optimum), uSS's k and uLH's g (integers settled exactly by `ul.tune`)."),
         ("code", INSTALL),
         ("code", '''import math, jax, jax.numpy as jnp, numpy as np, optax
 import uldp_jax as ul
@@ -123,6 +156,36 @@ for mech in (ul.URAP(d, sens, eps), ul.USS(d, sens, eps, k=s // 2, theta_n=theta
 for r in ul.recommend(d, sens, eps, theta_n=theta_n)[:5]:
     print(r)'''),
     ],
+    "study.ipynb": [
+        ("md", "# A Monte Carlo study with `ul.study`\n\nMechanisms as named factories of the swept parameters, "
+               "one call over eps x n x repetitions, rows with mean, standard error, the closed-form theory and a "
+               "z-score, a plot, and results saved in plain files (CSV for pandas; JSON + npz for `ul.StudyResult`)."),
+        ("code", INSTALL),
+        ("code", '''import numpy as np, jax
+import uldp_jax as ul
+
+d, S = (32, range(4)) if SMALL else (64, range(8))   # items, the first few sensitive
+p = np.random.default_rng(0).dirichlet(np.ones(d))
+res = ul.study(jax.random.key(0), {"GRR": lambda eps: ul.GRR(d, eps), "uRR": lambda eps: ul.URR(d, S, eps),
+                                   "uRAP": lambda eps: ul.URAP(d, S, eps)},
+               eps=[0.5, 1.0, 2.0, 4.0], n=[2_000, 20_000] if SMALL else [10_000, 100_000],
+               reps=5 if SMALL else 30, methods=("emp", "emp+thr"), p=p, metrics=("mse", "l1"))
+rows = res.rows()
+print(len(rows), "rows: mechanism x eps x n x method x metric")
+for r in rows[:6]:
+    print({k: r[k] for k in ("mechanism", "eps", "n", "method", "metric", "mean", "se", "theory", "z")})'''),
+        ("code", '''# The empirical estimator's MSE agrees with ul.theory: |z| stays small.
+z = np.array([r["z"] for r in rows if r["method"] == "emp" and r["metric"] == "mse"], dtype=float)
+print(f"emp / mse: {len(z)} points, max |z| = {np.nanmax(np.abs(z)):.2f}")
+_ = res.plot("mse")   # error against eps per n, with standard-error bands'''),
+        ("code", '''# Results that load anywhere: a plain CSV (pandas.read_csv needs no arguments) and a reloadable result.
+import pandas as pd
+res.to_csv("study.csv")
+print(pd.read_csv("study.csv").head())
+res.save("study")
+again = ul.StudyResult.load("study")
+print("reloaded:", len(again.rows()), "rows")'''),
+    ],
     "context_aware_hr.ipynb": [
         ("md", "# Context-aware LDP with Hadamard Response (Acharya et al.)\n\nClassical HR (eps-LDP), high-low "
                "HR ((A, eps)-HLLDP: only the items in A are protected from each other) and block HR (block-"
@@ -155,7 +218,7 @@ for name, mech in mechs.items():
         tv.append(float(ul.metrics.tv(res.estimates["project"], jnp.asarray(p, jnp.float32)).mean()))
     plt.plot(ns, tv, "o-", label=name)
 plt.xscale("log"); plt.yscale("log"); plt.xlabel("n"); plt.ylabel("TV"); plt.legend(); plt.show()'''),
-        ("code", '''# Exact risks (SPEC.md): n * E||p_hat - p||^2 for each mechanism.
+        ("code", '''# Exact risks (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms): n * E||p_hat - p||^2 for each mechanism.
 with jax.enable_x64(True):
     for name, mech in mechs.items():
         print(f"{name:16s} n*E l2^2 = {float(ul.theory.mse(mech, jnp.asarray(p), 1)):.2f}")'''),

@@ -26,12 +26,15 @@ from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel,
 from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax import testing, theory, tuning
+from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
+from uldp_jax._check import CheckReport, check
 
 # Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
 # makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
 from uldp_jax.simulate import _counts_path as fastpath
 from uldp_jax.simulate import SimResult, simulate, simulate_stats
+from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
 from uldp_jax._cache import cache_dir as compilation_cache_dir
@@ -45,6 +48,7 @@ __all__ = [
     "BinaryCA",
     "BlockHR",
     "Channel",
+    "CheckReport",
     "CompactBits",
     "GLUTF",
     "GRR",
@@ -61,6 +65,7 @@ __all__ = [
     "SS",
     "SUE",
     "SimResult",
+    "StudyResult",
     "Tradeoff",
     "UE",
     "ULH",
@@ -76,6 +81,7 @@ __all__ = [
     "audit_pum",
     "bsldp_matrix",
     "channel",
+    "check",
     "compilation_cache_dir",
     "disable_compilation_cache",
     "enable_compilation_cache",
@@ -86,6 +92,7 @@ __all__ = [
     "glutf",
     "hlldp_matrix",
     "ldp_matrix",
+    "load_result",
     "mechanisms",
     "metrics",
     "perturb",
@@ -96,11 +103,13 @@ __all__ = [
     "pum_loss",
     "pum_truth",
     "recommend",
+    "save_result",
     "replace",
     "simulate",
     "simulate_pum",
     "simulate_stats",
     "static_field",
+    "study",
     "testing",
     "theory",
     "tradeoff_curve",

@@ -15,11 +15,13 @@ from uldp_jax.mechanisms._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:
+    """A mechanism (or a grid of them) inside its documented ranges, every grid point checked."""
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    _validate.check_grid(mech)
 
 
-def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
+def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     """Randomizes the users' true values ``xs`` with ``mech`` (all users in batched draws).
 
     Pure and composable with ``jit``/``vmap``; value checks run when ``xs`` is concrete.
@@ -46,7 +48,7 @@ def perturb(key: jax.Array, mech: Any, xs: Any, *args: Any) -> Any:
     return mech.perturb_batch(key, xs, *args)
 
 
-def aggregate(mech: Any, ys: Any) -> jax.Array:
+def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
     return mech.aggregate(ys)
@@ -67,7 +69,7 @@ def num_reports(mech: Any, ys: Any) -> int:
     return n
 
 
-def estimate(mech: Any, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Estimates the input distribution from reports ``ys`` of ``mech``.
 
     Args:
@@ -134,7 +136,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
                              f"got {bad}.")
 
 
-def estimate_from_stats(mech: Any, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
+def estimate_from_stats(mech: Mechanism, stats: Any, n: Any, method: str = "emp", **options: Any) -> jax.Array:
     """Like ``estimate`` but from aggregate statistics (``stats``: ``int[..., num_stats]``; vmaps over reps).
 
     Concrete inputs are checked: ``n`` an integer >= 1; ``stats`` whole, non-negative counts of at most

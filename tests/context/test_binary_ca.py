@@ -54,7 +54,7 @@ def test_mangat_is_the_limit_eps12_to_inf():
 
 @pytest.mark.parametrize("e12,e21", PAIRS + [(np.inf, 1.0)])
 def test_eq23_error_corner(e12, e21):
-    """App. B eq 23 (SPEC.md): the decision X_hat = Y attains P_MD = (e^e12 - 1)/(e^(e12 + e21) - 1)."""
+    """App. B eq 23 (docs/errata.md#004-app-b-eq-23-the-binary-mechanisms-error-corner): the decision X_hat = Y attains P_MD = (e^e12 - 1)/(e^(e12 + e21) - 1)."""
     curve = ul.tradeoff_curve(ul.BinaryCA(e12, e21), 0, 1)
     ref = ul.privacy_tradeoff(e12, e21)
     np.testing.assert_allclose(curve.p_fa, ref.p_fa, atol=1e-12)

@@ -10,7 +10,7 @@ from uldp_jax.theory import _hr as T
 
 
 def literal_eqs_15_16(mech, counts):
-    """004 eqs 15-16 with the dense H_S (rows x + 1, SPEC.md): p(S_i), p([S]) and p(A) as in the paper."""
+    """004 eqs 15-16 with the dense H_S (rows x + 1, docs/errata.md#004-eq-13-the-hadamard-row): p(S_i), p([S]) and p(A) as in the paper."""
     e, S, s, n = np.exp(float(mech.eps)), mech.S, mech.s, counts.sum()
     H = _hadamard.hadamard_matrix(S)[1 : s + 1]
     p_Si = (H > 0).astype(np.float64) @ counts[:S] / n
@@ -63,7 +63,7 @@ def test_hlldp_and_uldp_tight():
 
 
 def test_literal_eq13_row_x_is_not_a_channel():
-    """SPEC.md: read literally, eq 13 gives item 1 the all-ones row and its probabilities sum to 2e/(e+1) != 1."""
+    """docs/errata.md: read literally, eq 13 gives item 1 the all-ones row and its probabilities sum to 2e/(e+1) != 1."""
     S, e = 4, np.e
     row0 = _hadamard.hadamard_matrix(S)[0]
     total = np.where(row0 > 0, 2 * e / (S * (e + 1)), 2 / (S * (e + 1))).sum()
@@ -71,7 +71,7 @@ def test_literal_eq13_row_x_is_not_a_channel():
 
 
 def test_prop4_bound_holds(x64):
-    """Prop 4 (C.2, eq 26): n E l2^2 <= 3 s R^2 + R; holds and is loose (SPEC.md)."""
+    """Prop 4 (C.2, eq 26): n E l2^2 <= 3 s R^2 + R; holds and is loose (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms)."""
     rng = np.random.default_rng(0)
     for eps in (0.1, 1.0, 5.0):
         R = (np.exp(eps) + 1) / np.expm1(eps)

@@ -1,4 +1,4 @@
-"""Exact risks and sample-complexity helpers of the HR family (uldp_jax.theory._hr; SPEC.md, 004 Thms 3-4)."""
+"""Exact risks and sample-complexity helpers of the HR family (uldp_jax.theory._hr; docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, 004 Thms 3-4)."""
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +14,7 @@ def R(eps):
 
 
 def test_spec_closed_forms(x64):
-    """The per-item sums equal SPEC.md's closed forms exactly."""
+    """The per-item sums equal docs/errata.md closed forms exactly."""
     rng = np.random.default_rng(0)
     eps, e = 0.9, np.exp(0.9)
     p = rng.dirichlet(np.ones(12))
@@ -44,7 +44,7 @@ def test_block_k_is_item_count_not_hadamard_size(x64, moments):
 
 
 def test_prop5_bound_is_loose_by_12x(x64):
-    """Prop 5: n E l2^2 <= 12 max_j k_j R^2; the exact risk is at most 1/12 of it (SPEC.md)."""
+    """Prop 5: n E l2^2 <= 12 max_j k_j R^2; the exact risk is at most 1/12 of it (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms)."""
     rng = np.random.default_rng(2)
     blocks = [list(range(6)), list(range(6, 10)), list(range(10, 20))]
     for eps in (0.2, 1.0, 4.0):

@@ -1,5 +1,6 @@
 """The ``uldp`` CLI: user mistakes give one-line errors and exit 2; list works; demo --quick writes outputs."""
 
+import json
 import os
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import sys
 import pytest
 
 from uldp_jax import cli
+from uldp_jax._version import __version__ as ul_version
 
 
 def _run(args, tmp_path):
@@ -70,8 +72,9 @@ def test_demo_quick_writes_csv_and_png(tmp_path, capsys):
     assert "uRR" in out and "no privacy" in out
     folder = tmp_path / "demo"
     assert (folder / "results.csv").exists() and (folder / "demo_eps_vs_tv.png").exists()
-    text = (folder / "results.csv").read_text()
-    assert "# versions:" in text and "uldp_jax" in text and "# config:" in text
+    assert not (folder / "results.csv").read_text().startswith("#")  # plain CSV; the configuration is beside it
+    meta = json.loads((folder / "run_config.json").read_text())
+    assert meta["versions"]["uldp_jax"] == ul_version and meta["config"]["eps"]
 
 
 def test_version(capsys):
@@ -106,3 +109,34 @@ def test_without_matplotlib_results_are_written_and_one_line_note(tmp_path):
     # the numbers are there: a header plus data rows
     rows = [ln for ln in (folder / "results.csv").read_text().splitlines() if not ln.startswith("#")]
     assert len(rows) > 2
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--set", "eps=0,1"], "eps: expected values > 0"),
+    (["--set", "reps=0"], "reps: expected an integer >= 1"),
+    (["--set", "nope=1"], "no config key 'nope'"),
+    (["--set", "eps"], "expected KEY=VALUE"),
+    (["--set", "eps=a,b"], "eps: expected number, got 'a'"),
+    (["--set", "metric=tv,l1"], "metric: expected one value, got 2"),
+    (["--set", "datasets=mars"], "unknown dataset 'mars'"),
+    (["--set", "n=2.5"], "n: expected int"),
+    (["--set", "report_reps=-1"], "report_reps: expected a value >= 0"),
+])
+def test_set_is_validated_before_any_work(argv, match, capsys, tmp_path):
+    assert cli.main(["demo", "--quick", "--out", str(tmp_path)] + argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("uldp: error: --set") and match in err[0], err
+    assert not (tmp_path / "demo").exists()
+
+
+def test_set_overrides_reach_the_run_and_its_record(tmp_path, capsys):
+    argv = ["demo", "--quick", "--no-progress", "--out", str(tmp_path), "--set", "eps=0.5,4", "--set", "n=3e3",
+            "--set", "mechanisms=uRR"]
+    assert cli.main(argv) == 0
+    meta = json.loads((tmp_path / "demo" / "run_config.json").read_text())
+    assert meta["config"]["eps"] == [0.5, 4.0] and meta["config"]["n"] == 3000
+    assert meta["config"]["mechanisms"] == ["uRR"] and meta["mode"] == "quick"
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "demo" / "results.csv")
+    assert {0.5, 4.0} <= set(df["eps"]) and set(df["mechanism"]) == {"uRR", "no privacy"}  # (+ eps = ln d)

@@ -2,7 +2,9 @@
 (001-fig9, 003-fig1, 004-fig1, 004-fig3): the numbers, not just that they ran."""
 
 import csv
+import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -17,8 +19,9 @@ def _rows(out):
 
 
 def _header(out):
-    with open(out["csv"]) as fh:
-        return dict(ln[2:].rstrip("\n").split(": ", 1) for ln in fh if ln.startswith("# "))
+    """``run_config.json`` beside the CSV, values as JSON text (as the CSV comment header used to hold them)."""
+    with open(os.path.join(out["folder"], "run_config.json")) as fh:
+        return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in json.load(fh).items()}
 
 
 def _run(name, tmp_path, **kw):

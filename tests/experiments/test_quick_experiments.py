@@ -1,10 +1,11 @@
-"""Every experiment's --quick config runs and writes its CSV (with config and versions) and PNG.
+"""Every experiment's --quick config runs and writes its plain CSV, run_config.json (config, versions) and PNG.
 
 001's MSE figures (10, 11, 12) share the code of Figs 5, 6, 7 and differ only in the metric; they are checked by
 config, not re-run, to keep this directory fast.
 """
 
 import csv
+import json
 import os
 
 import numpy as np
@@ -24,8 +25,11 @@ def test_quick_run_writes_outputs(name, tmp_path):
     assert os.path.exists(out["csv"]) and out["figures"]
     assert all(os.path.getsize(f) > 1000 for f in out["figures"])
     text = open(out["csv"]).read()
-    assert "# config:" in text and '"uldp_jax": "' in text
-    assert len(text.splitlines()) > 10
+    assert not text.startswith("#")  # plain CSV; configuration and versions in run_config.json
+    with open(os.path.join(out["folder"], "run_config.json")) as fh:
+        meta = json.load(fh)
+    assert meta["config"] and meta["versions"]["uldp_jax"] and meta["experiment"] == name
+    assert len(text.splitlines()) > 1  # header row and data
     assert os.path.exists(os.path.join(out["folder"], "summary.md"))
     rows = list(csv.DictReader(ln for ln in text.splitlines() if not ln.startswith("#")))
     for r in rows:  # every number written is a number
@@ -146,8 +150,9 @@ def test_001_eps_sweeps_run_em_for_bit_mechanisms_by_default(tmp_path):
         assert r["reps"] == "2" and float(r["se"]) > 0
         # EM's estimate lies in the simplex (TV <= 1) and beats the unconstrained emp at n = 2000, d = 625.
         assert 0 < float(r["value"]) <= 1 and float(r["value"]) < float(emp[e]["value"]), (e, r, emp[e])
-    header = dict(ln[2:].split(": ", 1) for ln in text.splitlines() if ln.startswith("# ") and ": " in ln)
-    assert not any("EM for RAPPOR/uRAP" in dv for dv in json.loads(header.get("deviations", "[]")))
+    with open(os.path.join(out["folder"], "run_config.json")) as fh:
+        header = json.load(fh)
+    assert not any("EM for RAPPOR/uRAP" in dv for dv in header.get("deviations", []))
 
 
 def test_csv_reps_column_counts_the_report_based_repetitions(tmp_path):

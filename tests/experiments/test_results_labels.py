@@ -1,5 +1,5 @@
 """The committed results agree with experiments/README.md: every results folder is listed with the size label its
-CSV header carries ("full" only at the paper's n, repetitions and grid, else "reduced" with every deviation
+run_config.json carries ("full" only at the paper's n, repetitions and grid, else "reduced" with every deviation
 listed), and every CSV carries standard errors, every experiment a PNG and NOTES.md."""
 
 import csv
@@ -23,15 +23,11 @@ def _folders():
 
 
 def _header(folder):
-    head, cols = {}, []
-    with open(os.path.join(ROOT, folder, "results.csv")) as fh:
-        for ln in fh:
-            if ln.startswith("# "):
-                k, _, v = ln[2:].rstrip("\n").partition(": ")
-                head[k] = v
-            else:
-                cols = next(csv.reader([ln]))
-                break
+    """(run_config.json with values as JSON text, the CSV's columns)."""
+    with open(os.path.join(ROOT, folder, "run_config.json")) as fh:
+        head = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in json.load(fh).items()}
+    with open(os.path.join(ROOT, folder, "results.csv"), newline="") as fh:
+        cols = next(csv.reader(fh))
     return head, cols
 
 

@@ -1,4 +1,4 @@
-"""Pure-ULDP estimation (003 eq 21) and error (eqs 25, 28; SPEC.md's fixed/iid models) against exact channels."""
+"""Pure-ULDP estimation (003 eq 21) and error (eqs 25, 28; docs/errata.md#variance-models fixed/iid models) against exact channels."""
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +24,7 @@ def _mechs():
 
 
 def _closed(mech):
-    """(p*, q*, z*) from 003 §5 / SPEC.md closed forms."""
+    """(p*, q*, z*) from 003 §5 / docs/errata.md closed forms."""
     eps, s = float(mech.eps), mech.s
     e = np.exp(eps)
     zs_ratio = (e - 1) / (e + s - 1)
@@ -160,7 +160,7 @@ def test_closed_form_mses_agree_with_eq28():
                         / (pp * (pp - 1) * (e - 1)) + th_n * s / (e - 1))
                 np.testing.assert_allclose(th.pure_uldp_mse(pp, th.ue_q(pp, eps), (e - 1) / (e + s - 1), s, th_n),
                                            eq41, rtol=1e-9)
-            for g in (2, 3, 10):  # SPEC.md's uLH MSE; uWheel with l = 1/g has the same error
+            for g in (2, 3, 10):  # docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp uLH MSE; uWheel with l = 1/g has the same error
                 p, q = th.lh_probs(eps, g)
                 z = (e - 1) / (e + s - 1)
                 np.testing.assert_allclose(th.pure_uldp_mse(p, q, z, s, th_n), th.ulh_mse(s, eps, g, th_n), rtol=1e-9)
@@ -182,7 +182,7 @@ def test_optimal_parameters(s, eps, th_n):
         p43 = float(th.uue_p_opt(s, eps, th_n))
         assert f_p(p43) <= min(f_p(pp) for pp in np.linspace(0.01, 0.99, 197)) + 1e-12
         assert float(np.asarray(ul.UUE(s + 1, range(s), eps, theta_n=th_n).p)) == pytest.approx(p43)
-        # uLH: SPEC.md's exact g* minimises the corrected MSE (continuous); the default is the better integer
+        # uLH: docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l exact g* minimises the corrected MSE (continuous); the default is the better integer
         g_star = float(th.ulh_g_opt(s, eps, th_n))
         grid = np.linspace(1.05, 4 * g_star, 4000)
         vals = np.asarray(th.ulh_mse(s, eps, grid, th_n))
@@ -194,7 +194,7 @@ def test_optimal_parameters(s, eps, th_n):
 
 
 def test_section6_numbers():
-    """003 §6 reproduces with the published formulas (SPEC.md): uUE p = .500/.518 (Census), z* = .0028 (Normal)."""
+    """003 §6 reproduces with the published formulas (docs/errata.md#003-section-6-and-table-2): uUE p = .500/.518 (Census), z* = .0028 (Normal)."""
     with th.x64():
         assert float(th.uue_p_opt(424, 0.5, 0.56)) == pytest.approx(0.500, abs=6e-4)
         assert float(th.uue_p_opt(424, 5.0, 0.56)) == pytest.approx(0.518, abs=1e-3)

@@ -1,4 +1,4 @@
-"""GLUTF privacy: audit grid, SPEC.md's corrected z (largest valid) vs 003's published uLH/uWheel z, uSS(k=1) = uRR."""
+"""GLUTF privacy: audit grid, docs/errata.md#003-theorem-1-glutfs-valid-z corrected z (largest valid) vs 003's published uLH/uWheel z, uSS(k=1) = uRR."""
 
 import itertools
 
@@ -71,7 +71,7 @@ def test_corrected_mechanisms_pass_audit(mech, tight):
         else:  # a small finite hash family may miss the worst case: the closed form is then valid, not larger
             assert z <= z_channel + 1e-12
         # (mech.z() returns th.*_z_max, so comparing the two would test nothing: the references are the exact
-        # channel above and, for uUE, SPEC.md's formula written out by hand.)
+        # channel above and, for uUE, docs/errata.md#003-uues-q formula written out by hand.)
         if type(mech).__name__ == "UUE":
             hand = float(np.asarray(mech.p)) * np.expm1(eps) / (np.exp(eps) + s - 1)
             np.testing.assert_allclose(z, hand, rtol=1e-9, atol=1e-15)
@@ -84,7 +84,7 @@ def test_published_ulh_violates_uldp_by_spec_ratio(s, g, eps):
     rep = ul.audit(mech)
     assert not rep.ok and rep.eps > eps
     e = np.exp(eps)
-    expected = eps + np.log1p((s - 1) * (e - 1) / (g * (e + s - 1)))  # SPEC.md's worst ratio
+    expected = eps + np.log1p((s - 1) * (e - 1) / (g * (e + s - 1)))  # docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp worst ratio
     np.testing.assert_allclose(rep.eps, expected, rtol=1e-9)
     assert ul.audit(ul.ULH(d, range(s), eps, g=g, family="full")).ok
 

@@ -1,4 +1,4 @@
-"""Closed-form optima (003 eqs 37, 43; SPEC.md g*, l*, theta*) against brute-force minimisation."""
+"""Closed-form optima (003 eqs 37, 43; docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta g*, l*, theta*) against brute-force minimisation."""
 
 import jax
 import numpy as np
@@ -50,11 +50,11 @@ def test_equivalences():
     eps, s, tn = 1.3, 20, 0.4
     g = 4.7
     e = np.exp(eps)
-    # uLH(g) == uWheel(1/g) == uUE(p) with g - 1 = e (1 - p) / p (SPEC.md).
+    # uLH(g) == uWheel(1/g) == uUE(p) with g - 1 = e (1 - p) / p (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp).
     np.testing.assert_allclose(float(th.ulh_nmse(eps, s, tn, g)), float(th.uwheel_nmse(eps, s, tn, 1 / g)), rtol=1e-12)
     p = e / (e + g - 1)
     np.testing.assert_allclose(float(th.ulh_nmse(eps, s, tn, g)), float(th.uue_nmse(eps, s, tn, p)), rtol=1e-12)
-    # uSS with k = 1 is uRR (SPEC.md).
+    # uSS with k = 1 is uRR (docs/errata.md#003-usss-optimal-subset-size).
     np.testing.assert_allclose(float(th.uss_nmse(eps, s, tn, 1.0)), float(th.urr_nmse(eps, s, tn)), rtol=1e-12)
     # 003 §6: Census (s = 424, theta = 0.56) optimal uUE p = .500 at eps = .5 and .518 at eps = 5.
     assert abs(float(th.optimal_p(0.5, 424, 0.56)) - 0.500) < 5e-4
@@ -66,7 +66,7 @@ def test_urap_gain_001_default():
     default = 1 / (1 + np.exp(-eps / 2))
     r0 = float(th.urap_nmse(eps, s, tn, default))
     r1 = float(th.urap_nmse(eps, s, tn, th.optimal_theta(eps, s, tn)))
-    assert 0.65 < 1 - r1 / r0 < 0.75  # SPEC.md: ~70%
+    assert 0.65 < 1 - r1 / r0 < 0.75  # docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta: ~70%
 
 
 def test_optima_vmap():

@@ -1,4 +1,4 @@
-"""001 worst-case distributions (Props 5, 6, 8 with SPEC.md's threshold, 16, 17, 19)."""
+"""001 worst-case distributions (Props 5, 6, 8 with docs/errata.md#001-prop-8-uraps-worst-case-in-l1 threshold, 16, 17, 19)."""
 
 import jax
 import numpy as np
@@ -22,7 +22,7 @@ def _family(mask, alphas):
     return np.stack([np.where(mask, a / s, (1 - a) / nn) for a in alphas])
 
 
-@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (6, 1), (8, 6)])  # (8, 6): s > N (SPEC.md)
+@pytest.mark.parametrize("d,s", [(8, 3), (12, 2), (6, 1), (8, 6)])  # (8, 6): s > N (docs/errata.md#001-prop-5-urrs-worst-case)
 @pytest.mark.parametrize("eps", [0.2, 1.0, 2.5, 4.0, 7.0])
 def test_urr_worst_cases(d, s, eps):
     mask = _mask(d, s)

@@ -33,7 +33,7 @@ def test_recommend_ranking(d, s, eps, tn):
     urap = [r for r in recs if r.name.startswith("uRAP")]
     assert "tuned" in urap[0].name  # the tuned theta is never worse than 001's default
     assert by["uSS"].mse <= by["uRR"].mse * (1 + 1e-12)  # k = 1 is uRR
-    np.testing.assert_allclose(by["uUE"].mse, by["uWheel"].mse, rtol=1e-9)  # same risk at the optimum (SPEC.md)
+    np.testing.assert_allclose(by["uUE"].mse, by["uWheel"].mse, rtol=1e-9)  # same risk at the optimum (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp)
     comm = ul.recommend(d, s, eps, tn, sort_by="comm")
     assert [r.comm_bits for r in comm] == sorted(r.comm_bits for r in comm)
 

@@ -69,6 +69,35 @@ def histogram_update(mech: Any, counts: jax.Array) -> _em_core.Update:
     return update
 
 
+def log_ratio_gain(ratio_terms: Any) -> _em_core.Gain:
+    r"""A gain (``_em_core``) from ``ratio_terms(p_a, dp) -> (weights w, D_a, dD)`` (per output or report):
+    :math:`\sum w \log(1 + dD/D_a) / \sum w`, precise in float32 (see ``_em_core``).
+
+    The gain is that of the *normalised* iterates :math:`p/\sum p` (the likelihood is homogeneous of degree 1
+    in ``p``, so it subtracts :math:`\log(\sum p_b / \sum p_a)`, also from the difference): a float32 iterate's
+    sum is 1 only to ~1e-7, which would otherwise swamp the change.
+    """
+
+    def gain(p_a, p_b):
+        dp = p_b - p_a
+        w, den, dden = ratio_terms(p_a, dp)
+        pos = w > 0
+        ok = pos & (den > 0)
+        x = jnp.where(ok, dden / jnp.where(ok, den, 1.0), 0.0)
+        revived = jnp.any(pos & (den <= 0) & (dden > 0))  # from a zero likelihood: an infinite gain
+        g = jnp.sum(jnp.where(ok, w * jnp.log1p(jnp.maximum(x, -1.0)), 0.0)) / jnp.sum(w)
+        g = g - jnp.log1p(jnp.sum(dp) / jnp.sum(p_a))
+        return jnp.where(revived, jnp.inf, g)
+
+    return gain
+
+
+def histogram_gain(mech: Any, counts: jax.Array) -> _em_core.Gain:
+    """The precise log-likelihood change of ``histogram_update`` (one extra O(d) product per call)."""
+    matvec, _ = _channel_ops(mech, counts.dtype)
+    return log_ratio_gain(lambda p_a, dp: (counts, matvec(p_a), matvec(dp)))
+
+
 def _float_dtype() -> Any:
     return jnp.zeros(()).dtype  # float64 under x64, else float32
 
@@ -109,6 +138,7 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
+    throw = _em_core.check_throw(throw)
     if mech.report_kind != "item":
         raise ValueError(f"em_stats needs an item-report mechanism, got mech={type(mech).__name__} with "
                          f"report_kind={mech.report_kind!r}; use em_reports on its reports.")
@@ -123,14 +153,16 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     if mech.channel_ops() is not None:  # structured: one compiled solver per mechanism type and shapes
         p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
     else:
-        p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
+        p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate,
+                                   histogram_gain(mech, counts))
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
 
 @functools.partial(jax.jit, static_argnums=(4, 5))
 def _solve_histogram(mech, counts, p0, tol, max_iters, accelerate):
-    return _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate)
+    return _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate,
+                        histogram_gain(mech, counts))
 
 
 def likelihood_update(L: jax.Array, w: jax.Array, N: jax.Array) -> _em_core.Update:
@@ -149,22 +181,28 @@ def likelihood_update(L: jax.Array, w: jax.Array, N: jax.Array) -> _em_core.Upda
     return update
 
 
+def likelihood_gain(L: jax.Array, w: jax.Array, N: jax.Array) -> _em_core.Gain:
+    """The precise log-likelihood change of ``likelihood_update`` (one extra product with ``L``)."""
+    return log_ratio_gain(lambda p_a, dp: (jnp.concatenate([w, N]), jnp.concatenate([L @ p_a, p_a]),
+                                            jnp.concatenate([L @ dp, dp])))
+
+
 @functools.partial(jax.jit, static_argnums=(5, 6))
 def _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate):
-    return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate)
+    return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate, likelihood_gain(L, w, N))
 
 
-def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 2000,
+def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAULT_MAX_ITERS,
                   accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the per-report likelihood ``mech.report_likelihood(ys)`` (subset, hashed and GLUTF reports).
 
     Starts from ``init`` (default uniform), mixed with 0.1% uniform; options and stopping rule as in
-    ``em_stats``, except that ``tol=None`` runs exactly ``max_iters`` iterations (default 2000; these dense
-    likelihoods are small, and in float32 the log-likelihood rule's default 1e-6 would stop ~1e-3 away from
-    the MLE; ``info.converged`` is then False). Returns ``(p_hat float[d], EMInfo)``.
+    ``em_stats`` (``_em_core``; in float32 the stopping statistic is the precise gain of ``likelihood_gain``).
+    Returns ``(p_hat float[d], EMInfo)``.
     """
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _em_core.check_init(init, mech.d)
+    throw = _em_core.check_throw(throw)
     terms = mech.report_likelihood(ys)
     if terms is None:
         raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
@@ -173,8 +211,7 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 2000,
     L, w, N = (jnp.asarray(a, dtype) for a in terms)
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    if tol is None:  # small dense problems: a fixed number of iterations (the loglik rule is too coarse in f32)
-        tol = -jnp.inf
+    tol = _em_core.default_tol(dtype) if tol is None else tol
     p_hat, info = _solve_likelihood(L, w, N, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info

@@ -23,18 +23,28 @@ from uldp_jax.estimation import _em_core
 from uldp_jax.estimation._support import SupportReports
 
 
-def _terms(t, total, s, w):
-    """``(1/D masked by w, sum of w log D)`` in ``s``'s dtype."""
+def _terms(t, log_t, total, s, w):
+    """``(w/D, w t/D, sum of w log D)`` in ``s``'s dtype.
+
+    A report with no reported one (``s = 0``) has ``D = t * total``: its ``t/D = 1/total`` and
+    ``log D = log t + log total`` are taken in that form, so that ``t`` underflowing (float32 beyond eps ~ 87)
+    changes nothing (it used to drop those reports: estimates summing to 0.5 or inf at eps 85-100).
+    """
     den = t * (total - s) + s
     pos = w > 0
-    inv = jnp.where(pos, w / jnp.where(den > 0, den, 1.0), 0.0)
-    return inv, jnp.sum(jnp.where(pos, w * jnp.log(jnp.where(pos, den, 1.0)), 0.0))
+    empty = s <= 0
+    safe = jnp.where(den > 0, den, 1.0)
+    inv = jnp.where(pos & ~empty, w / safe, 0.0)
+    inv_t = jnp.where(pos, jnp.where(empty, w / total, w * (t / safe)), 0.0)
+    log_den = jnp.where(empty, log_t + jnp.log(total), jnp.log(safe))
+    return inv, inv_t, jnp.sum(jnp.where(pos, w * log_den, 0.0))
 
 
 def _finish(p, t, a, b, inverted, n, l_prod):
+    """``a``: the sum of ``t/D`` over reports; ``b[x]``: of ``1/D`` over the reports holding ``x``."""
     inv_counts = inverted.astype(p.dtype)
     l_inv = jnp.sum(jnp.where(inv_counts > 0, inv_counts * jnp.log(p), 0.0))
-    p_new = (p * (t * a + (1.0 - t) * b) + inv_counts) / n
+    p_new = (p * (a + (1.0 - t) * b) + inv_counts) / n
     return p_new, (l_prod + l_inv) / n
 
 
@@ -50,15 +60,22 @@ def _row_sums(table, idx):
     return out.reshape(-1)
 
 
-def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None) -> _em_core.Update:
+def _log(t, log_t):
+    return jnp.log(t) if log_t is None else log_t
+
+
+def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
+                   log_t: Any = None) -> _em_core.Update:
     """The EM map on ``SupportReports`` (two chunked passes over the reported ones).
 
     ``pass_dtype`` (e.g. ``jnp.float32`` under x64) runs the two passes (the gathers and their sums) in that
     precision; per-report terms and accumulations stay in ``p``'s dtype (about 1.5x faster on CPU; ``p'`` is
-    accurate to about 1e-6 relative, so use ``tol >= 1e-8``).
+    accurate to about 1e-6 relative, so use ``tol >= 1e-8``). ``log_t``: ``-eps`` (default ``log(t)``; give it
+    where ``t = e^{-eps}`` may underflow).
     """
+    log_t = _log(t, log_t)
     if rep.col_rows is not None:
-        return _columns_update(t, rep, pass_dtype)
+        return _columns_update(t, rep, pass_dtype, log_t)
     d = rep.inverted.shape[0]
     n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
     num_chunks = rep.support.shape[0] // rep.chunk
@@ -72,10 +89,10 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None) ->
             b_acc, a_acc, l_acc = carry
             idx, w = a
             s = jnp.sum(p_pad[idx], axis=1).astype(p.dtype)
-            inv, ll = _terms(t, total, s, w.astype(p.dtype))
+            inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
             inv_dt = inv.astype(dt)
             b = jnp.zeros(d + 1, dt).at[idx].add(jnp.broadcast_to(inv_dt[:, None], idx.shape))
-            return (b_acc + b.astype(p.dtype), a_acc + jnp.sum(inv), l_acc + ll), None
+            return (b_acc + b.astype(p.dtype), a_acc + jnp.sum(inv_t), l_acc + ll), None
 
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d + 1, p.dtype), zero, zero), (sup, wts))
@@ -84,7 +101,7 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None) ->
     return update
 
 
-def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any) -> _em_core.Update:
+def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: Any) -> _em_core.Update:
     """The EM map on the column layout: per block of rows, a row gather-sum then a column gather-sum."""
     d = rep.inverted.shape[0]
     n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
@@ -104,11 +121,11 @@ def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any) -> _em_c
             b_acc, a_acc, l_acc = carry
             idx, w, col, item = a
             s = _row_sums(p_pad, idx).astype(p.dtype)
-            inv, ll = _terms(t, total, s, w.astype(p.dtype))
+            inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
             inv_pad = jnp.concatenate([inv, jnp.zeros((1,), p.dtype)]).astype(dt)
             seg_sums = _row_sums(inv_pad, col).astype(p.dtype)
             b = jax.ops.segment_sum(seg_sums, item, d + 1, indices_are_sorted=True)
-            return (b_acc + b, a_acc + jnp.sum(inv), l_acc + ll), None
+            return (b_acc + b, a_acc + jnp.sum(inv_t), l_acc + ll), None
 
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(block_pass, (jnp.zeros(d + 1, p.dtype), zero, zero),
@@ -119,8 +136,10 @@ def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any) -> _em_c
 
 
 def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,
-                 chunk: int) -> _em_core.Update:
-    """The EM map on dense product-part reports ``bits: bool[n, d]`` (chunked mat-vecs)."""
+                 chunk: int, log_t: Any = None) -> _em_core.Update:
+    """The EM map on dense product-part reports ``bits: bool[n, d]`` (chunked mat-vecs; ``log_t`` as in
+    ``support_update``)."""
+    log_t = _log(t, log_t)
     n_rows, d = bits.shape
     num_chunks = -(-n_rows // chunk)
     pad = num_chunks * chunk - n_rows
@@ -135,8 +154,8 @@ def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax
             b_acc, a_acc, l_acc = carry
             yb, w = a
             yf = yb.astype(p.dtype)
-            inv, ll = _terms(t, total, yf @ p, w)
-            return (b_acc + inv @ yf, a_acc + jnp.sum(inv), l_acc + ll), None
+            inv, inv_t, ll = _terms(t, log_t, total, yf @ p, w)
+            return (b_acc + inv @ yf, a_acc + jnp.sum(inv_t), l_acc + ll), None
 
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d, p.dtype), zero, zero),
@@ -144,3 +163,71 @@ def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax
         return _finish(p, t, a, b, inverted, n, l_prod)
 
     return update
+
+
+def _gain_finish(p_a, dp, inverted, n, g_prod):
+    """Adds the invertible reports' term and the normalisation (see ``_em.log_ratio_gain``) to a product gain."""
+    inv = inverted.astype(p_a.dtype)
+    ok = (inv > 0) & (p_a > 0)
+    g_inv = jnp.sum(jnp.where(ok, inv * jnp.log1p(dp / jnp.where(ok, p_a, 1.0)), 0.0))
+    return (g_prod + g_inv) / n - jnp.log1p(jnp.sum(dp) / jnp.sum(p_a))
+
+
+def _log_ratio(t, total, d_total, s, ds, w):
+    """``sum w log(D_b / D_a)`` from ``D_a = t (total - s) + s`` and its change (precise: from the change)."""
+    den = t * (total - s) + s
+    dden = t * (d_total - ds) + ds
+    empty = s <= 0  # D = t * total (t may underflow): the ratio is that of the totals
+    ok = (w > 0) & ((den > 0) | empty)
+    x = jnp.where(empty, d_total / total, dden / jnp.where(den > 0, den, 1.0))
+    x = jnp.where(ok, x, 0.0)
+    return jnp.sum(jnp.where(ok, w * jnp.log1p(jnp.maximum(x, -1.0)), 0.0))
+
+
+def support_gain(t: jax.Array, rep: SupportReports) -> _em_core.Gain:
+    """The precise log-likelihood change (``_em_core``) on ``SupportReports``: one row gather pass."""
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    num_chunks = rep.support.shape[0] // rep.chunk
+    sup = rep.support.reshape(num_chunks, rep.chunk, -1)
+    wts = rep.weight.reshape(num_chunks, rep.chunk)
+
+    def gain(p_a, p_b):
+        dp = p_b - p_a
+        pa_pad = jnp.concatenate([p_a, jnp.zeros((1,), p_a.dtype)])
+        dp_pad = jnp.concatenate([dp, jnp.zeros((1,), p_a.dtype)])
+        total, d_total = jnp.sum(p_a), jnp.sum(dp)
+
+        def chunk_pass(acc, a):
+            idx, w = a
+            s, ds = jnp.sum(pa_pad[idx], axis=1), jnp.sum(dp_pad[idx], axis=1)
+            return acc + _log_ratio(t, total, d_total, s, ds, w.astype(p_a.dtype)), None
+
+        g, _ = jax.lax.scan(chunk_pass, jnp.zeros((), p_a.dtype), (sup, wts))
+        return _gain_finish(p_a, dp, rep.inverted, n, g)
+
+    return gain
+
+
+def dense_gain(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,
+               chunk: int) -> _em_core.Gain:
+    """The precise log-likelihood change on dense product-part reports (one chunked mat-vec pass)."""
+    n_rows, d = bits.shape
+    num_chunks = -(-n_rows // chunk)
+    pad = num_chunks * chunk - n_rows
+    bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
+    weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
+    n = jnp.sum(weight) + jnp.sum(inverted)
+
+    def gain(p_a, p_b):
+        dp = p_b - p_a
+        total, d_total = jnp.sum(p_a), jnp.sum(dp)
+
+        def chunk_pass(acc, a):
+            yb, w = a
+            yf = yb.astype(p_a.dtype)
+            return acc + _log_ratio(t, total, d_total, yf @ p_a, yf @ dp, w.astype(p_a.dtype)), None
+
+        g, _ = jax.lax.scan(chunk_pass, jnp.zeros((), p_a.dtype), (bits, weight))
+        return _gain_finish(p_a, dp, inverted, n, g)
+
+    return gain

@@ -28,7 +28,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _compact
 from uldp_jax.estimation import _em_core, _support, _threshold
-from uldp_jax.estimation._em_passes import dense_update, support_update
+from uldp_jax.estimation._em_passes import dense_gain, dense_update, support_gain, support_update
 from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
 from uldp_jax.estimation._support import check_bits as _check_bits
 from uldp_jax.estimation._support import split_invertible as _split_invertible
@@ -99,9 +99,10 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
+    throw = _em_core.check_throw(throw)
     _unary_parts(mech)
     dtype = jnp.zeros(()).dtype
-    t = jnp.exp(-jnp.asarray(mech.eps, dtype))
+    eps = jnp.asarray(mech.eps, dtype)
     if isinstance(ys, _compact.CompactBits):
         _compact.check(mech, ys)
         concrete = _validate.is_concrete(ys.ones)
@@ -126,18 +127,20 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
     tol = _em_core.default_tol(dtype) if tol is None else tol
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
-    p_hat, info = _solve(t, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt)
+    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
 
-def _solve_impl(t, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
+def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
+    t, log_t = jnp.exp(-eps), -eps
     if kind == "support":
-        update = support_update(t, data, pass_dtype)
+        update, gain = support_update(t, data, pass_dtype, log_t), support_gain(t, data)
     else:
         bits, weight, inverted = data
-        update = dense_update(t, bits, weight, inverted, kind)
-    return _em_core.run(update, p0, tol, max_iters, accelerate)
+        update = dense_update(t, bits, weight, inverted, kind, log_t)
+        gain = dense_gain(t, bits, weight, inverted, kind)
+    return _em_core.run(update, p0, tol, max_iters, accelerate, gain)
 
 
 # One compiled solver per (layout, shapes, options): repeated calls on reports of the same shapes skip compiling.

@@ -7,9 +7,7 @@ over mechanisms and settings (a handful), never over users or repetitions (those
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import sys
 from typing import Any, Callable, Iterable, Sequence
 
 import jax
@@ -17,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
+from uldp_jax import _progress
 from uldp_jax import metrics as _metrics
 
 def topk_f1(p_hat: jax.Array, p: jax.Array, k: int = 30) -> jax.Array:
@@ -179,26 +178,6 @@ def nonprivate_error(key: jax.Array, p: np.ndarray, n: int, reps: int, metric: s
     return float(err.mean()), float(err.std(ddof=1) / np.sqrt(reps)) if reps > 1 else 0.0
 
 
-@contextlib.contextmanager
 def progress(total: int, desc: str, enabled: bool = True):
-    """A tqdm progress bar on stderr when tqdm is installed and ``enabled``; else a no-op ``update``."""
-    bar = None
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
-        except ImportError:
-            bar = None
-
-    class _Bar:
-        def update(self, k: int = 1, note: str | None = None):
-            if bar is not None:
-                if note:
-                    bar.set_postfix_str(note, refresh=False)
-                bar.update(k)
-
-    try:
-        yield _Bar()
-    finally:
-        if bar is not None:
-            bar.close()
+    """A progress bar on stderr when ``enabled`` (tqdm, else plain lines: ``uldp_jax._progress.progress_bar``)."""
+    return _progress.progress_bar(total, desc, enabled)

@@ -76,7 +76,7 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
              f"({last['uLH']['value'] < last['uRR']['value']}) and cost below uRAP's "
              f"({last['uLH']['table1_bits'] < last['uRAP']['table1_bits']} by 003 Table 1, "
              f"{last['uLH']['comm_bits'] < last['uRAP']['comm_bits']} by comm_bits, which counts uLH's hash seed).",
-             "uHR's MSE here is its exact risk (SPEC.md), not the upper bound 003 plots."]
+             "uHR's MSE here is its exact risk (docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms), not the upper bound 003 plots."]
     for label in ("uRR", "uRAP", "uSS", "uUE", "uLH"):  # 003 Table 1 vs the library's comm_bits at the largest s
         mech = {"uSS": lambda: ul.USS(d, tuple(range(big)), eps, theta_n=1 - big / d),
                 "uUE": lambda: ul.UUE(d, tuple(range(big)), eps, theta_n=1 - big / d)}.get(

@@ -2,8 +2,8 @@
 
 The simulated Figs 4, 8 and 9 are in ``_glutf_sim``.
 
-Mechanisms use SPEC.md's corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
-separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see SPEC.md).
+Mechanisms use docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH/uWheel by default; 003's published z for uLH/uWheel is shown as a
+separate curve labelled "(published z, exceeds eps)" because its ULDP audit fails (see docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp).
 MSE: 003's own unit is the *sum* over items of the squared error (003 eq 28 and its figures), reported as
 ``value_sum`` / ``mse_sum`` (= d x the per-item mean); ``value`` keeps the per-item mean
 ``mean_x (p_hat(x) - p(x))^2`` (averaged over repetitions). Closed forms carry ``se = 0``. The simulations use the
@@ -116,7 +116,7 @@ def audited_published(label: str, ds, eps_list) -> list:
     dataset's hash range ``g`` (uWheel: ``l``) and an explicit family of a few hash seeds: the published z
     depends only on (eps, s, g or l), and the worst ratio is between two sensitive inputs on a protected output,
     so this is the dataset's mechanism restricted to X_S. A finite seed subset can only miss bad seeds: the
-    audited eps is a lower bound on the real one. For uLH SPEC.md's closed form of the worst fixed-H ratio,
+    audited eps is a lower bound on the real one. For uLH docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp closed form of the worst fixed-H ratio,
     eps + ln(1 + (s - 1)(e - 1) / (g (e + s - 1))), is given too.
     """
     cls, par = {"uLH (published z)": (ul.ULH, "g"), "uWheel (published z)": (ul.UWheel, "l")}[label]
@@ -206,7 +206,7 @@ def run_collab(cfg: dict, ctx: Context) -> Report:
     notes.append("Table 2 (mean |theta_hat - theta| / theta, %; paper in brackets): " + "; ".join(
         f"{r['mechanism']} {r['dataset']} {r['value']:.2f} [{paper.get((r['mechanism'], r['dataset']), '-')}]"
         for r in t_rows))
-    notes.append("003's uLH figures use the published z (which exceeds eps); with SPEC.md's corrected "
+    notes.append("003's uLH figures use the published z (which exceeds eps); with docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected "
                  "z* = (e-1)/(e+s-1) uLH's z* equals uUE's, so its pilot's theta error is expected near uUE's, not "
                  "near 003's uLH column.")
     fig = _plot.line_panels(panels, "epsilon", MSE_SUM, logx=False)

@@ -38,7 +38,7 @@ def _skipped(cfg: dict, methods: tuple) -> list:
     rr = _report_reps(cfg)
     if "em" in methods and not rr:
         out.append("EM for RAPPOR/uRAP needs every report (exact product likelihood); skipped here "
-                   "(set report_reps > 0); EM for RR/uRR runs on the output histogram.")
+                   "(--set report_reps=N with N > 0); EM for RR/uRR runs on the output histogram.")
     elif "em" in methods:
         out.append(f"EM for RAPPOR/uRAP (ul.simulate, exact per-report likelihood) on {rr} of {cfg.get('reps')} "
                    "repetitions; EM for RR/uRR on the output histogram of every repetition.")
@@ -236,7 +236,7 @@ _FIG7 = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=["emp", "e
 _FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["uRR"], methods=["emp"], reps=2, n=2_000)
 # The demo keeps to ~2 minutes on 2 cores: EM for RAPPOR/uRAP (~20 s per repetition and eps for uRAP, more for
 # RAPPOR, at n = 1e5; experiments/demo/NOTES.md) does not fit, so it is off (report_reps = 0; emp+thr stands in and
-# the CSV header says so); `python experiments/reproduce.py demo --set report_reps=1` runs it on 1 repetition.
+# run_config.json says so); `python experiments/reproduce.py demo --set report_reps=1` (or `uldp demo --set report_reps=1`) runs it on 1 repetition.
 _DEMO = dict(_FIG5, datasets=["foursquare"], eps=[0.1, 0.5, 1.0, 2.0, 5.0, 10.0], reps=5, n=100_000,
              title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv", path=None, report_reps=0)
 _DEMOQ = dict(_DEMO, mechanisms=["uRR", "uRAP"], methods=["emp", "emp+thr"], eps=[5.0], reps=2, n=2_000)
@@ -254,7 +254,7 @@ def _NO_BITS_EM(cfg: dict) -> list:
         return []
     if rr:
         return [f"methods: EM for RAPPOR/uRAP on {rr} of {cfg.get('reps')} repetitions (report_reps)"]
-    return ["methods: no EM for RAPPOR/uRAP (it needs every report; set report_reps); emp+thr stands in "
+    return ["methods: no EM for RAPPOR/uRAP (it needs every report; --set report_reps=N); emp+thr stands in "
             "(001: 'very close' to EM)"]
 
 

@@ -1,4 +1,4 @@
-"""Experiment registry and runner: configs, CSV (with full configuration and versions), PNG, summary."""
+"""Experiment registry and runner: configs, plain CSV, ``run_config.json`` (configuration, versions), PNG, summary."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from uldp_jax.data import describe_datasets
 from uldp_jax.experiments import _plot
 
 
@@ -55,7 +56,7 @@ class Experiment:
       name: CLI name (``"001-fig5"``).
       title: one line.
       full: the paper-sized config (dict of JSON-able values; ``reps`` is the repetition count).
-      quick: a seconds-long config for CI.
+      quick: a CI-sized config (a minute or two on 2 cores).
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
       paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
@@ -129,20 +130,112 @@ def make_config(exp: Experiment, quick: bool = False, reps: int | None = None, *
     return cfg
 
 
+def _kinds(values: list) -> set:
+    """The scalar types a config key takes (list elements count; a tuple is a list)."""
+    out: set = set()
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out |= _kinds(list(v)) if v and not isinstance(v[0], (list, tuple, dict)) else {list}
+        elif v is not None:
+            out.add(type(v))
+    return out
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip()
+
+
+def _check_value(key: str, v: Any, kinds: set) -> Any:
+    if isinstance(v, float) and not np.isfinite(v):
+        raise UsageError(f"--set {key}: expected a finite number, got {v!r}.")
+    if not kinds or type(v) in kinds:
+        ok = v
+    elif float in kinds and type(v) is int:
+        ok = float(v)
+    elif int in kinds and type(v) is float and v.is_integer():  # n=1e6
+        ok = int(v)
+    elif list in kinds and isinstance(v, list):
+        ok = v
+    else:
+        names = " or ".join(sorted("number" if k is float else k.__name__ for k in kinds))
+        raise UsageError(f"--set {key}: expected {names}, got {v!r}.")
+    if isinstance(ok, (int, float)) and not isinstance(ok, bool):
+        if key == "eps" and ok <= 0:
+            raise UsageError(f"--set eps: expected values > 0, got {v!r}.")
+        if key == "reps" and ok < 1:
+            raise UsageError(f"--set reps: expected an integer >= 1, got {v!r}.")
+        if ok < 0:
+            raise UsageError(f"--set {key}: expected a value >= 0, got {v!r}.")
+    return ok
+
+
+def parse_set(exp: Experiment, items: list) -> dict:
+    """Parses ``--set key=value[,value...]`` options into config overrides for ``exp``, validated.
+
+    ``value`` is JSON (``2``, ``0.5``, ``"all"``, ``["foursquare"]``, ``{"uRAP": "auto"}``) or a comma-separated
+    list of JSON scalars or bare words (``eps=0.1,1,6``, ``datasets=foursquare,census``). A key must be in the
+    experiment's registered configuration; a list-valued key takes one or more values, a scalar key exactly one;
+    each value must have the registered type (an integer where the registered value is one; numbers for eps,
+    which must be > 0; no negative sizes; ``reps >= 1``); dataset names must be registered datasets.
+
+    Raises:
+      UsageError: naming the option, the key and the offending value.
+    """
+    registered: dict = {}
+    for cfg in (exp.full, exp.quick):
+        for k, v in cfg.items():
+            registered.setdefault(k, []).append(v)
+    out: dict = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key or not text.strip():
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE[,VALUE...], e.g. --set eps=0.1,1,6.")
+        if key not in registered:
+            raise UsageError(f"--set {key}: {exp.name} has no config key {key!r}; its keys: "
+                             f"{', '.join(sorted(registered))}.")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = [_scalar(part) for part in text.split(",")]
+            value = value[0] if len(value) == 1 else value
+        is_list = any(isinstance(v, (list, tuple)) for v in registered[key])
+        kinds = _kinds(registered[key])
+        if is_list:
+            values = value if isinstance(value, list) else [value]
+            if not values:
+                raise UsageError(f"--set {key}: expected at least one value.")
+            value = [_check_value(key, v, kinds) for v in values]
+        elif isinstance(value, list) and not any(isinstance(v, list) for v in registered[key]):
+            raise UsageError(f"--set {key}: expected one value, got {len(value)}: {text!r}.")
+        else:
+            value = _check_value(key, value, kinds)
+        if key == "datasets":
+            unknown = [v for v in value if v not in describe_datasets()]
+            if unknown:
+                raise UsageError(f"--set datasets: unknown dataset {unknown[0]!r}; run 'uldp list' to see them.")
+        out[key] = value
+    return out
+
+
 def _versions() -> dict:
     import uldp_jax
     return {"uldp_jax": uldp_jax.__version__, "jax": jax.__version__, "numpy": np.__version__,
             "backend": jax.default_backend(), "python": platform.python_version()}
 
 
-def write_csv(path: str, rows: list, header: dict) -> None:
-    """Long-format CSV; the first lines are ``# key: value`` comments (config, versions, dataset)."""
+def write_csv(path: str, rows: list) -> None:
+    """Plain long-format CSV: the header row first, no comment lines (``pandas.read_csv(path)`` reads it as is).
+
+    The run's configuration, versions and dataset go in the ``run_config.json`` sidecar beside it.
+    """
     cols: list = []
     for r in rows:
         cols += [k for k in r if k not in cols]
     with open(path, "w", newline="") as fh:
-        for k, v in header.items():
-            fh.write(f"# {k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True)}\n")
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:
@@ -154,7 +247,10 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
                    overrides: dict | None = None) -> dict:
     """Runs experiment ``name`` and writes ``<out>/<name>/{results.csv, *.png, run_config.json, summary.md}``.
 
-    ``overrides`` replace config keys (e.g. ``{"datasets": ["foursquare"]}``); the CSV header records the result.
+    ``results.csv`` is a plain CSV (header row first, no comments); ``run_config.json`` records the experiment,
+    its size label and deviations, seed, data, the full configuration, library versions and the elapsed time.
+    ``overrides`` replace config keys (e.g. ``{"datasets": ["foursquare"]}``); ``run_config.json`` records the
+    result.
 
     Returns:
       ``{"csv": path, "figures": [paths], "table": str, "elapsed_s": float}``.
@@ -176,13 +272,13 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
               "data": data or "synthetic proxy", "dataset": report.dataset, "config": cfg, "versions": _versions(),
               "elapsed_s": round(elapsed, 2)}
     csv_path = os.path.join(folder, "results.csv")
-    write_csv(csv_path, report.rows, header)
+    write_csv(csv_path, report.rows)
     with open(os.path.join(folder, "run_config.json"), "w") as fh:
         json.dump(header, fh, indent=2, sort_keys=True, default=str)
     # Results first (CSV, config, summary); figures last, so that a plotting failure loses nothing.
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
-                 f"({mode}, backend {jax.default_backend()}).\n\n")
+                 f"({mode}, backend {jax.default_backend()}, {os.cpu_count()} cores).\n\n")
         if report.table:
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:
@@ -198,7 +294,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
         import matplotlib.pyplot as plt
         plt.close(fig)
     if echo is not None:
-        echo(f"== {name}: {exp.title} ({elapsed:.1f} s)")
+        echo(f"== {name}: {exp.title} ({elapsed:.1f} s on {os.cpu_count()} cores)")
         if report.dataset:
             echo(report.dataset)
         if report.table:

@@ -1,6 +1,6 @@
 """Beyond the papers: uRAP with the MSE-optimal theta (tuned by optax) against 001's default theta.
 
-001 fixes theta = e^(eps/2) / (e^(eps/2) + 1) and leaves the optimum as future work; SPEC.md gives the closed
+001 fixes theta = e^(eps/2) / (e^(eps/2) + 1) and leaves the optimum as future work; docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta gives the closed
 form theta* (fixed model). ``ul.tune`` finds it by gradient descent on the closed-form MSE; this experiment
 checks the tuned theta against theta*, reports the MSE reduction, and confirms it by simulation.
 """
@@ -20,7 +20,7 @@ from uldp_jax.experiments._runner import Context, Experiment, Report, format_tab
 
 
 def theta_star(eps: float, s: int, theta_n: float) -> float:
-    """SPEC.md's closed-form MSE-optimal theta of uRAP (fixed model)."""
+    """docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta closed-form MSE-optimal theta of uRAP (fixed model)."""
     e = math.exp(eps)
     return 1.0 / (1.0 + math.sqrt((e * s - (1 - theta_n) * (e - 1)) / (e * (s + e - 1))))
 

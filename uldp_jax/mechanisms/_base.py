@@ -56,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _compact
+from uldp_jax.mechanisms import _compact, _grid_check
 
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
@@ -116,6 +116,27 @@ def pytree_dataclass(data_fields: tuple[str, ...], meta_fields: tuple[str, ...])
         return cls
 
     return wrap
+
+
+_REPR_ITEMS = 8  # index sets and arrays longer than this print as a summary
+
+
+def _short_repr(v: Any) -> str:
+    """A field's repr for ``Mechanism.__repr__``: sequences and arrays longer than ``_REPR_ITEMS`` summarised."""
+    if isinstance(v, (tuple, list, range, frozenset, set)) and len(v) > _REPR_ITEMS:
+        items = sorted(v) if isinstance(v, (frozenset, set)) else list(v)
+        if all(isinstance(x, (int, np.integer)) for x in items):
+            head = ", ".join(str(x) for x in items[:3])
+            return f"<{len(items)} items: {head}, ..., {items[-1]}>"
+        return f"<{type(v).__name__} of {len(items)}>"
+    if isinstance(v, (np.ndarray, jax.Array)) and not isinstance(v, jax.core.Tracer):
+        a = np.asarray(v)
+        if a.ndim == 0:
+            return repr(a.item())
+        if a.size <= _REPR_ITEMS:
+            return repr(a.tolist())
+        return f"<{a.dtype}{list(a.shape)}>"
+    return repr(v)
 
 
 def replace(mech: Any, **changes: Any) -> Any:
@@ -244,8 +265,32 @@ class Mechanism:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        dataclasses.dataclass(frozen=True)(cls)
+        own_hash = "__hash__" in cls.__dict__
+        dataclasses.dataclass(frozen=True, repr=False)(cls)  # __repr__ below, unless the class defines its own
+        if not own_hash:
+            cls.__hash__ = Mechanism.__hash__
         _register_fields(cls)
+
+    def __repr__(self) -> str:
+        """``Name(field=value, ...)`` with long index sets and arrays summarised (``sensitive=<424 items: 0, 1,
+        2, ..., 423>``), so printing a mechanism never floods a terminal."""
+        fields = [f for f in dataclasses.fields(self) if f.repr]
+        return f"{type(self).__name__}({', '.join(f'{f.name}={_short_repr(getattr(self, f.name))}' for f in fields)})"
+
+    def __hash__(self) -> int:
+        """Hash by value: the class, the static fields and the leaves' float64 bytes (equal mechanisms hash
+        alike, so they work as dict keys and ``functools.lru_cache`` arguments). A mechanism with traced leaves
+        (inside ``jit``/``vmap``) hashes by identity, as its value is unknown."""
+        parts: list[Any] = [type(self)]
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.metadata.get(_STATIC, False):
+                parts.append(_hashable(v))
+            elif isinstance(v, jax.core.Tracer):
+                return object.__hash__(self)
+            else:
+                parts.append(_hashable(v))
+        return hash(tuple(parts))
 
     # ---- required members -------------------------------------------------------------------------------
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> Any:
@@ -267,6 +312,12 @@ class Mechanism:
         (``()`` for a mechanism without an ``eps``, e.g. a fixed test channel; override for other grids)."""
         eps = getattr(self, "eps", None)
         return () if eps is None else tuple(jnp.shape(eps))
+
+    def validate_grid(self, name: str = "mech") -> None:
+        """Checks this mechanism, or every point of a grid, against the documented ranges (``eps`` in
+        ``[1e-6, 100]``, ``d <= 2**31 - 1``, the constructor's own checks re-run per grid point); raises a
+        ``ValueError``/``TypeError`` naming ``name`` and the bad grid index (``ul._validate.check_grid``)."""
+        _grid_check.validate_grid(self, name)
 
     # ---- sampling and statistics -------------------------------------------------------------------------
     @property
@@ -422,18 +473,46 @@ class Mechanism:
         return f @ jnp.linalg.pinv(A)
 
     def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        """``float[d]``: per-item variance of ``debias`` in the iid model."""
+        """``float[d]``: per-item variance of ``debias`` in the iid model.
+
+        Follows the mechanism's own ``debias``: a class that overrides ``debias`` (and not this method) gets
+        the exact variance of that estimator from its channel (``debias_variance_from_channel``), so
+        ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs.
+        """
+        if type(self).debias is not Mechanism.debias:
+            return self.debias_variance_from_channel(p, n)
         affine = self.support_affine()
         if affine is not None:
-            a, b = affine
-            f = a * p + b
-            return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)
+            return affine_variance(affine, p, n)
         if self.report_kind != "item":
             raise NotImplementedError(f"{type(self).__name__}: define debias_variance().")
         A = self.stats_matrix()
         W = jnp.linalg.pinv(A)  # [m, d]
         mom = p @ A
         return (mom @ W**2 - (mom @ W) ** 2) / n
+
+    def debias_variance_from_channel(self, p: jax.Array, n: Any) -> jax.Array:
+        """iid per-item variance of this mechanism's ``debias`` (assumed affine in ``stats``), from the channel.
+
+        One report ``y`` adds ``S[y]`` to the statistic (items: ``e_y``; bit vectors: their bits), so it adds
+        ``G[y] = S[y] @ W`` to ``debias`` with ``W[k] = debias(e_k, 1) - debias(0, 1)``; the variance is
+        ``(E[G^2] - E[G]^2) / n`` with ``y ~ p @ Q``. Traceable; small domains (it reads ``channel_matrix``).
+        """
+        Q = jnp.asarray(self.channel_matrix()[0])
+        k = int(self.num_stats)
+        if self.report_kind == "item" and k == self.num_outputs:
+            S = jnp.eye(k, dtype=Q.dtype)
+        elif self.report_kind == "bits" and 2**k == self.num_outputs:
+            S = jnp.asarray(bits_table(k), Q.dtype)
+        else:
+            raise NotImplementedError(f"{type(self).__name__} overrides debias for report_kind="
+                                      f"{self.report_kind!r}: define debias_variance() too.")
+        one = jnp.ones((), Q.dtype)
+        c = self.debias(jnp.zeros(k, Q.dtype), one)
+        W = jax.vmap(lambda e: self.debias(e, one))(jnp.eye(k, dtype=Q.dtype)) - c  # [k, d]
+        G = S @ W  # [m, d]: one report's contribution
+        mom = jnp.asarray(p, Q.dtype) @ Q
+        return (mom @ G**2 - (mom @ G) ** 2) / n
 
     # ---- capabilities with a "none" default -------------------------------------------------------------------
     def count_sampler(self) -> Callable[..., jax.Array] | None:
@@ -543,6 +622,35 @@ class Mechanism:
     def glutf_z_published(self) -> Any:
         """003's published (ULDP-violating) ``z`` for this base, or ``None`` when 003 publishes none."""
         return None
+
+
+def _hashable(v: Any) -> Any:
+    """A hashable stand-in for a field value (arrays by shape and float64 bytes; sequences as tuples)."""
+    if isinstance(v, Mechanism):
+        return hash(v)
+    if isinstance(v, (np.ndarray, jax.Array, np.generic)):
+        arr = np.asarray(v)
+        if arr.dtype.kind in "fiub":
+            arr = arr.astype(np.float64)
+        return (arr.shape, arr.tobytes())
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, float):
+        return (), np.float64(v).tobytes()
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (), np.float64(v).tobytes() if abs(v) < 2**53 else v
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def affine_variance(affine: tuple[Any, Any], p: jax.Array, n: Any) -> jax.Array:
+    """iid per-item variance ``f (1 - f) / (n a^2)``, ``f = a p + b``, of the affine estimator ``(stats/n - b)/a``."""
+    a, b = affine
+    f = a * p + b
+    return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)
 
 
 def describe_reports(tree: Any) -> str:

@@ -1,4 +1,4 @@
-"""GLUTF: the general LDP-to-ULDP transformation (003 Algorithm 1), with SPEC.md's largest valid z."""
+"""GLUTF: the general LDP-to-ULDP transformation (003 Algorithm 1), with docs/errata.md#003-theorem-1-glutfs-valid-z largest valid z."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from uldp_jax.mechanisms._glutf_core import (  # noqa: F401  (re-exported)
 
 
 def check_common(d: Any, sensitive: Any, z_rule: Any, allow_full: bool = False) -> tuple[int, tuple[int, ...]]:
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     sensitive = _validate.check_index_set("sensitive", sensitive, d)
     if len(sensitive) == d and not allow_full:
         raise ValueError(
@@ -36,7 +36,7 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
     A sensitive item ``sensitive[r]`` is randomized by ``base`` as its item ``r``. A non-sensitive ``x`` is
     reported as itself w.p. ``1 - f``; otherwise a uniform sensitive ``x'`` goes through ``base`` and ``x`` is
     attached to that output w.p. ``z`` (003 eq 8). ``f`` is 003 eq 9 (``rule="pure"``, default) or eq 10
-    (``rule="non_pure"``); ``z`` is the largest valid value (SPEC.md):
+    (``rule="non_pure"``); ``z`` is the largest valid value (docs/errata.md#003-theorem-1-glutfs-valid-z):
     :math:`z = 1 - e^{-\varepsilon}(s/f)\max_{i,m} p_{im}/\sum_t p_{tm}`, the max taken over the base's actual
     outputs (hash function included), from the base's closed form or, failing one, its exact channel.
 
@@ -45,7 +45,7 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
     Privacy: ``(X_S, Y_P, eps)``-ULDP with ``Y_P`` = the base's outputs, tight whenever some base output
     attains the max share (all bases in this library). ``z_rule="zero"`` is also private (not tight);
     ``z_rule="published_unsafe"`` (OLH/Wheel bases only) uses 003's published z, which VIOLATES ULDP for
-    ``s >= 2`` (SPEC.md) and exists only to reproduce 003's figures.
+    ``s >= 2`` (docs/errata.md) and exists only to reproduce 003's figures.
 
     Attributes:
       base: pure LDP mechanism over ``s = len(sensitive)`` items (``pure_probs`` and a support function).
@@ -104,7 +104,7 @@ def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "
       d: domain size.
       sensitive: the sensitive items ``X_S`` (base item ``r`` is ``sorted(sensitive)[r]``).
       rule: ``"pure"`` (003 eq 9) or ``"non_pure"`` (003 eq 10).
-      z_rule: ``"max"`` (SPEC.md's largest valid z, default), ``"zero"``, or ``"published_unsafe"``.
+      z_rule: ``"max"`` (docs/errata.md#003-theorem-1-glutfs-valid-z largest valid z, default), ``"zero"``, or ``"published_unsafe"``.
 
     Returns:
       A ``GLUTF`` mechanism; when ``sensitive`` is the whole domain, ``base`` itself (ULDP reduces to LDP).

@@ -255,6 +255,12 @@ class GLUTFMixin:
         a, b = self.support_affine()
         return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
 
+    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+        """iid per-item variance of ``debias``: 003 eq 21's affine form (``rule="pure"``), else from the channel."""
+        if self.rule != "pure":
+            return self.debias_variance_from_channel(p, n)
+        return _base.affine_variance(self.support_affine(), p, n)
+
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 

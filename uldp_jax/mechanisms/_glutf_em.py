@@ -34,10 +34,15 @@ def report_support(base: Any, ys: Any) -> jax.Array:
 
 
 def pure_terms(mech: Any, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """``(L float[n, d], w float[n], N float[d])`` of a pure base: support-ratio factors, all reports weighted."""
+    """``(L float[n, d], w float[n], N float[d])`` of a pure base: support-ratio factors, all reports weighted.
+
+    A report with an empty support has the factor ``t`` on every item: it is stored as 1 (a row's scale does
+    not change EM), so ``t`` underflowing at large eps keeps the report.
+    """
     t = jnp.exp(-jnp.asarray(mech.eps))
     sup = report_support(mech, ys)
-    L = t + (1.0 - t) * sup
+    empty = ~jnp.any(sup, axis=1, keepdims=True)
+    L = jnp.where(empty, 1.0, t + (1.0 - t) * sup)
     return L, jnp.ones(L.shape[0], L.dtype), jnp.zeros(mech.d, L.dtype)
 
 
@@ -47,8 +52,9 @@ def glutf_terms(mech: Any, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     t = jnp.exp(-jnp.asarray(mech.eps))
     sup = report_support(mech.base, ys.base)  # [n, s]
     k = jnp.sum(sup, axis=1)
-    L_s = t + (1.0 - t) * sup
-    L_n = mech.f_protected() * (t + (1.0 - t) * k / mech.s)
+    empty = k == 0  # every factor carries t: divided by t (row scales do not change EM; t underflows at eps ~ 87)
+    L_s = jnp.where(empty[:, None], 1.0, t + (1.0 - t) * sup)
+    L_n = mech.f_protected() * jnp.where(empty, 1.0, t + (1.0 - t) * k / mech.s)
     L = jnp.broadcast_to(L_n[:, None], (L_s.shape[0], mech.d)).astype(L_s.dtype)
     L = L.at[:, jnp.asarray(mech.sensitive, jnp.int32)].set(L_s)
     protected = ys.has_base & (ys.item < 0)

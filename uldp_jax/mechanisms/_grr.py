@@ -37,7 +37,7 @@ class GRR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
 
     @property

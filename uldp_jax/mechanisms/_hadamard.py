@@ -3,7 +3,7 @@ r"""Sylvester-Hadamard helpers: sizes, implicit entries, samplers and the fast W
 Convention (0-indexed): :math:`H_K[i, j] = (-1)^{\mathrm{popcount}(i \,\&\, j)}` for :math:`i, j \in [0, K)`,
 which is Sylvester's construction :math:`H_{2m} = [[H_m, H_m], [H_m, -H_m]]`. Row 0 is all ones; every other
 row has exactly ``K/2`` entries ``+1`` (its "+1 set") and any two distinct non-zero rows share ``K/4`` of them.
-The Hadamard-response mechanisms give item ``x`` the row ``x + 1`` (SPEC.md: 004 eq 13 read with row ``x + 1``),
+The Hadamard-response mechanisms give item ``x`` the row ``x + 1`` (docs/errata.md#004-eq-13-the-hadamard-row: 004 eq 13 read with row ``x + 1``),
 so a domain of ``d`` items needs ``K > d``. The ``K x K`` matrix is never built except by ``hadamard_matrix``
 (dense reference for tests and exact channels on small domains).
 """

@@ -1,4 +1,4 @@
-r"""High-low Hadamard response for (A, eps)-HLLDP (004 §5.1, eqs 13-16, with SPEC.md's row ``x + 1`` fix)."""
+r"""High-low Hadamard response for (A, eps)-HLLDP (004 §5.1, eqs 13-16, with docs/errata.md#004-eq-13-the-hadamard-row row ``x + 1`` fix)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class HighLowHR(_base.Mechanism):
     :math:`\hat p_x = R\, c_{S+j}/n`. Communication: ``log2(S + t)`` bits.
 
     Privacy: (A, eps)-HLLDP (kind ``"hlldp"``, E from ``hlldp_matrix``), tight; also (A, [S], eps)-ULDP
-    (SPEC.md; audit with ``ul.audit(mech.uldp_view())``): outputs ``S + j`` reveal a non-sensitive input.
+    (docs/errata.md#004-eq-13-the-hadamard-row; audit with ``ul.audit(mech.uldp_view())``): outputs ``S + j`` reveal a non-sensitive input.
 
     Attributes:
       d: domain size (static, >= 2).
@@ -98,7 +98,7 @@ class HighLowHR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         sensitive = _validate.check_index_set("sensitive", self.sensitive, d)
         _hadamard.hadamard_size(len(sensitive), "len(sensitive)")
@@ -227,7 +227,7 @@ class HighLowHR(_base.Mechanism):
         item_nvar=lambda m, p: _hr_forms.highlow_hr_item_nvar(m.eps, p, m.sensitive))
 
     def uldp_spec(self) -> _base.PrivacySpec:
-        """The (A, [S], eps)-ULDP guarantee (SPEC.md): protected outputs ``[0, S)``, invertible from ``B``."""
+        """The (A, [S], eps)-ULDP guarantee (docs/errata.md#004-eq-13-the-hadamard-row): protected outputs ``[0, S)``, invertible from ``B``."""
         return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
 
     def uldp_view(self) -> _SpecView:

@@ -60,7 +60,7 @@ class HR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         _hadamard.hadamard_size(d)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))

@@ -44,7 +44,7 @@ def check_num_hashes(family: str, num_hashes: Any, g: int, d: int) -> int | None
 
 
 def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
-    """The MSE-optimal integer range (SPEC.md's ``g*``; ``e^eps + 1`` for LDP, i.e. ``theta_n = 0``, s = d)."""
+    """The MSE-optimal integer range (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l ``g*``; ``e^eps + 1`` for LDP, i.e. ``theta_n = 0``, s = d)."""
     if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
         raise ValueError("g=None needs a concrete scalar eps; pass g explicitly.")
     return _th.ulh_g_int(s, float(eps), theta_n)
@@ -67,7 +67,7 @@ class OLH(_base.Mechanism):
       d: domain size (static, >= 2; a GLUTF base over one item is built internally without this check).
       eps: privacy budget (leaf).
       g: hash range (static int >= 2). ``None``: the MSE-optimal integer, the better of floor/ceil of the exact
-        optimum of 003 eq 28 with ``s = d``, ``theta_N = 0`` (SPEC.md's ``g*``; tends to ``e^eps + 1`` as ``d``
+        optimum of 003 eq 28 with ``s = d``, ``theta_N = 0`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l ``g*``; tends to ``e^eps + 1`` as ``d``
         grows); needs a concrete eps.
       family: ``"hash"`` (seeded murmur-style hash, default) or ``"full"`` (all ``g**d`` functions).
       num_hashes: number of seeds of a ``"hash"`` family (``None``: all ``2**32``); small values give an
@@ -89,7 +89,7 @@ class OLH(_base.Mechanism):
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         g = default_g(d, self.eps) if self.g is None else self.g

@@ -91,7 +91,7 @@ class PUM(_base.Mechanism):
     cmn: Any
 
     def __init__(self, d: Any, sensitive: Any, num_tags: Any, eps: Any = None, base: Any = "urr"):
-        d = _validate.check_int("d", d, minimum=2)
+        d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
         sensitive = _validate.check_index_set("sensitive", sensitive, d, allow_empty=True)
         if len(sensitive) == d:
             raise ValueError(f"Expected sensitive to leave X_N non-empty, got all d={d} items.")

@@ -55,7 +55,7 @@ class SS(_base.Mechanism):
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         k = self.k

@@ -210,7 +210,7 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
         domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         object.__setattr__(self, "default_theta", self.theta is None)
         object.__setattr__(self, "theta", resolve_theta(self.theta, self.eps))
@@ -240,7 +240,7 @@ class UE(_UnaryMixin, _base.Mechanism):
         optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2))
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         p = 0.5 if self.p is None else self.p
         object.__setattr__(self, "p", _validate.check_keep_probability("p", p))

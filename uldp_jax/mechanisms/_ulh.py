@@ -1,4 +1,4 @@
-"""Utility-optimized local hashing (uLH, 003 §5.3) with SPEC.md's corrected z."""
+"""Utility-optimized local hashing (uLH, 003 §5.3) with docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected z."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from uldp_jax.mechanisms._uss import check_theta_n, concrete_eps
 class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
 
-    Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
+    Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
     corrected :math:`z = e(e-1)/((e+g-1)(e+s-1))`. 003 eq 45 averages the other inputs over the hash family,
     but the hash function is part of the report, so privacy must hold for each fixed hash: the published
     :math:`z = (e-1)/(e+g-1)` gives a worst ratio up to ``2.93 e^eps`` and is available only as
@@ -29,14 +29,14 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
       d: domain size (static).
       sensitive: sensitive items (static; ``1 <= s < d``).
       eps: privacy budget (leaf).
-      g: hash range (static int >= 2). ``None``: the integer MSE optimum, the better of floor/ceil of SPEC.md's
+      g: hash range (static int >= 2). ``None``: the integer MSE optimum, the better of floor/ceil of docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l
         exact :math:`g^* = 1 + \sqrt{e(es - (1-\theta_N)(e-1))/(s + (1-\theta_N)(e-1))}` (needs a concrete eps).
       theta_n: assumed non-sensitive mass for the default ``g`` (default 0).
       z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
       family, num_hashes: the hash family of the base (see ``OLH``).
 
     References:
-      He et al. (GLUTF) §5.3; SPEC.md (corrected z and g*).
+      He et al. (GLUTF) §5.3; docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp (corrected z and g*).
     """
 
     d: int = _base.static_field()

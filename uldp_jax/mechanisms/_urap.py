@@ -24,7 +24,7 @@ class URAP(_base.Mechanism):
     ``theta=None`` is 001's default :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`.
 
     Reports are ``bool[d]``. ``Y_P``: all non-sensitive bits 0; ``Y_I``: exactly one non-sensitive bit set
-    (reports with two or more have probability 0; see SPEC.md).
+    (reports with two or more have probability 0; see docs/errata.md#001-uraps-output-space).
 
     Privacy: (X_S, Y_P, eps)-ULDP (001 Prop 3) for any theta in (0, 1), tight. As a pure ULDP protocol its
     support probabilities are ``p* = theta``, ``q* = d_1``.
@@ -39,7 +39,7 @@ class URAP(_base.Mechanism):
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))

@@ -40,7 +40,7 @@ class URR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))

@@ -28,7 +28,7 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized subset selection: GLUTF (003 Alg. 1) with base ``SS(s, eps, k)``.
 
     Pure ULDP: :math:`p^* = ke/(ke+s-k)`, :math:`q^* = k(ke+s-k-e)/((ke+s-k)(s-1))`,
-    :math:`z^* = k(e-1)/(k(e-1)+s)`, with 003 eq 32's f and eq 33's z (both correct per SPEC.md).
+    :math:`z^* = k(e-1)/(k(e-1)+s)`, with 003 eq 32's f and eq 33's z (both correct per docs/errata.md#003-usss-optimal-subset-size).
     ``k = 1`` is uRR (001 Def 3), channel for channel.
 
     Privacy: ``(X_S, Y_P, eps)``-ULDP, tight; ``Y_P`` = the k-subsets of ``X_S``.

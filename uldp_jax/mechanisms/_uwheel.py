@@ -1,4 +1,4 @@
-"""Utility-optimized Wheel (uWheel, 003 App. B) with SPEC.md's corrected z."""
+"""Utility-optimized Wheel (uWheel, 003 App. B) with docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected z."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from uldp_jax.mechanisms._wheel import Wheel
 class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     r"""(X_S, eps)-utility-optimized Wheel: GLUTF (003 Alg. 1) with base ``Wheel(s, eps, l)``.
 
-    Pure ULDP: :math:`p^* = le/(le+1-l)`, :math:`q^* = l`, :math:`z^* = (e-1)/(e+s-1)` with SPEC.md's
+    Pure ULDP: :math:`p^* = le/(le+1-l)`, :math:`q^* = l`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
     corrected :math:`z = el(e-1)/((le+1-l)(e+s-1))`. 003 Thm 9's published :math:`z = l(e-1)/(le+1-l)`
     violates ULDP for ``s >= 2`` (the hash is part of the report) and is available only as
     ``z_rule="published_unsafe"``.
@@ -27,14 +27,14 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
       d: domain size (static).
       sensitive: sensitive items (static; ``1 <= s < d``).
       eps: privacy budget (leaf).
-      l: coverage in ``[2**-14, 1 - 2**-22]`` (leaf). ``None``: SPEC.md's optimum ``1 / g*`` (continuous; needs a
+      l: coverage in ``[2**-14, 1 - 2**-22]`` (leaf). ``None``: docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l optimum ``1 / g*`` (continuous; needs a
         concrete eps), clipped to that range.
       theta_n: assumed non-sensitive mass for the default ``l`` (default 0).
       z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
       num_hashes: seeds of the base's hash family (``None``: all ``2**32``).
 
     References:
-      He et al. (GLUTF) App. B; SPEC.md.
+      He et al. (GLUTF) App. B; docs/errata.md.
     """
 
     d: int = _base.static_field()
@@ -46,7 +46,7 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     num_hashes: Any = _base.static_field(default=None)
 
     closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
-                                        domain=_family.UNIT, optimum=_optima.optimal_l)
+                                        domain=_wheel.WHEEL_L_DOMAIN, closed=True, optimum=_optima.optimal_l)
 
     rule = "pure"
 

@@ -38,8 +38,13 @@ L_MIN = 2.0**-14
 L_MAX = 1.0 - 2.0**-22
 
 
+def WHEEL_L_DOMAIN(s):  # noqa: N802  (a Family domain: the coverage's valid range, closed)
+    """``[L_MIN, L_MAX]``: the coverages float32 sampling represents (``Family.domain``, ``closed=True``)."""
+    return L_MIN, L_MAX
+
+
 def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
-    """The MSE-optimal coverage ``1 / g*`` (SPEC.md; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
+    """The MSE-optimal coverage ``1 / g*`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
     ``[L_MIN, L_MAX]`` (the optimum leaves it for eps above ~9.7 or near 0)."""
     if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
         raise ValueError(f"l=None needs a concrete scalar eps, got eps with shape {np.shape(eps)}; pass l explicitly.")
@@ -93,7 +98,7 @@ class Wheel(_base.Mechanism):
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2)
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "eps", _validate.check_eps(self.eps))
         l = default_l(d, self.eps) if self.l is None else self.l
@@ -217,7 +222,7 @@ class Wheel(_base.Mechanism):
 
     closed_form_family = _family.Family(
         "Wheel", "l", lambda e, s, th, cov: _nmse.wheel_nmse(e, s, cov), _family.uwheel_probs, ldp=True,
-        domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
+        domain=WHEEL_L_DOMAIN, closed=True, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
 
     def pure_pq(self) -> tuple[jax.Array, jax.Array]:
         return self._pq()

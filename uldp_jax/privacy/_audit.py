@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.privacy import _channel
 
@@ -122,6 +123,36 @@ def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
         if inv.dtype != np.bool_ or inv.shape != (d,):
             raise ValueError(f"{name}.privacy_spec().invertible_inputs must be bool [{d}], got "
                              f"{inv.dtype} {inv.shape}.")
+    check_spec_consistent(spec, d, name)
+
+
+def check_spec_consistent(spec: _base.PrivacySpec, d: int, name: str) -> None:
+    """The claim must mean what its kind says, so that the verdict holds against the nominal eps.
+
+    Every kind: ``eps`` lies within the finite off-diagonal entries of ``E`` (E-LDP kinds name the largest or,
+    as ``BinaryCA``, the smallest). LDP and ULDP (001 Def 2): ``E`` is ``eps`` on every pair; LDP has no
+    invertible inputs; ULDP names its invertible inputs (``X_N``) and keeps at least one input sensitive.
+    """
+    E = np.asarray(spec.E, dtype=np.float64)
+    off = E[~np.eye(d, dtype=bool)]
+    finite = off[np.isfinite(off)]
+    lo, hi, eps = float(finite.min()), float(finite.max()), float(spec.eps)
+    if eps < lo * (1 - 1e-12) or eps > hi * (1 + 1e-12):
+        raise ValueError(f"{name}.privacy_spec() claims eps={eps!r} outside the range [{lo!r}, {hi!r}] of its E's "
+                         "finite off-diagonal entries; the nominal eps must be one of E's bounds.")
+    if spec.kind in ("ldp", "uldp") and not np.allclose(off, float(spec.eps), rtol=1e-12, atol=0.0):
+        raise ValueError(f"{name}.privacy_spec() has kind={spec.kind!r} but E is not eps={float(spec.eps)!r} on "
+                         "every pair x != x'; use PrivacySpec.eldp(E) for an E-LDP claim.")
+    if spec.kind == "ldp" and spec.invertible_inputs is not None:
+        raise ValueError(f"{name}.privacy_spec() has kind='ldp' with invertible inputs; an LDP claim protects "
+                         "every output (use PrivacySpec.uldp for invertible outputs).")
+    if spec.kind == "uldp":
+        if spec.invertible_inputs is None:
+            raise ValueError(f"{name}.privacy_spec() has kind='uldp' without invertible_inputs (X_N); build it "
+                             "with PrivacySpec.uldp(d, sensitive, eps).")
+        if np.all(np.asarray(spec.invertible_inputs)):
+            raise ValueError(f"{name}.privacy_spec() has kind='uldp' with no sensitive input; such a claim "
+                             "promises nothing (001 Def 2 needs a non-empty X_S).")
 
 
 def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
@@ -138,9 +169,24 @@ def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
                          f"differs from channel_matrix ({ch.Q.shape}).")
     if np.any(np.isnan(logq)) or np.any(logq > 1e-12):
         raise ValueError(f"{name}.log_channel_matrix returned NaN or a log-probability above 0.")
-    if not np.allclose(np.exp(logq), ch.Q, rtol=1e-9, atol=1e-300):
-        raise ValueError(f"{name}.log_channel_matrix disagrees with channel_matrix (exp(log Q) != Q).")
+    check_log_consistent(logq, ch.Q, name)
     return logq
+
+
+def check_log_consistent(logq: np.ndarray, Q: np.ndarray, name: str) -> None:
+    """``log Q`` must agree with ``Q`` wherever float64 can tell: in log space (relative 1e-9) on normal
+    entries, to one subnormal step (1e-323) on subnormal and zero entries. So a ratio hidden in tiny entries
+    (an ``atol`` of 1e-300 let ``e^9`` through) is refused; below float64's range the log form is the only
+    record of the channel and is trusted (the UE family and GLUTF compute it in closed form)."""
+    normal = Q >= np.finfo(np.float64).tiny
+    with np.errstate(divide="ignore", invalid="ignore"):
+        err = np.abs(logq - np.log(np.where(normal, Q, 1.0)))
+    bad_log = normal & ~(err <= 1e-9 * np.maximum(1.0, np.abs(np.log(np.where(normal, Q, 1.0)))))
+    bad_tiny = ~normal & ~(np.abs(np.exp(logq) - Q) <= 1e-323)
+    if np.any(bad_log) or np.any(bad_tiny):
+        x, y = np.argwhere(bad_log | bad_tiny)[0]
+        raise ValueError(f"{name}.log_channel_matrix disagrees with channel_matrix at [{x}, {y}]: "
+                         f"log Q = {logq[x, y]!r}, Q = {Q[x, y]!r} (exp(log Q) != Q).")
 
 
 def check_tol(tol: Any) -> float:
@@ -152,7 +198,7 @@ def check_tol(tol: Any) -> float:
     return float(tol)
 
 
-def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
+def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditReport:
     """Audits ``mech`` against the guarantee it claims, or against a given E matrix (E-LDP, 004 Def 2).
 
     Args:
@@ -171,6 +217,8 @@ def audit(mech: Any, E: Any = None, tol: float = 1e-9) -> AuditReport:
         ``[d, d]`` matrix too large to enumerate (checked before allocating), or a bad ``E``/``tol``.
     """
     check_tol(tol)
+    if isinstance(mech, _base.Mechanism):
+        _validate.check_grid(mech)
     if isinstance(mech, _base.Mechanism) and mech.batch_shape:
         return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
                                                                            _base.unbatch(mech))], mech.batch_shape)

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms._base import Mechanism
 
@@ -97,7 +98,7 @@ def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") 
     return Channel(Q, p.copy())
 
 
-def channel(mech: Any) -> Channel:
+def channel(mech: Mechanism) -> Channel:
     """Returns the exact channel of ``mech`` (float64) with its protected-output mask, after checking it.
 
     Raises:
@@ -110,6 +111,7 @@ def channel(mech: Any) -> Channel:
     """
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    _validate.check_grid(mech)
     shape = mech.batch_shape
     if shape:
         chans = [channel(m) for m in _base.unbatch(mech)]

@@ -25,7 +25,7 @@ per-user path shards users instead and adds the int32 partial counts with ``psum
 to a single device for the same key (see ``uldp_jax.simulate._shard``). Repetitions run in host-side chunks of
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
-Variance models (SPEC.md): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
+Variance models (docs/errata.md#variance-models): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
 *iid* model. On the per-user path each user's value is drawn from ``p`` with an alias table built in float64
 (two random words per user; every item's probability is exact up to ``2^-33``, see ``alias_table``); the
 counts path draws ``Multinomial(n, p)`` exactly in float64.

@@ -1,4 +1,4 @@
-"""Closed-form utility (001, 003, 004 with SPEC.md's corrections), optimal parameters, exact channel risks.
+"""Closed-form utility (001, 003, 004 with docs/errata.md corrections), optimal parameters, exact channel risks.
 
 Units: ``mse`` is the expected squared l2 loss summed over items, ``sum_x E(p_hat(x) - p(x))^2``; ``nmse`` is
 ``n`` times the fixed-model ``mse``. See ``_dispatch`` for the variance models.

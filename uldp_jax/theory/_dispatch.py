@@ -5,7 +5,7 @@ loss summed over items**, :math:`\sum_x E(\hat p(x) - p(x))^2` (001's :math:`E[l
 unbiased empirical estimator (``ul.estimate(..., "emp")``). ``ul.metrics.mse`` is the per-item mean, so
 ``ul.metrics.mse`` averaged over repetitions estimates ``ul.theory.mse / d``.
 
-Variance models (SPEC.md): ``"iid"`` (each user's value drawn from ``p``; 001) and ``"fixed"`` (exactly
+Variance models (docs/errata.md#variance-models): ``"iid"`` (each user's value drawn from ``p``; 001) and ``"fixed"`` (exactly
 ``n p(x)`` users hold ``x``; 003); ``n * mse_iid = n * mse_fixed + 1 - sum p^2``.
 """
 
@@ -21,6 +21,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.mechanisms._forms import nmse as _forms
 from uldp_jax.theory import _exact, _families
+from uldp_jax.theory._grid import grid_shape, per_point
 from uldp_jax.theory._exact import check_model
 
 
@@ -34,11 +35,13 @@ def _check_p(p: Any, d: int) -> Any:
 
 
 def _check_n(n: Any) -> Any:
+    """A concrete ``n`` becomes a float (``n = 10**15`` would overflow an int32 inside jit); tracers pass."""
     if _validate.is_concrete(n):
-        if isinstance(n, (bool, str)) or np.ndim(n) != 0:
+        if isinstance(n, (bool, str, bytes, np.bool_)) or np.ndim(n) != 0 or np.asarray(n).dtype.kind not in "iuf":
             raise TypeError(f"Expected n={n!r} to be a positive number.")
         if not float(n) > 0 or not math.isfinite(float(n)):
             raise ValueError(f"Expected n={n!r} > 0.")
+        return float(n)
     return n
 
 
@@ -91,6 +94,9 @@ def nmse(mech: Any, theta_n: Any) -> Any:
       theta_n: total true mass of the non-sensitive items, in ``[0, 1]`` (ignored by LDP mechanisms).
     """
     check_theta_n(theta_n)
+    if grid_shape(mech):
+        return per_point(nmse, mech, theta_n)
+    _validate.check_grid(mech)
     fam = _families.family_of(mech)
     s, _ = _families.sizes(mech, fam)
     th = 0.0 if fam.ldp else jnp.asarray(theta_n)
@@ -101,12 +107,12 @@ def nmse(mech: Any, theta_n: Any) -> Any:
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
 
-def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
     Asks the mechanism (``mech.closed_form()``): GRR, UE/RAPPOR, SS, OLH, Wheel (LDP), uRR (001 Prop 15), uRAP
-    with any theta (SPEC.md), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (SPEC.md), and the Hadamard mechanisms'
-    exact risks (``theory/_hr.py``, 004 / SPEC.md). Differentiable in the continuous parameters and ``p``.
+    with any theta (docs/errata.md#004-eq-13-the-hadamard-row), uSS (003 eq 35), uUE (eq 41), corrected uLH and uWheel (docs/errata.md#004-eq-13-the-hadamard-row), and the Hadamard mechanisms'
+    exact risks (``theory/_hr.py``, 004 / docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms). Differentiable in the continuous parameters and ``p``.
     A mechanism without a closed form (``closed_form() is None``, e.g. one defined outside the library) gets the
     exact risk from its channel moments (``ul.theory.exact_mse``; concrete ``p`` and ``n`` only).
 
@@ -124,8 +130,11 @@ def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
       ValueError: on a bad ``p``, ``n`` or ``model``.
     """
     check_model(model)
-    _check_n(n)
+    n = _check_n(n)
+    if grid_shape(mech):
+        return per_point(mse, mech, p, n, model=model)
     fam = _closed_form(mech)
+    _validate.check_grid(mech)
     if fam is None or fam.item_nvar is not None:
         return jnp.sum(item_variance(mech, p, n, model), axis=-1)
     p = _check_p(p, mech.d)
@@ -137,6 +146,8 @@ def mse(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
 
 def pure_probs(mech: Any) -> tuple[Any, Any, Any]:
     """003 Def 6 pure probabilities ``(p*, q*, z*)`` of ``mech`` (``z*`` is ``None`` for LDP mechanisms)."""
+    if grid_shape(mech):
+        return per_point(pure_probs, mech)
     fam = _families.family_of(mech)
     s, _ = _families.sizes(mech, fam)
     if _families.uses_generic(mech, fam):
@@ -152,8 +163,11 @@ def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
     ``p_x (1-z*) / (n z*)``, iid ``p_x (1 - z* p_x) / (n z*)``.
     """
     check_model(model)
-    _check_n(n)
+    n = _check_n(n)
+    if grid_shape(mech):
+        return per_point(item_variance, mech, p, n, model=model)
     fam = _closed_form(mech)
+    _validate.check_grid(mech)
     if fam is None:
         return _exact_item_variance(mech, _check_p(p, mech.d), n, model)
     if fam.item_nvar is not None:
@@ -180,7 +194,7 @@ def pure_item_variance(p_star: Any, q_star: Any, z_star: Any, sensitive_mask: An
     return jnp.where(jnp.asarray(sensitive_mask), v_s, v_n) / n
 
 
-def l1(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def l1(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Asymptotic expected l1 loss :math:`\sqrt{2/\pi}\sum_x \sqrt{\mathrm{Var}(\hat p(x))}` (n -> infinity).
 
     The normal approximation behind 001 Props 4 and 7 (``f(n) ~ g(n)`` there), for any mechanism with a

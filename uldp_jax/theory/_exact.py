@@ -27,6 +27,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms import _base
 from uldp_jax.privacy import _channel
+from uldp_jax.theory._grid import grid_shape, per_point
 
 MODELS = ("iid", "fixed")
 
@@ -124,6 +125,8 @@ def estimator_matrix(mech: Any, affine: str = "channel") -> tuple[np.ndarray, np
 def exact_item_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> np.ndarray:
     """float64 ``[d]``: exact ``E (p_hat_j - p_j)^2`` (variance plus squared bias) of the empirical estimator."""
     check_model(model)
+    if grid_shape(mech):
+        return per_point(exact_item_mse, mech, p, n, model, affine, stack=np.stack)
     p = _validate.check_distribution("p", p, mech.d)
     n = _check_n(n)
     Q, _ = _channel.channel(mech)
@@ -158,8 +161,11 @@ def exact_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "chan
       affine: see ``estimator_matrix``.
 
     Returns:
-      A Python float.
+      A Python float; for a ``jax.vmap``-built grid of mechanisms, float64 ``[*grid shape]`` (each point as
+      computed alone).
     """
+    if grid_shape(mech):
+        return per_point(exact_mse, mech, p, n, model, affine, stack=np.stack)
     return float(np.sum(exact_item_mse(mech, p, n, model, affine)))
 
 

@@ -6,7 +6,7 @@ All losses are for the empirical estimator in the **iid** model (001's model). T
 :math:`\theta = e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`; for any other theta use ``ul.theory.l1``/``mse``.
 
 Worst cases: 001 Props 5/16 (uRR, ``p_UN`` for ``eps < ln(N + 1)``), 6/17 (uRR, ``p*`` of eq 13 otherwise) and
-19 (uRAP l2, ``p_UN`` for ``eps < 2 ln(N/2 + 1)``) are exact. Prop 8 (uRAP l1) is only sufficient: with SPEC.md's
+19 (uRAP l2, ``p_UN`` for ``eps < 2 ln(N/2 + 1)``) are exact. Prop 8 (uRAP l1) is only sufficient: with docs/errata.md#001-prop-8-uraps-worst-case-in-l1
 correction ``p_UN`` maximises eq 16 exactly when ``eps <= 2 ln((N + sqrt(N^2 + 4)) / 2)``. Above that threshold
 ``urap_worst_l1`` maximises eq 16 numerically over the distributions uniform on ``X_S`` and on ``X_N`` (eq 16 is
 concave and symmetric within each part, so the maximiser has this form).
@@ -34,7 +34,7 @@ def _mask(sensitive: Any, d: int | None = None) -> np.ndarray:
 
 
 def urr_l1(p: Any, sensitive: Any, eps: Any, n: Any) -> Any:
-    r"""001 Prop 4 (eq 11) with ``v = u/u'`` (SPEC.md): uRR's asymptotic expected l1 loss."""
+    r"""001 Prop 4 (eq 11) with ``v = u/u'`` (docs/errata.md#001-prop-4-urrs-l1-loss): uRR's asymptotic expected l1 loss."""
     p = jnp.asarray(p)
     mask = jnp.asarray(_mask(sensitive, p.shape[-1]))
     s = jnp.sum(mask)
@@ -154,13 +154,13 @@ def urr_worst_l2(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np
 
 
 def urap_l1_threshold(num_nonsensitive: int) -> float:
-    """SPEC.md's exact threshold for Prop 8: ``p_UN`` maximises eq 16 iff eps <= this value."""
+    """docs/errata.md#001-prop-8-uraps-worst-case-in-l1 exact threshold for Prop 8: ``p_UN`` maximises eq 16 iff eps <= this value."""
     nn = float(num_nonsensitive)
     return float(2.0 * np.log((nn + np.sqrt(nn**2 + 4.0)) / 2.0))
 
 
 def urap_worst_l1(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np.ndarray]:
-    """(value, p) of uRAP's worst-case asymptotic l1: eq 17 below SPEC.md's threshold, else a 1-D maximisation."""
+    """(value, p) of uRAP's worst-case asymptotic l1: eq 17 below docs/errata.md#001-prop-8-uraps-worst-case-in-l1 threshold, else a 1-D maximisation."""
     mask = np.asarray(sensitive, bool)
     s, nn = int(mask.sum()), int((~mask).sum())
     up = np.expm1(eps / 2.0)

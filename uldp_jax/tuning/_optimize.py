@@ -14,6 +14,7 @@ neighbouring integers of the continuous optimum are compared exactly (``jnp.wher
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -21,7 +22,7 @@ import jax.numpy as jnp
 import optax
 
 from uldp_jax import mechanisms as _mechanisms
-from uldp_jax.mechanisms import _base, _wheel
+from uldp_jax.mechanisms import _base
 from uldp_jax.theory import _dispatch, _families
 
 OBJECTIVES = ("mse", "l1")
@@ -114,15 +115,53 @@ class Domain(NamedTuple):
         return jnp.log(r) - jnp.log1p(-r)
 
 
+def family_domain(fam: _families.Family, s: Any) -> tuple[Any, Any]:
+    """``(lo, hi)`` the family declares for its parameter (``Family.domain(s)``; ``(0, 1)`` when it declares none)."""
+    if fam.domain is None:
+        return 0.0, 1.0
+    lo, hi = fam.domain(s)
+    return lo, hi
+
+
+def _unbounded(hi: Any) -> bool:
+    """``hi`` is infinite or at least ``MAX_G`` (a static decision: traced ends are bounded)."""
+    if hi is None:
+        return True
+    if isinstance(hi, (int, float)):
+        return math.isinf(hi) or hi >= MAX_G
+    return False
+
+
 def domain_of(fam: _families.Family, s: Any) -> Domain:
-    """The relaxed domain of a family's parameter: ``(0, 1)``, ``k in (1, s - 1)`` or ``g in (1, inf)``."""
-    if fam.param in ("k",):
-        return Domain(1.0, s - 1.0)
-    if fam.param in ("g",):
-        return Domain(1.0, None)
-    if fam.param in ("l",):  # the Wheel's coverage: float32 sampling needs l in [L_MIN, L_MAX]
-        return Domain(_wheel.L_MIN, _wheel.L_MAX)
-    return Domain(0.0, 1.0)
+    """The relaxed (open) domain the optimizer searches: the family's declared ``domain(s)``.
+
+    Continuous parameters search ``(lo, hi)`` (a closed domain's end points are reached by the clip in
+    ``solve``); integer parameters search ``(lo, hi)`` and settle on an integer of ``[lo, hi]``, or, unbounded
+    above (``hi >= 2**31 - 1``), search ``(lo - 1, inf)`` on a log scale (``g``).
+    """
+    lo, hi = family_domain(fam, s)
+    if _unbounded(hi):
+        return Domain(lo - 1.0 if fam.integer else lo, None)
+    return Domain(lo, hi)
+
+
+def check_in_domain(fam: _families.Family, s: Any, value: Any, name: str = "value") -> Any:
+    """Raises ``ValueError`` unless the concrete ``value`` lies in the family's declared domain (open, closed or
+    integer, see ``Family``); returns ``value``."""
+    lo, hi = (float(v) for v in family_domain(fam, s))
+    v = float(value)
+    if fam.integer:
+        ok = v == math.floor(v) and lo <= v <= hi
+        kind = f"an integer in [{lo:g}, {hi:g}]"
+    elif fam.closed:
+        ok = lo <= v <= hi
+        kind = f"in [{lo:g}, {hi:g}]"
+    else:
+        ok = lo < v < hi
+        kind = f"in ({lo:g}, {hi:g})"
+    if not (math.isfinite(v) and ok):
+        raise ValueError(f"Expected {name}={v!r} for {fam.name}.{fam.param} to be {kind}, its declared domain.")
+    return value
 
 
 def risk_fn(fam: _families.Family, eps: Any, s: Any, theta_n: Any, objective: str = "mse", p: Any = None,
@@ -144,18 +183,24 @@ def solve(fam: _families.Family, fn: Callable[[Any], Any], s: Any, x0: Any, step
     """Minimises ``fn`` over the family's domain from ``x0``; returns ``(x, fn(x), info)``.
 
     Integer families return the better neighbouring integer of the continuous optimum (``g`` in
-    ``[2, 2**31 - 1]``, ``k`` in ``[1, s - 1]``), as a float array. Pure JAX: vmappable over ``s``, ``x0`` and ``fn``'s inputs.
+    ``[2, 2**31 - 1]``, ``k`` in ``[1, s - 1]``: the declared ``Family.domain``), as a float array; continuous
+    results stay inside the declared (open or closed) domain. Pure JAX: vmappable over ``s``, ``x0`` and ``fn``'s inputs.
     """
     dom = domain_of(fam, s)
+    lo, hi = family_domain(fam, s)
+    hi = MAX_G if _unbounded(hi) else hi
     u0 = dom.to_unconstrained(jnp.asarray(x0, dtype=jnp.result_type(float)))
     state, info = run_tuner(gradient_tuner(lambda u: jnp.log(fn(dom.to_param(u))), optimizer), u0, steps)
     x = dom.to_param(state.u)
     if fam.integer:
-        lo = 2.0 if fam.param == "g" else 1.0
-        hi = MAX_G if fam.param == "g" else s - 1.0
-        a = jnp.clip(jnp.floor(x), lo, hi)
-        b = jnp.clip(jnp.ceil(x), lo, hi)
+        a = jnp.clip(jnp.floor(x), jnp.ceil(lo), jnp.floor(hi))
+        b = jnp.clip(jnp.ceil(x), jnp.ceil(lo), jnp.floor(hi))
         x = jnp.where(fn(b) < fn(a), b, a)
+    elif fam.closed:
+        x = jnp.clip(x, lo, hi)
+    else:  # the open interval: a saturated sigmoid must not return an end point
+        lo_, hi_ = jnp.asarray(lo, x.dtype), jnp.asarray(hi, x.dtype)
+        x = jnp.clip(x, jnp.nextafter(lo_, hi_), jnp.nextafter(hi_, lo_))
     return x, fn(x), info
 
 

@@ -1,6 +1,6 @@
 """``ul.recommend``: rank the library's ULDP mechanisms by closed-form MSE and communication (003 §5.4, Table 1).
 
-Each candidate is built with its MSE-optimal parameter for the given ``theta_n`` (SPEC.md's corrected uLH/uWheel,
+Each candidate is built with its MSE-optimal parameter for the given ``theta_n`` (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH/uWheel,
 uRAP's theta*), its risk comes from ``ul.theory.mse`` and its communication cost from ``mech.comm_bits()``
 (003 Def 5: ``log2`` of the number of possible reports, hash seeds included).
 """
@@ -89,7 +89,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
     Raises:
       ValueError: bad ``d``, ``sensitive``, ``eps``, ``theta_n``, ``model`` or ``sort_by``.
     """
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     if isinstance(sensitive, (int, np.integer)) and not isinstance(sensitive, bool):
         s = _validate.check_int("sensitive", sensitive, minimum=1, maximum=d - 1)
         sens = tuple(range(s))

@@ -48,15 +48,17 @@ def _check_objective(objective: Any) -> str:
     return objective
 
 
-def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
+def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective: str = "mse",
          params: Sequence[str] | None = None, steps: int = _optimize.DEFAULT_STEPS, optimizer: Any = None,
          audit: bool | None = None, return_info: bool = False) -> Any:
     """Returns a new mechanism of ``mech``'s kind with its utility parameter optimised by optax.
 
     The tuned parameter is ``theta`` (URAP, RAPPOR), ``p`` (UUE, UE), ``k`` (USS, SS), ``g`` (ULH, OLH) or ``l``
-    (UWheel, Wheel); it is optimised on an unconstrained scale (logit / scaled logit / log) by Adam (optax) on the
-    log of the closed-form objective in float64, and integer parameters are settled by comparing the neighbouring
-    integers of the continuous optimum exactly. Privacy is unchanged: every value in the parameter's domain gives
+    (UWheel, Wheel), or a mechanism's own ``closed_form()`` parameter, searched inside the domain its ``Family``
+    declares (open, closed or integer; see ``ul.theory.Family``) and checked against it; it is optimised on an
+    unconstrained scale (logit / scaled logit / log) by Adam (optax) on the log of the closed-form objective in
+    float64, and integer parameters are settled by comparing the neighbouring integers of the continuous optimum
+    exactly. Privacy is unchanged: every value in the parameter's domain gives
     the same ``eps`` guarantee (by default the result is re-audited from its exact channel when that is small).
 
     Args:
@@ -85,6 +87,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a uldp_jax mechanism (a ul.Mechanism subclass), got "
                         f"{type(mech).__name__}.")
+    _validate.check_grid(mech)
     steps = _validate.check_int("steps", steps, minimum=1)
     if audit is not None:
         _validate.check_bool("audit", audit)
@@ -93,7 +96,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
     if fam.generic and mech.closed_form_family is not None:  # a named GLUTF mechanism with another z
-        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume SPEC.md's z).")
+        raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume docs/errata.md#003-theorem-1-glutfs-valid-z z).")
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
     if params is not None:
@@ -126,6 +129,7 @@ def tune(mech: Any, *, p: Any = None, theta_n: Any = None, objective: str = "mse
         if best > initial:  # never return something worse than the input (e.g. a stalled line search)
             value, best = float(x0), initial
     value = int(round(value)) if fam.integer else value
+    _optimize.check_in_domain(fam, s, value, name=f"the tuned {fam.param}")
     new = mech.with_tuned(value, None if fam.ldp else th)
     _maybe_audit(new, audit)
     if return_info:

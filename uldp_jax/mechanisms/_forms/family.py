@@ -67,6 +67,12 @@ def uwheel_probs(eps, s, l):  # noqa: E741
 class Family:
     """Closed-form description of one mechanism class.
 
+    The contract ``ul.tune`` and ``ul.tuning.optimize`` rely on: ``risk``/``probs`` are pure JAX functions,
+    differentiable in ``param`` over the whole relaxed domain; ``domain(s)`` is the set of valid values of
+    ``param`` (open ``(lo, hi)`` by default, closed ``[lo, hi]`` with ``closed=True``, the integers of ``[lo, hi]``
+    with ``integer=True``; ``hi = inf`` or ``hi >= 2**31 - 1`` is unbounded above); the tuner searches only
+    there and checks its result against it (a ``ValueError`` otherwise). ``domain=None`` means ``(0, 1)``.
+
     Attributes:
       name: a label (the mechanism class name); also the static key under which ``ul.tune`` compiles.
       param: name of the tunable field (``None``: nothing to tune).
@@ -74,10 +80,12 @@ class Family:
       probs: ``(eps, s, param) -> (p*, q*, z*)`` (003 Def 6).
       ldp: True for LDP mechanisms (``s = d``, ``theta_n = 0``); False: the mechanism has ``sensitive``.
       integer: the parameter is an integer (static field).
-      domain: ``s -> (lo, hi)``: open interval for continuous parameters, inclusive range for integers.
+      domain: ``s -> (lo, hi)``: open interval for continuous parameters (closed with ``closed``), inclusive
+        range for integers.
       optimum: ``(eps, s, theta_n) -> param``: closed-form optimum (integer for integer parameters).
       generic: the risk comes from the instance's own ``pure_uldp_probs()`` (003 eq 28), e.g. GLUTF.
       item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model (HR family), or ``None``.
+      closed: a continuous ``domain`` includes its end points.
     """
 
     name: str
@@ -90,3 +98,4 @@ class Family:
     optimum: Callable | None = None
     generic: bool = False
     item_nvar: Callable | None = None
+    closed: bool = False

@@ -1,7 +1,7 @@
 r"""Exact risks and sample complexity of the Hadamard-response family (HR, high-low HR, block HR; 004 §5-6).
 
 Risks are :math:`n\,E\,\ell_2^2` of the unbiased estimators (``HR.debias``, 004 eqs 15-16 and 19), exact, from
-SPEC.md, with :math:`R = (e^\varepsilon + 1)/(e^\varepsilon - 1) = 1/\tanh(\varepsilon/2)`:
+docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, with :math:`R = (e^\varepsilon + 1)/(e^\varepsilon - 1) = 1/\tanh(\varepsilon/2)`:
 
 * HR over ``d`` items: :math:`R^2 d - \sum_x p_x^2`;
 * high-low HR: :math:`s R (2 + (e^\varepsilon - 1) p(A)) / (e^\varepsilon - 1) + R (1 - p(A)) - \sum_x p_x^2`;
@@ -15,7 +15,7 @@ report lands in the item's Hadamard block: 1 for HR, :math:`p([S])` for sensitiv
 exact channel moments in ``tests/context``). For non-sensitive items of high-low HR,
 :math:`n\mathrm{Var} = R p_x - p_x^2`.
 
-Variance models (SPEC.md): ``model="iid"`` (the formulas above) or ``"fixed"`` (subtract ``1 - sum p^2``).
+Variance models (docs/errata.md#variance-models): ``model="iid"`` (the formulas above) or ``"fixed"`` (subtract ``1 - sum p^2``).
 
 Sample complexity (004 Theorems 3-4): ``*_users_for_tv`` give a *sufficient* number of users for
 ``E[d_TV] <= alpha``, from :math:`E|\hat p_x - p_x| \le \sigma_x` (Jensen), i.e.
@@ -121,7 +121,7 @@ def users_for_tv(item_nvar: Any, alpha: Any) -> Any:
 
 def hr_users_for_tv(alpha: Any, eps: Any, d: int, p: Any = None) -> Any:
     """Users sufficient for ``E[d_TV] <= alpha`` with HR; for every ``p`` when ``p`` is None: ``(R d / 2 alpha)^2``."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     if p is None:
         return users_for_tv(jnp.full((d,), _R(eps) ** 2), alpha)
     return users_for_tv(hr_item_nvar(eps, p), alpha)
@@ -129,7 +129,7 @@ def hr_users_for_tv(alpha: Any, eps: Any, d: int, p: Any = None) -> Any:
 
 def highlow_hr_users_for_tv(alpha: Any, eps: Any, d: int, sensitive: Sequence[int], p: Any = None) -> Any:
     """Users sufficient for ``E[d_TV] <= alpha`` with high-low HR (004 Thm 3 upper bound, explicit constants)."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     s = len(_validate.check_index_set("sensitive", sensitive, d))
     if p is None:
         _check_alpha(alpha)

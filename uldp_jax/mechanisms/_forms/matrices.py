@@ -12,7 +12,7 @@ from uldp_jax.mechanisms._forms.partition import check_partition
 
 def ldp_matrix(d: int, eps: float) -> np.ndarray:
     """E of classical eps-LDP: eps off the diagonal."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     eps = float(_validate.check_eps(eps))
     E = np.full((d, d), eps)
     np.fill_diagonal(E, 0.0)
@@ -21,7 +21,7 @@ def ldp_matrix(d: int, eps: float) -> np.ndarray:
 
 def hlldp_matrix(d: int, sensitive: Sequence[int], eps: float) -> np.ndarray:
     """E of (A, eps)-HLLDP (004 Def 3): row x is eps for x in A, inf for x in B = X \\ A."""
-    d = _validate.check_int("d", d, minimum=2)
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     A = _validate.check_index_set("sensitive", sensitive, d)
     eps = float(_validate.check_eps(eps))
     E = np.full((d, d), np.inf)

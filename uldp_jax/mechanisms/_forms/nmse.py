@@ -1,9 +1,9 @@
-r"""Closed-form risks of the empirical estimator, per mechanism (003 §4-5 with SPEC.md's corrections, 001).
+r"""Closed-form risks of the empirical estimator, per mechanism (003 §4-5 with docs/errata.md corrections, 001).
 
 Every function returns :math:`n\,\mathrm{MSE}_{\mathrm{fixed}}`: ``n`` times the expected squared l2 loss
 :math:`\sum_x E(\hat p(x) - p(x))^2` in the *fixed* model (exactly ``n p(x)`` users hold ``x``; 003's model,
 where eq 28 is exact). For these unbiased estimators the *iid* model (001) adds ``1 - sum_x p(x)^2``:
-:math:`n\,\mathrm{MSE}_{\mathrm{iid}} = n\,\mathrm{MSE}_{\mathrm{fixed}} + 1 - \sum_x p(x)^2` (SPEC.md). The risk
+:math:`n\,\mathrm{MSE}_{\mathrm{iid}} = n\,\mathrm{MSE}_{\mathrm{fixed}} + 1 - \sum_x p(x)^2` (docs/errata.md#variance-models). The risk
 depends on the distribution only through ``theta_n``, the total mass of the non-sensitive items.
 
 All functions are plain ``jax.numpy`` expressions (differentiable and vmappable in every argument, including
@@ -71,7 +71,7 @@ def ue_nmse(eps: Any, d: Any, p: Any) -> Any:
 
 
 def urap_nmse(eps: Any, s: Any, theta_n: Any, theta: Any) -> Any:
-    r"""uRAP with any ``theta`` (SPEC.md; pure ULDP with ``p* = theta``, ``q* = d_1``, ``z* = theta (e-1)/e``).
+    r"""uRAP with any ``theta`` (docs/errata.md; pure ULDP with ``p* = theta``, ``q* = d_1``, ``z* = theta (e-1)/e``).
 
     .. math:: \frac{e(s+e-1)}{(e-1)^2\theta} + \frac{e s - (1-\theta_N)(e-1)}{(e-1)^2(1-\theta)} - 1
     """
@@ -97,7 +97,7 @@ def ss_nmse(eps: Any, d: Any, k: Any) -> Any:
 
 
 def ulh_nmse(eps: Any, s: Any, theta_n: Any, g: Any) -> Any:
-    r"""Corrected uLH with hash range ``g`` (SPEC.md; ``z* = (e-1)/(e+s-1)``).
+    r"""Corrected uLH with hash range ``g`` (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp; ``z* = (e-1)/(e+s-1)``).
 
     .. math:: \frac{s(e+g-1)^2}{(e-1)^2(g-1)} + (1-\theta_N)\frac{(g-1)^2-e}{(e-1)(g-1)} + \frac{\theta_N s}{e-1}
     """
@@ -112,7 +112,7 @@ def olh_nmse(eps: Any, d: Any, g: Any) -> Any:
 
 
 def uwheel_nmse(eps: Any, s: Any, theta_n: Any, l: Any) -> Any:  # noqa: E741
-    r"""Corrected uWheel with coverage ``l`` (SPEC.md; equals ``ulh_nmse`` at ``g = 1/l``).
+    r"""Corrected uWheel with coverage ``l`` (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp; equals ``ulh_nmse`` at ``g = 1/l``).
 
     .. math:: s\frac{(le-l+1)^2}{(e-1)^2 l(1-l)} + (1-\theta_N)\frac{(1-l)^2 - e l^2}{(e-1)l(1-l)}
        + \frac{\theta_N s}{e-1}

@@ -1,4 +1,4 @@
-r"""Closed-form MSE-optimal parameters (003 eqs 37 and 43, SPEC.md's exact g*, l* and uRAP theta*).
+r"""Closed-form MSE-optimal parameters (003 eqs 37 and 43, docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta exact g*, l* and uRAP theta*).
 
 The uSS/uUE/uLH/uWheel optima are those of ``theory/_pure_uldp.py`` (GLUTF module), re-exported under one naming
 scheme ``optimal_*(eps, s, theta_n)``; uRAP's theta* is defined here.
@@ -26,7 +26,7 @@ def _t(eps: Any):
 
 
 def optimal_theta(eps: Any, s: Any, theta_n: Any) -> Any:
-    r"""uRAP's MSE-optimal keep-probability (SPEC.md):
+    r"""uRAP's MSE-optimal keep-probability (docs/errata.md#001-urap-with-any-theta-and-its-optimal-theta):
     :math:`\theta^* = 1/(1 + \sqrt{(e s - (1-\theta_N)(e-1)) / (e (s + e - 1))})`.
 
     With ``s = d`` and ``theta_n = 0`` it is the optimal keep-probability of generalized RAPPOR / UE.
@@ -42,13 +42,13 @@ def optimal_p(eps: Any, s: Any, theta_n: Any) -> Any:
 
 
 def optimal_g_continuous(eps: Any, s: Any, theta_n: Any) -> Any:
-    r"""uLH's exact continuous optimum (SPEC.md, not 003's s >> g approximation eq 49; ``_pure_uldp.ulh_g_opt``):
+    r"""uLH's exact continuous optimum (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l, not 003's s >> g approximation eq 49; ``_pure_uldp.ulh_g_opt``):
     :math:`g^* = 1 + \sqrt{e (e s - (1-\theta_N)(e-1)) / (s + (1-\theta_N)(e-1))}`."""
     return _pu.ulh_g_opt(s, eps, theta_n)
 
 
 def optimal_l(eps: Any, s: Any, theta_n: Any) -> Any:
-    """uWheel's exact optimal coverage ``l* = 1 / g*`` (SPEC.md; uWheel(l) has uLH(1/l)'s risk)."""
+    """uWheel's exact optimal coverage ``l* = 1 / g*`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l; uWheel(l) has uLH(1/l)'s risk)."""
     return _pu.uwheel_l_opt(s, eps, theta_n)
 
 
@@ -69,7 +69,7 @@ def best_integer(fn, x_cont: float, lo: int, hi: int) -> int:
 
 
 def optimal_k(eps: float, s: int, theta_n: float) -> int:
-    """uSS's integer optimum: the better of ``floor``/``ceil`` of eq 37, clipped to ``[1, s - 1]`` (SPEC.md).
+    """uSS's integer optimum: the better of ``floor``/``ceil`` of eq 37, clipped to ``[1, s - 1]`` (docs/errata.md#003-usss-optimal-subset-size).
 
     ``k = 1`` is uRR. Requires ``s >= 2``. (``_pure_uldp.uss_k_opt``.)
     """

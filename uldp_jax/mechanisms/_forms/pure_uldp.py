@@ -1,11 +1,11 @@
-r"""Pure ULDP theory (003 §4-5, corrected by SPEC.md): GLUTF's f and z, eq 21 estimation, eqs 25/28 error.
+r"""Pure ULDP theory (003 §4-5, corrected by docs/errata.md): GLUTF's f and z, eq 21 estimation, eqs 25/28 error.
 
 Every function is a JAX function of its arguments (``jnp`` arrays or Python floats), differentiable and
 float64-capable (wrap calls in ``jax.enable_x64(True)`` for float64). Notation: ``e = exp(eps)``,
 ``s = |X_S|``, ``theta_n`` = total true mass of the non-sensitive items (003 calls it theta),
 ``p_star, q_star, z_star`` the pure probabilities of 003 Def 6.
 
-Variance models (SPEC.md): *fixed* (exactly ``n c_x`` users hold ``x``; 003's model, in which eqs 25 and 28 are
+Variance models (docs/errata.md#variance-models): *fixed* (exactly ``n c_x`` users hold ``x``; 003's model, in which eqs 25 and 28 are
 exact) and *iid* (each user's value drawn from ``p``): ``n MSE_iid = n MSE_fixed + 1 - sum_x p(x)^2``.
 """
 
@@ -44,7 +44,7 @@ def glutf_f_nonpure(eps: Any, s: Any) -> jax.Array:
 
 
 def glutf_z_max(eps: Any, s: Any, f: Any, share: Any) -> jax.Array:
-    r"""Largest valid z (SPEC.md's corrected Theorem 1).
+    r"""Largest valid z (docs/errata.md#003-theorem-1-glutfs-valid-z corrected Theorem 1).
 
     :math:`z = 1 - e^{-\varepsilon} (s/f) \max_{i,m} p_{im}/\sum_t p_{tm}`.
 
@@ -138,7 +138,7 @@ def ss_share(s: Any, eps: Any, k: Any) -> jax.Array:
 
 
 def uss_z_max(s: Any, eps: Any, k: Any) -> jax.Array:
-    r"""003 eq 33: :math:`z = (e-1)(k-1)/(e(k-1) - k + s)` (correct per SPEC.md)."""
+    r"""003 eq 33: :math:`z = (e-1)(k-1)/(e(k-1) - k + s)` (correct per docs/errata.md#003-usss-optimal-subset-size)."""
     e = _e(eps)
     return (e - 1.0) * (k - 1) / (e * (k - 1) - k + s)
 
@@ -152,7 +152,7 @@ def uss_k_continuous(s: Any, eps: Any, theta_n: Any) -> jax.Array:
 
 
 def ue_q(p: Any, eps: Any) -> jax.Array:
-    r"""Unary encoding's :math:`q^* = p/(e(1-p)+p)` (SPEC.md: the text garbles it)."""
+    r"""Unary encoding's :math:`q^* = p/(e(1-p)+p)` (docs/errata.md#003-uues-q: the text garbles it)."""
     t = jnp.exp(-jnp.asarray(eps))
     return p * t / ((1.0 - p) + p * t)
 
@@ -171,26 +171,26 @@ def lh_probs(eps: Any, g: Any) -> tuple[jax.Array, jax.Array]:
 
 
 def ulh_g_opt(s: Any, eps: Any, theta_n: Any) -> jax.Array:
-    r"""SPEC.md's exact optimum :math:`g^* = 1 + \sqrt{e(es - (1-\theta_N)(e-1))/(s + (1-\theta_N)(e-1))}`."""
+    r"""docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l exact optimum :math:`g^* = 1 + \sqrt{e(es - (1-\theta_N)(e-1))/(s + (1-\theta_N)(e-1))}`."""
     e = _e(eps)
     a = 1.0 - theta_n
     return 1.0 + jnp.sqrt(e * (e * s - a * (e - 1.0)) / (s + a * (e - 1.0)))
 
 
 def ulh_z_max(s: Any, eps: Any, g: Any) -> jax.Array:
-    r"""SPEC.md's corrected uLH z: :math:`e(e-1)/((e+g-1)(e+s-1))`."""
+    r"""docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH z: :math:`e(e-1)/((e+g-1)(e+s-1))`."""
     t = jnp.exp(-jnp.asarray(eps))
     return -jnp.expm1(-jnp.asarray(eps)) / ((1.0 + (g - 1) * t) * (1.0 + (s - 1) * t))
 
 
 def ulh_z_published(eps: Any, g: Any) -> jax.Array:
-    r"""003 §5.3's published uLH z :math:`(e-1)/(e+g-1)`: VIOLATES ULDP for s >= 2 (SPEC.md)."""
+    r"""003 §5.3's published uLH z :math:`(e-1)/(e+g-1)`: VIOLATES ULDP for s >= 2 (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp)."""
     t = jnp.exp(-jnp.asarray(eps))
     return -jnp.expm1(-jnp.asarray(eps)) / (1.0 + (g - 1) * t)
 
 
 def ulh_mse(s: Any, eps: Any, g: Any, theta_n: Any) -> jax.Array:
-    r"""SPEC.md's fixed-model ``n * MSE`` of corrected uLH (equals uWheel with ``l = 1/g``)."""
+    r"""docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp fixed-model ``n * MSE`` of corrected uLH (equals uWheel with ``l = 1/g``)."""
     e = _e(eps)
     return (s * (e + g - 1.0) ** 2 / ((e - 1.0) ** 2 * (g - 1.0))
             + (1.0 - theta_n) * ((g - 1.0) ** 2 - e) / ((e - 1.0) * (g - 1.0)) + theta_n * s / (e - 1.0))
@@ -204,19 +204,19 @@ def wheel_probs(eps: Any, l: Any) -> tuple[jax.Array, jax.Array]:
 
 
 def uwheel_z_max(s: Any, eps: Any, l: Any) -> jax.Array:
-    r"""SPEC.md's corrected uWheel z: :math:`el(e-1)/((le+1-l)(e+s-1))`."""
+    r"""docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uWheel z: :math:`el(e-1)/((le+1-l)(e+s-1))`."""
     t = jnp.exp(-jnp.asarray(eps))
     return l * -jnp.expm1(-jnp.asarray(eps)) / ((l + (1.0 - l) * t) * (1.0 + (s - 1) * t))
 
 
 def uwheel_z_published(eps: Any, l: Any) -> jax.Array:
-    r"""003 App. B's published uWheel z :math:`l(e-1)/(le+1-l)`: VIOLATES ULDP for s >= 2 (SPEC.md)."""
+    r"""003 App. B's published uWheel z :math:`l(e-1)/(le+1-l)`: VIOLATES ULDP for s >= 2 (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp)."""
     t = jnp.exp(-jnp.asarray(eps))
     return l * -jnp.expm1(-jnp.asarray(eps)) / (l + (1.0 - l) * t)
 
 
 def uwheel_l_opt(s: Any, eps: Any, theta_n: Any) -> jax.Array:
-    """SPEC.md: the optimal coverage is ``1 / g*`` (``ulh_g_opt``)."""
+    """docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l: the optimal coverage is ``1 / g*`` (``ulh_g_opt``)."""
     return 1.0 / ulh_g_opt(s, eps, theta_n)
 
 

@@ -1,0 +1,104 @@
+"""mkdocs hooks: pages generated from the package and the repository at build time.
+
+* ``<!-- uldp:mechanisms -->`` (mechanisms.md): one row per mechanism class exported by ``uldp_jax``, with the
+  guarantee ``ul.audit`` reads off the exact channel of a small instance, and the docstring's references. A
+  mechanism exported without an example here fails the build, so the page follows the package's list.
+* ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and NOTES.
+* ``<!-- uldp:include PATH -->``: the text of a repository file (e.g. experiments/benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import glob
+import inspect
+import os
+import re
+
+from mkdocs.structure.files import File
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXPERIMENTS = os.path.join(ROOT, "experiments")
+
+
+def _examples(ul):
+    """A small instance of every mechanism (exact channels of a few hundred entries)."""
+    return {
+        "GRR": ul.GRR(8, 1.0), "RAPPOR": ul.RAPPOR(6, 1.0), "SUE": ul.SUE(6, 1.0), "OUE": ul.OUE(6, 1.0),
+        "UE": ul.UE(6, 1.0), "URR": ul.URR(8, [0, 3], 1.0), "URAP": ul.URAP(6, [0, 3], 1.0),
+        "PUM": ul.PUM(6, [0, 3], 2, 1.0), "SS": ul.SS(6, 1.0), "OLH": ul.OLH(6, 1.0, g=2, family="full"),
+        "Wheel": ul.Wheel(6, 1.0, num_hashes=8), "GLUTF": ul.glutf(ul.GRR(2, 1.0), 6, [0, 3]),
+        "glutf": ul.glutf(ul.GRR(2, 1.0), 6, [0, 3]), "USS": ul.USS(6, [0, 1, 3], 1.0),
+        "UUE": ul.UUE(6, [0, 3], 1.0), "ULH": ul.ULH(6, [0, 3], 1.0, g=2, family="full"),
+        "UWheel": ul.UWheel(6, [0, 3], 1.0, num_hashes=8), "HR": ul.HR(6, 1.0),
+        "HighLowHR": ul.HighLowHR(6, [0, 3], 1.0), "BlockHR": ul.BlockHR([[0, 1, 2], [3, 4, 5]], 1.0),
+        "BinaryCA": ul.BinaryCA(0.5, 2.0), "Warner": ul.Warner(1.0), "Mangat": ul.Mangat(1.0),
+    }
+
+
+def _references(obj) -> str:
+    doc = inspect.getdoc(obj) or ""
+    m = re.search(r"^References:\s*\n((?:[ \t]+.*\n?)+)", doc, re.M)
+    text = " ".join(ln.strip() for ln in m.group(1).splitlines()) if m else ""
+    return text.replace("|", "/") or "see the summary"
+
+
+def _mechanism_table() -> str:
+    import uldp_jax as ul
+
+    ex = _examples(ul)
+    names = [n for n in ul.__all__ if n != "Mechanism" and (
+        (inspect.isclass(getattr(ul, n)) and issubclass(getattr(ul, n), ul.Mechanism))
+        or isinstance(ex.get(n), ul.Mechanism) and callable(getattr(ul, n)))]
+    missing = [n for n in names if n not in ex]
+    if missing:
+        raise RuntimeError(f"docs/hooks.py has no example instance for {missing}: add one to _examples().")
+    rows = ["| constructor | summary | guarantee (audited on the example) | example | references |",
+            "|---|---|---|---|---|"]
+    for n in names:
+        obj, m = getattr(ul, n), ex[n]
+        rep = ul.audit(m)
+        summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ").replace("|", "/")
+        verdict = f"{rep.kind}, eps = {float(rep.eps):.3g}, {'ok' if rep.ok else 'VIOLATED'}" + (
+            ", tight" if rep.tight else "")
+        rows.append(f"| [`{n}`](#uldp_jax.{n}) | {summary} | {verdict} | `{m!r}` | {_references(obj)} |")
+    blocks = "\n\n".join(f"::: uldp_jax.{n}" for n in names)
+    return "\n".join(rows) + "\n\n## Reference\n\n" + blocks + "\n"
+
+
+def _experiment_folders() -> list[str]:
+    return sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(EXPERIMENTS, "*", "NOTES.md")))
+
+
+def _demote(md: str) -> str:
+    """NOTES headings two levels down; code-like paths left as they are."""
+    return re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", md, flags=re.M)
+
+
+def _gallery() -> str:
+    out = []
+    for name in _experiment_folders():
+        folder = os.path.join(EXPERIMENTS, name)
+        out.append(f"## {name}\n")
+        for png in sorted(glob.glob(os.path.join(folder, "*.png"))):
+            out.append(f"![{name}: {os.path.basename(png)}](reproductions/{name}/{os.path.basename(png)})\n")
+        with open(os.path.join(folder, "NOTES.md"), encoding="utf-8") as fh:
+            out.append(_demote(fh.read()) + "\n")
+    return "\n".join(out)
+
+
+def on_files(files, config):
+    for name in _experiment_folders():
+        for png in sorted(glob.glob(os.path.join(EXPERIMENTS, name, "*.png"))):
+            files.append(File.generated(config, f"reproductions/{name}/{os.path.basename(png)}", abs_src_path=png))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if "<!-- uldp:mechanisms -->" in markdown:
+        markdown = markdown.replace("<!-- uldp:mechanisms -->", _mechanism_table())
+    if "<!-- uldp:reproductions -->" in markdown:
+        markdown = markdown.replace("<!-- uldp:reproductions -->", _gallery())
+    for m in re.finditer(r"<!-- uldp:include (\S+) -->", markdown):
+        with open(os.path.join(ROOT, m.group(1)), encoding="utf-8") as fh:
+            markdown = markdown.replace(m.group(0), _demote(fh.read()))
+    return markdown

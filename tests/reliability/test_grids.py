@@ -1,0 +1,178 @@
+"""Grids are first-class: every entry point refuses a ``jax.vmap``-built grid holding one bad point, naming the
+argument and the index; theory on a grid gives exactly what a loop over its points gives.
+
+Bad points: negative, 0, below EPS_MIN (1e-9), above EPS_MAX (150), inf and NaN. The grid is built with
+``jax.vmap`` (no constructor runs on its points), the bad point at index 2 of 4.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import theory as th
+
+
+class Keep(ul.Mechanism):
+    """A mechanism defined outside the package (README's KeepRR), without any constructor check."""
+
+    d: int = ul.static_field()
+    eps: float
+    report_kind = "item"
+
+    @property
+    def num_outputs(self):
+        return self.d
+
+    def keep(self):
+        return 1.0 / (1.0 + (self.d - 1) * jnp.exp(-self.eps))
+
+    def perturb_batch(self, key, xs):
+        k1, k2 = jax.random.split(key)
+        other = jax.random.randint(k2, xs.shape, 0, self.d - 1)
+        keep = jax.random.uniform(k1, xs.shape) < self.keep()
+        return jnp.where(keep, xs, other + (other >= xs)).astype(jnp.int32)
+
+    def channel_matrix(self):
+        k = self.keep()
+        return jnp.where(jnp.eye(self.d, dtype=bool), k, (1.0 - k) / (self.d - 1)), jnp.ones(self.d, dtype=bool)
+
+    def privacy_spec(self):
+        return ul.PrivacySpec.ldp(self.d, self.eps)
+
+
+SENS = (0, 2, 3)
+FACTORIES = {
+    "Keep": lambda e: Keep(5, e),
+    "GRR": lambda e: ul.GRR(5, e),
+    "RAPPOR": lambda e: ul.RAPPOR(4, e),
+    "UE": lambda e: ul.UE(4, e, p=0.4),
+    "SS": lambda e: ul.SS(5, e, k=2),
+    "OLH": lambda e: ul.OLH(4, e, g=3, family="full"),
+    "Wheel": lambda e: ul.Wheel(4, e, l=0.3, num_hashes=64),
+    "HR": lambda e: ul.HR(5, e),
+    "HighLowHR": lambda e: ul.HighLowHR(6, (1, 4), e),
+    "BlockHR": lambda e: ul.BlockHR([range(3), range(3, 5)], e),
+    "BinaryCA": lambda e: ul.BinaryCA(e, 0.5 * e),
+    "URR": lambda e: ul.URR(5, SENS, e),
+    "URAP": lambda e: ul.URAP(5, SENS, e),
+    "USS": lambda e: ul.USS(5, SENS, e, k=2),
+    "UUE": lambda e: ul.UUE(5, SENS, e, p=0.4),
+    "ULH": lambda e: ul.ULH(5, SENS, e, g=3, family="full"),
+    "UWheel": lambda e: ul.UWheel(5, SENS, e, l=0.3, num_hashes=64),
+    "GLUTF": lambda e: ul.glutf(ul.GRR(3, e), 5, SENS),
+    "PUM": lambda e: ul.PUM(5, SENS, 2, e),
+}
+BAD = {"negative": -1.0, "zero": 0.0, "tiny": 1e-9, "huge": 150.0, "inf": np.inf, "nan": np.nan}
+
+
+@functools.lru_cache(maxsize=None)
+def _grid(name: str, bad: str):
+    return jax.vmap(FACTORIES[name])(jnp.array([0.5, 1.0, BAD[bad], 2.0], dtype=jnp.float32))
+
+
+def _p(mech):
+    return np.full(mech.d, 1.0 / mech.d)
+
+
+ENTRY_POINTS = {
+    "perturb": lambda m: ul.perturb(jax.random.key(0), m, np.zeros(3, np.int32)),
+    "estimate": lambda m: ul.estimate(m, np.zeros(3, np.int32)),
+    "estimate_from_stats": lambda m: ul.estimate_from_stats(m, np.zeros(m.num_stats, np.int32), 3),
+    "aggregate": lambda m: ul.aggregate(m, np.zeros(3, np.int32)),
+    "channel": ul.channel,
+    "audit": ul.audit,
+    "check": ul.check,
+    "theory.mse": lambda m: th.mse(m, _p(m), 100),
+    "theory.item_variance": lambda m: th.item_variance(m, _p(m), 100),
+    "theory.l1": lambda m: th.l1(m, _p(m), 100),
+    "theory.exact_mse": lambda m: th.exact_mse(m, _p(m), 100),
+    "theory.exact_item_mse": lambda m: th.exact_item_mse(m, _p(m), 100),
+    "tune": lambda m: ul.tune(m, theta_n=0.5),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_every_entry_point_refuses_a_grid_with_one_bad_point(name, entry, bad):
+    grid = _grid(name, bad)
+    with pytest.raises(ValueError, match=r"mech at grid point \(2,\) \(eps="):
+        ENTRY_POINTS[entry](grid)
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+def test_an_outside_mechanism_outside_the_range_is_refused_alone(bad):
+    """A mechanism without constructor checks: the entry points check its eps themselves."""
+    mech = Keep(5, BAD[bad])
+    for entry in ("perturb", "channel", "audit", "theory.mse", "theory.exact_mse"):
+        with pytest.raises(ValueError, match="mech.eps"):
+            ENTRY_POINTS[entry](mech)
+
+
+def test_domains_above_int32_are_refused():
+    for make in (lambda d: ul.URR(d, [0], 50.0), lambda d: ul.GRR(d, 1.0), lambda d: ul.RAPPOR(d, 1.0),
+                 lambda d: ul.OLH(d, 1.0), lambda d: ul.SS(d, 1.0, k=2), lambda d: ul.UUE(d, [0], 1.0),
+                 lambda d: Keep(d, 1.0)):
+        with pytest.raises(ValueError, match=r"d=4294967301 .*2147483647|<= 2147483647"):
+            ul.perturb(jax.random.key(0), make(2**32 + 5), np.array([0], np.int32))
+
+
+EPS = np.array([0.5, 1.25, 4.0], dtype=np.float32)
+
+
+def _loop_and_grid(fn, name):
+    factory = FACTORIES[name]
+    mech = factory(1.0)
+    p = np.random.default_rng(0).dirichlet(np.ones(mech.d))
+    grid = jax.vmap(factory)(jnp.asarray(EPS))
+    loop = np.stack([np.asarray(fn(factory(float(e)), p)) for e in EPS])
+    return loop, np.asarray(fn(grid, p))
+
+
+THEORY = {
+    "mse": lambda m, p: th.mse(m, p, 1000),
+    "mse-fixed": lambda m, p: th.mse(m, p, 1000, model="fixed"),
+    "item_variance": lambda m, p: th.item_variance(m, p, 1000),
+    "l1": lambda m, p: th.l1(m, p, 1000),
+    "exact_mse": lambda m, p: th.exact_mse(m, p, 1000, affine="mechanism"),
+    "exact_item_mse": lambda m, p: th.exact_item_mse(m, p, 1000, affine="mechanism"),
+}
+
+
+@pytest.mark.parametrize("fn", list(THEORY))
+@pytest.mark.parametrize("name", [n for n in FACTORIES if n != "PUM"])
+def test_theory_on_a_grid_equals_a_loop(name, fn):
+    """Closed forms and exact moments alike (README's KeepRR on an 8-point grid used to give one value)."""
+    try:
+        loop, grid = _loop_and_grid(THEORY[fn], name)
+    except (TypeError, ValueError, NotImplementedError) as err:  # what the loop refuses, the grid must refuse
+        with pytest.raises(type(err)):
+            factory = FACTORIES[name]
+            THEORY[fn](jax.vmap(factory)(jnp.asarray(EPS)), _p(factory(1.0)))
+        return
+    assert grid.shape == loop.shape
+    np.testing.assert_allclose(grid, loop, rtol=1e-6)
+
+
+def test_readme_keeprr_on_an_eight_point_grid():
+    eps = jnp.linspace(0.5, 4, 8)
+    grid = jax.vmap(lambda e: Keep(8, e))(eps)
+    p = np.full(8, 1 / 8)
+    got = np.asarray(th.mse(grid, p, 1000))
+    want = np.array([th.mse(Keep(8, float(e)), p, 1000) for e in eps])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[0] > 10 * got[-1]
+
+
+def test_theory_with_p_batched_like_the_grid():
+    grid = jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray(EPS))
+    ps = np.random.default_rng(1).dirichlet(np.ones(4), size=3)
+    got = np.asarray(th.mse(grid, ps, 100))
+    want = [float(th.mse(ul.GRR(4, float(e)), p, 100)) for e, p in zip(EPS, ps)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -1,0 +1,91 @@
+"""001's sampling model in ``ul.study(..., sample="population")``: exact uniform subsets, scored against the
+population, against hand computations (the finite-population correction (N - n) / (N - 1))."""
+
+import itertools
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import testing
+from uldp_jax.studies import _metrics, _population
+
+POP = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2], np.int32)  # N = 10 users over d = 3 items
+P_POP = np.bincount(POP, minlength=3) / POP.size
+
+
+def test_subsets_are_uniform():
+    """Every 2-subset of 6 users is equally likely (chi-square over the 15 subsets, 6000 draws)."""
+    keys = jax.random.split(jax.random.key(0), 6000)
+    perms = np.asarray(jax.vmap(_population.permute, (0, None))(keys, np.arange(6, dtype=np.int32)))
+    assert np.all(np.sort(perms, axis=1) == np.arange(6))  # permutations
+    pairs = {c: i for i, c in enumerate(itertools.combinations(range(6), 2))}
+    counts = np.bincount([pairs[tuple(sorted(r[:2]))] for r in perms], minlength=15)
+    assert testing.fits(testing.chi_square(counts, np.full(15, 1 / 15)))
+
+
+def test_ties_are_redrawn():
+    """A population larger than the 64-bit words could order without ties would loop; a normal one draws once
+    and still gives a permutation (the redraw path is the same function with attempt > 0)."""
+    order, tie = _population._draw(jax.random.key(1), np.int32(3), 1000)
+    assert not bool(tie) and sorted(np.asarray(order).tolist()) == list(range(1000))
+
+
+def _hand_l2(n):
+    """E||p_subset - p_pop||^2 = sum_x p_x (1 - p_x) / n * (N - n) / (N - 1), by enumerating all subsets."""
+    N = POP.size
+    errs = [np.sum((np.bincount(POP[list(c)], minlength=3) / n - P_POP) ** 2)
+            for c in itertools.combinations(range(N), n)]
+    exact = float(np.mean(errs))
+    assert exact == pytest.approx(float(np.sum(P_POP * (1 - P_POP))) / n * (N - n) / (N - 1), rel=1e-12)
+    return exact
+
+
+def test_population_error_matches_the_hand_computation():
+    """With (numerically) no privacy noise, GRR at eps = 30, the error is the subset's own: its mean over
+    repetitions matches the enumeration of all C(10, 4) subsets, and at n = N it is zero."""
+    res = ul.study(jax.random.key(0), {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[30.0], n=[4, 10], reps=200,
+                   xs=POP, sample="population", metrics=("l2",))
+    r4, r10 = res.rows()
+    assert r4["sample"] == "population" and r4["n"] == 4
+    assert testing.within_se(r4["mean"], _hand_l2(4), r4["se"], dof=199)
+    assert r4["theory"] == pytest.approx(_hand_l2(4), rel=1e-4)  # the fixed-model noise is ~1e-13 here
+    assert r10["mean"] < 1e-12 and r10["theory"] < 1e-12
+
+
+def test_population_theory_is_fixed_plus_the_subset_error():
+    mech = ul.URR(3, (0,), 1.0)
+    v = _metrics.item_variance(mech, P_POP, 4, "population", 10)
+    fixed = np.asarray(ul.theory.item_variance(mech, P_POP, 4, "fixed"))
+    np.testing.assert_allclose(v, fixed + P_POP * (1 - P_POP) / 4 * 6 / 9, rtol=1e-6)
+
+
+def test_population_matches_theory_with_noise():
+    res = ul.study(jax.random.key(2), {"uRR": lambda eps: ul.URR(3, (0,), eps)}, eps=[0.5, 2.0], n=[5],
+                   reps=200, xs=POP, sample="population", metrics=("mse", "l2"))
+    for r in res.rows():
+        assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r
+
+
+def test_population_per_repetition_key_schedule():
+    """Repetition r: subset from fold_in(fold_in(key_mj, r), 0), engine call fold_in(fold_in(key_mj, r), 1)."""
+    key = jax.random.key(5)
+    res = ul.study(key, {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[1.0], n=[6], reps=3, xs=POP, sample="population")
+    key_mj = jax.random.fold_in(jax.random.fold_in(key, 0), 0)
+    vals = []
+    for r in range(3):
+        key_r = jax.random.fold_in(key_mj, r)
+        sub = _population.subset(jax.random.fold_in(key_r, 0), POP, 6)
+        sim = ul.simulate(jax.random.fold_in(key_r, 1), ul.GRR(3, 1.0), xs=sub, reps=1)
+        vals.append(_metrics.evaluate("mse", "mse", np.asarray(sim.estimates["emp"])[0], P_POP))
+    np.testing.assert_array_equal(res.values[0], np.asarray(vals))
+
+
+@pytest.mark.slow
+def test_population_on_the_per_user_path():
+    """The same model through the per-user path (the route of mechanisms without a count sampler, e.g. OLH)."""
+    res = ul.study(jax.random.key(6), {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[1.0], n=[5], reps=200, xs=POP,
+                   sample="population", metrics=("l2",), simulate_options={"path": "per_user"})
+    (r,) = res.rows()
+    assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r

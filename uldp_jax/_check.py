@@ -1,0 +1,222 @@
+"""``ul.check(mech)``: one call that checks a mechanism (a user's own, or any library one) end to end.
+
+Four checks, each on what the mechanism hands over, never on the code path under test:
+
+* **audit**: ``ul.audit`` on the exact channel (the claimed guarantee, checked exactly);
+* **sampler**: the sampler against the channel, on every input: ``draws`` reports of each input ``x`` from one
+  batched ``perturb_batch`` call, a Pearson chi-square test of each against row ``x`` of the channel, at a
+  Bonferroni level ``alpha / d`` (so a correct sampler is flagged with probability at most ``alpha``). The audit
+  reads only the channel, so this is what catches a sampler that leaks more than its (honest) channel says;
+* **debias**: ``E[debias(stats)] = p`` exactly: for every input ``x`` the expected statistic of ``n`` users
+  holding ``x`` is read off the channel (``n Q[x] @ S``, ``S`` the per-report statistic: the report itself,
+  its bits, or the mechanism's ``channel_support``) and ``debias`` of it must give the unit vector ``e_x``
+  (float64, absolute tolerance ``1e-6``). ``debias`` is affine in the statistic, so this is unbiasedness for
+  every ``p``;
+* **rank**: the statistic identifies ``p`` (``E[stats] / n = p @ A`` with ``rank(A) = d``); with a smaller rank
+  every estimator of ``p`` from ``stats`` is biased somewhere.
+
+A check that cannot run (a channel too large to enumerate, a report space without a per-report statistic, a
+sampler that needs more inputs than ``xs``) is reported as skipped with the reason, never as passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate, testing
+from uldp_jax.estimation import _empirical
+from uldp_jax.mechanisms import _base
+from uldp_jax.privacy import _audit, _channel
+
+DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
+DEFAULT_ALPHA = 1e-3  # false-alarm probability of the sampler test (all inputs together)
+DEFAULT_DRAWS = 20_000  # reports per input in the sampler test
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckRow:
+    """One line of a ``CheckReport``.
+
+    Attributes:
+      name: ``"audit"``, ``"sampler"``, ``"debias"`` or ``"rank"``.
+      status: ``"pass"``, ``"FAIL"`` or ``"skip"``.
+      detail: what was measured (or why it was skipped).
+    """
+
+    name: str
+    status: str
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class CheckReport:
+    """What ``ul.check`` found; prints as a short table.
+
+    Attributes:
+      mechanism: the mechanism's class name.
+      rows: one ``CheckRow`` per check, in the order audit, sampler, debias, rank.
+    """
+
+    mechanism: str
+    rows: tuple[CheckRow, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No check failed (skipped checks do not fail; see ``skipped``)."""
+        return all(r.status != "FAIL" for r in self.rows)
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """Names of the failed checks."""
+        return tuple(r.name for r in self.rows if r.status == "FAIL")
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """Names of the checks that could not run."""
+        return tuple(r.name for r in self.rows if r.status == "skip")
+
+    def __getitem__(self, name: str) -> CheckRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        width = max(len(r.name) for r in self.rows)
+        lines = [f"ul.check({self.mechanism}): {'ok' if self.ok else 'FAILED: ' + ', '.join(self.failed)}"]
+        lines += [f"  {r.name:<{width}}  {r.status:<4}  {r.detail}" for r in self.rows]
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+def _skip(name: str, err: Exception) -> CheckRow:
+    return CheckRow(name, "skip", f"{type(err).__name__}: {err}")
+
+
+def _check_audit(mech: Any) -> tuple[CheckRow, Any]:
+    try:
+        ch = _channel.channel(mech)
+        rep = _audit.audit(mech)
+    except (ValueError, NotImplementedError, TypeError) as err:
+        if "more than" in str(err) or isinstance(err, NotImplementedError):
+            return _skip("audit", err), None
+        return CheckRow("audit", "FAIL", f"{type(err).__name__}: {err}"), None
+    detail = f"{rep.kind}: eps={rep.eps:.6g} (claimed {rep.nominal_eps:.6g})"
+    if not rep.invertible_ok:
+        detail += ", an invertible output is reached by a sensitive or a second input"
+    return CheckRow("audit", "pass" if rep.ok else "FAIL", detail), ch
+
+
+def _check_sampler(key: jax.Array, mech: Any, Q: np.ndarray, draws: int, alpha: float) -> CheckRow:
+    d = int(mech.d)
+    xs = jnp.repeat(jnp.arange(d, dtype=jnp.int32), draws)
+    try:
+        ys = mech.perturb_batch(key, xs)
+        idx = np.asarray(mech.report_index(ys)).reshape(d, draws)
+    except (TypeError, NotImplementedError) as err:
+        return _skip("sampler", err)
+    level = alpha / d
+    worst_x, worst_p = 0, 1.0
+    for x in range(d):  # d chi-square tests on host (d is small: the channel was enumerated)
+        counts = np.bincount(idx[x], minlength=Q.shape[1])
+        if counts.shape[0] > Q.shape[1]:
+            return CheckRow("sampler", "FAIL", f"input {x} produced report column {counts.shape[0] - 1} outside "
+                            f"the channel's {Q.shape[1]} columns")
+        pvalue = testing.chi_square(counts, Q[x]).pvalue
+        if pvalue < worst_p:
+            worst_x, worst_p = x, pvalue
+    status = "pass" if worst_p > level else "FAIL"
+    return CheckRow("sampler", status, f"{draws} draws per input; smallest chi-square p-value {worst_p:.3g} "
+                    f"(input {worst_x}); level {level:.2g} (alpha={alpha:g} over {d} inputs)")
+
+
+def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
+    """``S float64[m, num_stats]``: the statistic one report of each channel column adds, when known."""
+    k = int(mech.num_stats)
+    if mech.report_kind == "item" and k == m:
+        return np.eye(m)
+    if mech.report_kind == "bits" and 2**k == m:
+        return _base.bits_table(k).astype(np.float64)
+    S = mech.channel_support()
+    if S is not None and np.shape(S) == (m, k):
+        return np.asarray(S, np.float64)
+    return None
+
+
+def _check_debias(mech: Any, Q: np.ndarray) -> tuple[CheckRow, np.ndarray | None]:
+    S = _report_statistic(mech, Q.shape[1])
+    if S is None:
+        return CheckRow("debias", "skip", f"no per-report statistic for report_kind={mech.report_kind!r} "
+                        "(item or bit reports, or channel_support() with num_stats columns)"), None
+    A = Q @ S  # [d, num_stats]: E[stats] / n for n users holding x
+    n = 1000.0
+    try:
+        with jax.enable_x64(True):
+            mech64 = _channel.as_float64(mech)
+            est = np.stack([np.asarray(mech64.debias(jnp.asarray(n * A[x]), jnp.float64(n)), np.float64)
+                            for x in range(A.shape[0])])
+    except (TypeError, ValueError, NotImplementedError) as err:
+        return _skip("debias", err), A
+    err = np.abs(est - np.eye(A.shape[0], est.shape[-1]))
+    worst = float(err.max()) if err.size else 0.0
+    x, j = np.unravel_index(int(np.argmax(err)), err.shape)
+    status = "pass" if np.isfinite(worst) and worst <= DEBIAS_ATOL else "FAIL"
+    return CheckRow("debias", status, f"max |E[debias] - p| = {worst:.3g} over point masses (input {x}, item {j}); "
+                    f"tolerance {DEBIAS_ATOL:g}"), A
+
+
+def _check_rank(mech: Any, A: np.ndarray | None) -> CheckRow:
+    if A is None:
+        try:
+            rank, d = _empirical.statistic_rank(mech)
+        except (NotImplementedError, ValueError, TypeError) as err:
+            return _skip("rank", err)
+    else:
+        rank, d = int(np.linalg.matrix_rank(A)), int(A.shape[0])
+    status = "pass" if rank >= d else "FAIL"
+    detail = f"rank {rank} of d={d}" + ("" if rank >= d else ": p is not identifiable from the statistic")
+    return CheckRow("rank", status, detail)
+
+
+def check(mech: Any, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
+          alpha: float = DEFAULT_ALPHA) -> CheckReport:
+    """Checks a mechanism: exact audit, sampler versus channel on every input, debias exactness, rank.
+
+    Args:
+      mech: one mechanism with an exact channel (small domain); index a grid first.
+      key: PRNG key for the sampler test. Default ``jax.random.key(0)``: ``check`` is a diagnostic with a fixed,
+        documented seed (the same mechanism gets the same verdict); pass a key to draw again.
+      draws: reports per input in the sampler test.
+      alpha: false-alarm probability of the sampler test over all inputs (Bonferroni).
+
+    Returns:
+      A ``CheckReport`` (``.ok``, ``.failed``, ``report["sampler"]``; printing it shows a table).
+
+    Raises:
+      TypeError: ``mech`` is not a mechanism, or ``key`` not a PRNG key.
+      ValueError: a grid, a bad ``draws``/``alpha``, or a mechanism outside the documented ranges.
+    """
+    if not isinstance(mech, _base.Mechanism):
+        raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
+    _validate.check_grid(mech)
+    if mech.batch_shape:
+        raise ValueError(f"Expected one mechanism, got a grid of shape {mech.batch_shape}; check each point, "
+                         "e.g. jax.tree.map(lambda v: v[i], mech).")
+    draws = _validate.check_int("draws", draws, minimum=100)
+    _validate.as_param("alpha", alpha, lower=0.0, upper=1.0)
+    key = jax.random.key(0) if key is None else _validate.check_key(key)
+    audit_row, ch = _check_audit(mech)
+    if ch is None:
+        reason = "no exact channel (see the audit row)"
+        rows = (audit_row, CheckRow("sampler", "skip", reason), CheckRow("debias", "skip", reason),
+                CheckRow("rank", "skip", reason))
+        return CheckReport(type(mech).__name__, rows)
+    sampler_row = _check_sampler(key, mech, ch.Q, draws, float(alpha))
+    debias_row, A = _check_debias(mech, ch.Q)
+    return CheckReport(type(mech).__name__, (audit_row, sampler_row, debias_row, _check_rank(mech, A)))

@@ -1,0 +1,105 @@
+r"""Error metrics of a study and their theory values (``ul.theory``), per repetition and per grid point.
+
+Built-in metrics, in float64 over the last axis (``ul.metrics`` has the same formulas):
+
+* ``"mse"``: mean squared error per item, :math:`\frac1d\sum_x(\hat p(x)-p(x))^2` (003 §6);
+* ``"l2"``: squared l2 loss, :math:`\sum_x(\hat p(x)-p(x))^2` (001's :math:`l_2` loss, ``ul.metrics.l2sq``);
+* ``"l1"``: :math:`\sum_x|\hat p(x)-p(x)|`;  ``"tv"``: total variation, ``l1 / 2`` (001 §6).
+
+A user metric is a callable ``f(est float32[..., d], target float64[d]) -> [...]`` (one value per estimate).
+
+Theory (the unbiased empirical estimator, method ``"emp"``, only; other methods get NaN): from the per-item
+variances :math:`v_x` of ``ul.theory.item_variance`` (closed form, or exact channel moments for a mechanism
+without one), ``mse`` is :math:`\frac1d\sum v_x`, ``l2`` is :math:`\sum v_x` (both exact) and ``l1`` is
+:math:`\sqrt{2/\pi}\sum\sqrt{v_x}` (the normal approximation behind 001 Props 4 and 7, exact as
+:math:`n\to\infty`; ``tv`` half of it). The sampling models give :math:`v`:
+
+* iid (users drawn from ``p``): the iid variance;
+* fixed (the users ``xs``): the fixed-model variance at the empirical distribution of ``xs``;
+* population (``n`` of the ``N`` users of ``xs``, without replacement, scored against the population's
+  distribution ``p``): the fixed-model variance at ``p`` plus the subset's own error,
+  :math:`v_x = v^{fixed}_x(p) + \frac{p_x(1-p_x)}{n}\frac{N-n}{N-1}`. Exact: the fixed-model variance of a
+  linear unbiased estimator is linear in the true counts (so its mean over subsets is its value at ``p``), the
+  estimate is unbiased for the subset's distribution (no cross term), and a subset's frequency of ``x`` has the
+  hypergeometric variance :math:`\frac{p_x(1-p_x)}{n}\frac{N-n}{N-1}` (finite-population correction).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import numpy as np
+
+from uldp_jax import theory
+
+THEORY_METHOD = "emp"
+
+
+def evaluate(name: str, metric: Any, est: Any, target: np.ndarray) -> np.ndarray:
+    """``float64[...]``: metric ``metric`` (a built-in name or a callable) of ``est [..., d]`` against ``target``.
+
+    Raises:
+      ValueError: when a callable returns a shape other than ``est.shape[:-1]`` or non-finite values.
+    """
+    est = np.asarray(est)
+    if isinstance(metric, str):
+        err = est.astype(np.float64) - target
+        if metric == "mse":
+            return np.mean(err**2, axis=-1)
+        if metric == "l2":
+            return np.sum(err**2, axis=-1)
+        l1 = np.sum(np.abs(err), axis=-1)
+        return l1 if metric == "l1" else 0.5 * l1
+    out = np.asarray(metric(est, target), dtype=np.float64)
+    if out.shape != est.shape[:-1]:
+        raise ValueError(f"Expected metric {name!r} to return one value per estimate, shape {est.shape[:-1]} "
+                         f"for estimates of shape {est.shape}, got shape {out.shape}.")
+    return out
+
+
+def item_variance(mech: Any, target: np.ndarray, n: int, sample: str, population: int | None = None) -> Any:
+    """``float64[d]`` per-item variance of the empirical estimate under the sampling model, ``None`` when the
+    library has no theory for ``mech`` (no closed form and no enumerable channel)."""
+    try:
+        with jax.enable_x64(True):
+            v = np.asarray(theory.item_variance(mech, target, n, "iid" if sample == "iid" else "fixed"),
+                           np.float64)
+    except (TypeError, ValueError, NotImplementedError):  # no closed form and no usable exact channel
+        return None
+    if sample == "population":
+        N = int(population)
+        fpc = (N - n) / (N - 1) if N > 1 else 0.0
+        v = v + target * (1.0 - target) / n * fpc
+    return v
+
+
+def theory_value(metric: Any, method: str, v: Any) -> float:
+    """The theory value of a built-in ``metric`` for ``method`` from per-item variances ``v`` (NaN if none)."""
+    if v is None or method != THEORY_METHOD or not isinstance(metric, str):
+        return math.nan
+    v = np.maximum(v, 0.0)
+    if metric == "mse":
+        return float(np.mean(v))
+    if metric == "l2":
+        return float(np.sum(v))
+    l1 = math.sqrt(2.0 / math.pi) * float(np.sum(np.sqrt(v)))
+    return l1 if metric == "l1" else 0.5 * l1
+
+
+def summarize(values: np.ndarray) -> tuple[float, float]:
+    """``(mean, standard error)`` of per-repetition values (the SE is NaN for one repetition)."""
+    r = values.shape[0]
+    mean = float(np.mean(values))
+    se = float(np.std(values, ddof=1) / math.sqrt(r)) if r > 1 else math.nan
+    return mean, se
+
+
+def z_score(mean: float, se: float, theory_val: float) -> float:
+    """``(mean - theory) / se``; NaN without a theory value or a positive SE (0 when both agree exactly)."""
+    if math.isnan(theory_val) or math.isnan(se):
+        return math.nan
+    if se == 0.0:
+        return 0.0 if mean == theory_val else math.nan
+    return (mean - theory_val) / se

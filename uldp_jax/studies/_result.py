@@ -1,0 +1,145 @@
+"""``StudyResult``: a study's tidy table (one row per mechanism x point x n x method x metric) and its outputs.
+
+Rows hold ``mechanism``, the swept parameters (``eps``, ...; empty where a mechanism does not take one), ``n``,
+``sample`` (the sampling model), ``method``, ``metric``, ``mean``, ``se`` (standard error of the mean over
+repetitions), ``theory`` (``studies._metrics``; NaN where the library has none), ``z = (mean - theory) / se``,
+``reps``, and ``compile_s`` / ``run_s``: the seconds of the engine call behind the row (compilation, the rest)
+split evenly over that call's grid points, so summing them over the rows of one method and metric gives the
+study's totals. ``values`` keeps every repetition's metric value (``float64[rows, reps]``).
+
+``save(path)`` writes ``<path>.json`` (configuration, library and JAX versions, rows) and ``<path>.npz``
+(``values``); ``load`` reads them back. No code is stored (factories and metric callables by name only).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import pathlib
+from typing import Any
+
+import jax
+import numpy as np
+
+from uldp_jax._version import __version__
+from uldp_jax.studies import _plot
+
+_FLOATS = ("mean", "se", "theory", "z", "compile_s", "run_s")
+
+
+def _base(path: Any) -> pathlib.Path:
+    if not isinstance(path, (str, pathlib.Path)):
+        raise TypeError(f"Expected path={path!r} to be a str or pathlib.Path.")
+    path = pathlib.Path(path)
+    return path.with_suffix("") if path.suffix in (".json", ".npz") else path
+
+
+def _json_value(v: Any) -> Any:
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+class StudyResult:
+    """The result of ``ul.study``.
+
+    Attributes:
+      config: the study's configuration (JSON-able: grids, n, reps, methods, metrics, sampling model, key data,
+        ``p`` or the population's size and SHA-256; factories by name only).
+      timing: ``{"wall_s", "compile_s", "compile_requests", "cache_hits"}`` of the whole study: seconds, XLA
+        compile requests (JAX's "stage" programs excluded) and how many of them JAX's persistent compilation
+        cache served (the rest were compiled; ``compile_s`` counts tracing, lowering and compile-or-load).
+      values: ``float64[rows, reps]`` every repetition's metric value, row by row.
+      version: the ``uldp_jax`` version that ran the study.
+    """
+
+    def __init__(self, rows: list, values: np.ndarray, config: dict, timing: dict, version: str = __version__,
+                 jax_version: str = jax.__version__):
+        self._rows = [dict(r) for r in rows]
+        self.values = np.asarray(values, np.float64)
+        self.config = config
+        self.timing = dict(timing)
+        self.version = version
+        self.jax_version = jax_version
+
+    def __repr__(self) -> str:
+        return (f"StudyResult({len(self._rows)} rows, mechanisms={self.config.get('mechanisms')}, "
+                f"n={self.config.get('n')}, reps={self.config.get('reps')}, sample={self.config.get('sample')!r})")
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names, in order."""
+        return list(self._rows[0]) if self._rows else []
+
+    def rows(self) -> list[dict]:
+        """The table: a list of dicts (copies), one per mechanism x point x n x method x metric."""
+        return [dict(r) for r in self._rows]
+
+    def to_csv(self, path: Any) -> None:
+        """Writes the table as plain CSV (header row first; NaN as ``nan``, a missing parameter empty):
+        ``pandas.read_csv(path)`` and ``csv.DictReader`` read it with no arguments."""
+        if not isinstance(path, (str, pathlib.Path)):
+            raise TypeError(f"Expected path={path!r} to be a str or pathlib.Path.")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.columns)
+            w.writeheader()
+            for r in self._rows:
+                w.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+
+    def to_pandas(self) -> Any:
+        """The table as a ``pandas.DataFrame``.
+
+        Raises:
+          ImportError: when pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("StudyResult.to_pandas needs pandas (pip install pandas); rows() and to_csv() "
+                              "work without it.") from e
+        return pd.DataFrame(self.rows(), columns=self.columns)
+
+    def save(self, path: Any) -> None:
+        """Writes ``<path>.json`` (configuration, versions, rows) and ``<path>.npz`` (per-repetition values)."""
+        base = _base(path)
+        doc = {"format": "uldp_jax.StudyResult/1", "uldp_jax_version": self.version, "jax_version": self.jax_version,
+               "config": self.config, "timing": self.timing, "columns": self.columns,
+               "rows": [{k: _json_value(v) for k, v in r.items()} for r in self._rows]}
+        base.with_suffix(".json").write_text(json.dumps(doc, indent=1, allow_nan=False))
+        np.savez(base.with_suffix(".npz"), values=self.values)
+
+    @classmethod
+    def load(cls, path: Any) -> "StudyResult":
+        """Reads a result written by ``save`` (``path`` with or without the ``.json`` suffix).
+
+        Raises:
+          ValueError: when the file is not a saved study.
+        """
+        base = _base(path)
+        doc = json.loads(base.with_suffix(".json").read_text())
+        if not isinstance(doc, dict) or doc.get("format") != "uldp_jax.StudyResult/1":
+            raise ValueError(f"Expected path={str(path)!r} to hold a saved StudyResult (format uldp_jax.StudyResult/1).")
+        rows = [{k: (math.nan if (k in _FLOATS and v is None) else v) for k, v in r.items()} for r in doc["rows"]]
+        with np.load(base.with_suffix(".npz"), allow_pickle=False) as z:
+            values = z["values"]
+        return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
+
+    def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True) -> Any:
+        """Error against eps, one panel per n, one line per mechanism x method, with +-1 SE bands.
+
+        Args:
+          metric: the metric to draw (default: the first one).
+          methods: the methods to draw (default: all).
+          ax: a sequence of matplotlib axes, one per n (default: a new figure).
+          logy: log-scaled error axis.
+
+        Returns:
+          The matplotlib figure.
+
+        Raises:
+          ImportError: when matplotlib is not installed.
+          ValueError: without an ``eps`` grid, or for an unknown metric or method.
+        """
+        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy)

@@ -1,0 +1,215 @@
+"""``ul.study``: a Monte Carlo study (mechanisms x parameter grids x n x methods x metrics) run on the engine.
+
+Key schedule (documented contract). Mechanism ``m`` (its index in ``mechanisms``) at n-index ``j`` uses
+``key_mj = fold_in(fold_in(key, m), j)``:
+
+* iid and fixed models: each group of grid points (one static signature) is one call
+  ``ul.simulate(key_mj, grid, p=p, n=n_j, reps=reps, methods=methods)`` (``xs=xs`` for the fixed model), so every
+  point of mechanism ``m`` at ``n_j`` sees the same random numbers (common random numbers, as ``ul.simulate``
+  grids do) and a point's statistics equal those of ``ul.simulate(key_mj, point_mech, ...)``;
+* population model: repetition ``r`` draws its subset with ``fold_in(fold_in(key_mj, r), 0)``
+  (``studies._population``) and runs ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset,
+  reps=1, methods=methods)``, one engine call per repetition (each subset is new data; the compiled kernels are
+  reused: same shapes every repetition).
+
+Compilation: eps and the other continuous parameters are data (the leaves of a grid), ``n`` is data in the
+engine, and each method is resolved by the engine once per call; the kernels compiled are one per static
+signature (mechanism kind, static fields, leaf shapes) and path, not one per point or per n.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sys
+import time
+from typing import Any
+
+import jax
+import numpy as np
+
+from uldp_jax.simulate import _engine as engine
+from uldp_jax.studies import _metrics, _population, _spec
+from uldp_jax.studies._result import StudyResult
+
+_CLOCK = {"compile_s": 0.0, "compiles": 0, "cache_hits": 0, "registered": False}
+
+
+def _on_event(event: str, secs: float, **kw: Any) -> None:
+    if event in ("/jax/core/compile/backend_compile_duration", "/jax/core/compile/jaxpr_trace_duration",
+                 "/jax/core/compile/jaxpr_to_mlir_module_duration"):
+        _CLOCK["compile_s"] += secs
+    if event == "/jax/core/compile/backend_compile_duration" and kw.get("fun_name") not in ("stage", "jit(stage)"):
+        _CLOCK["compiles"] += 1
+
+
+def _on_hit(event: str, **kw: Any) -> None:
+    if event == "/jax/compilation_cache/cache_hits":
+        _CLOCK["cache_hits"] += 1
+
+
+def _listen() -> None:
+    if not _CLOCK["registered"]:
+        jax.monitoring.register_event_duration_secs_listener(_on_event)
+        jax.monitoring.register_event_listener(_on_hit)
+        _CLOCK["registered"] = True
+
+
+class _Progress:
+    """Progress over engine calls: tqdm when ``progress=True`` and it is installed, else lines on stderr."""
+
+    def __init__(self, progress: Any, total: int):
+        if progress not in (True, False, None, "stderr"):
+            raise TypeError(f"Expected progress={progress!r} to be True, False or 'stderr'.")
+        self.mode, self.total, self.done, self.start, self.bar = progress, total, 0, time.perf_counter(), None
+        if progress is True:
+            try:
+                import tqdm
+            except ImportError:
+                self.mode = "stderr"
+            else:
+                self.bar = tqdm.tqdm(total=total, desc="study", unit="call")
+
+    def update(self, desc: str) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(desc)
+            self.bar.update(1)
+        elif self.mode == "stderr":
+            print(f"study: {self.done}/{self.total} calls, {desc} ({time.perf_counter() - self.start:.1f} s)",
+                  file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _grid_axis(est: dict, grid: bool) -> dict:
+    return {m: np.asarray(v) if grid else np.asarray(v)[None] for m, v in est.items()}
+
+
+def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int) -> tuple[dict, Any]:
+    """``({method: float32[g, reps, d]}, target float64[d])`` of one group at one ``n``."""
+    kw = dict(methods=spec.methods, progress=False, **spec.simulate_options)
+    if spec.sample == "iid":
+        res = engine.simulate(key_mj, mech, p=spec.p, n=n, reps=spec.reps, **kw)
+        return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
+    if spec.sample == "fixed":
+        res = engine.simulate(key_mj, mech, xs=spec.xs, reps=spec.reps, **kw)
+        return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
+    parts = []
+    for r in range(spec.reps):  # one engine call per repetition: each repetition is a new subset (new data)
+        key_r = jax.random.fold_in(key_mj, r)
+        sub = _population.subset(jax.random.fold_in(key_r, 0), spec.xs, n)
+        res = engine.simulate(jax.random.fold_in(key_r, 1), mech, xs=sub, reps=1, **kw)
+        parts.append(_grid_axis(res.estimates, grid))
+    est = {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in spec.methods}
+    return est, population_target(spec.xs, spec.d)
+
+
+def population_target(xs: np.ndarray, d: int) -> np.ndarray:
+    """``float64[d]``: the empirical distribution of ``xs``."""
+    return np.bincount(xs, minlength=d).astype(np.float64) / xs.shape[0]
+
+
+def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods: Any = ("emp",),
+          metrics: Any = ("mse",), p: Any = None, xs: Any = None, sample: str | None = None, progress: Any = False,
+          simulate_options: dict | None = None, **grids: Any) -> StudyResult:
+    """Runs a Monte Carlo study: every mechanism at every grid point and ``n``, ``reps`` times, every method.
+
+    Example::
+
+        res = ul.study(key, {"GRR": lambda eps: ul.GRR(d, eps), "uRR": lambda eps: ul.URR(d, S, eps)},
+                       eps=[0.5, 1.0, 2.0, 4.0], n=[10_000, 100_000], reps=30,
+                       methods=("emp", "emp+thr"), p=p, metrics=("mse",))
+        res.rows()  # one dict per mechanism x point x n x method x metric
+
+    Args:
+      key: PRNG key (threefry); see the module docstring for the key schedule.
+      mechanisms: ``{name: factory}``; a factory takes the swept parameters by name (``lambda eps: ...``,
+        ``lambda eps, theta: ...``) and returns a mechanism over the study's domain.
+      n: users per repetition: an int or a list (iid and population models; not for ``sample="fixed"``).
+      reps: repetitions per point (>= 1; the standard error needs >= 2).
+      methods: estimation method names (``ul.estimation.method_names()``).
+      metrics: names in ``("mse", "l1", "l2", "tv")`` (see ``studies._metrics``) and callables
+        ``f(est[..., d], target[d]) -> [...]``, or a dict ``{name: metric}``.
+      p: ``float[d]`` distribution of the iid model.
+      xs: ``int[N]`` users' items: the fixed model's users, or the population of ``sample="population"``.
+      sample: ``"iid"`` (default with ``p``: users iid from ``p``), ``"fixed"`` (default with ``xs``: exactly
+        the users ``xs`` every repetition) or ``"population"`` (each repetition ``n`` of the users ``xs``, drawn
+        uniformly without replacement, scored against the distribution of ``xs``: 001's model).
+      progress: ``False`` (default), ``True`` (tqdm if installed, else stderr lines) or ``"stderr"``.
+      simulate_options: extra keyword arguments for ``ul.simulate`` (``path``, ``block_size``, ...).
+      **grids: the swept parameters, each a number or a list (``eps=[0.5, 1, 2]``, ``theta=[...]``).
+
+    Returns:
+      A ``StudyResult`` (``rows()``, ``to_csv``, ``to_pandas``, ``save``/``load``, ``plot``).
+
+    Raises:
+      TypeError, ValueError: a bad argument (named in the message), a factory that fails or returns no
+        mechanism, or mechanisms over different domains.
+    """
+    spec = _spec.check_study(key, mechanisms, n=n, reps=reps, methods=methods, metrics=metrics, p=p, xs=xs,
+                             sample=sample, simulate_options=simulate_options, grids=grids)
+    if spec.d is None:  # fixed/population: the mechanisms set the domain; the users' items must lie in it
+        d = _spec.build(spec, spec.names[0], _spec.grid_points(spec, spec.names[0])[0]).d
+        if int(spec.xs.max()) >= d:
+            raise ValueError(f"Expected every entry of xs in [0, {d}) (the mechanisms' domain), got {spec.xs.max()}.")
+        spec = dataclasses.replace(spec, d=d)
+    groups = {name: _spec.expand(spec, name, spec.d) for name in spec.names}
+    _listen()
+    bar = _Progress(progress, sum(len(g) for g in groups.values()) * len(spec.ns))
+    rows, values = [], []
+    wall0, clock0 = time.perf_counter(), dict(_CLOCK)
+    try:
+        for m_idx, name in enumerate(spec.names):
+            for j, n_j in enumerate(spec.ns):
+                key_mj = jax.random.fold_in(jax.random.fold_in(key, m_idx), j)
+                for points, mechs, mech in groups[name]:
+                    t0, c0 = time.perf_counter(), _CLOCK["compile_s"]
+                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j)
+                    compile_s = _CLOCK["compile_s"] - c0
+                    run_s = max(time.perf_counter() - t0 - compile_s, 0.0)
+                    for i, point in enumerate(points):
+                        _point_rows(spec, name, point, n_j, mechs[i], est, i, target,
+                                    compile_s / len(points), run_s / len(points), rows, values)
+                    bar.update(f"{name} n={n_j} ({len(points)} points)")
+    finally:
+        bar.close()
+    timing = {"wall_s": time.perf_counter() - wall0, "compile_s": _CLOCK["compile_s"] - clock0["compile_s"],
+              "compile_requests": _CLOCK["compiles"] - clock0["compiles"],
+              "cache_hits": _CLOCK["cache_hits"] - clock0["cache_hits"]}
+    return StudyResult(rows, np.asarray(values, np.float64).reshape(len(rows), spec.reps),
+                       _config(spec, key), timing)
+
+
+def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, rows, values) -> None:
+    v = _metrics.item_variance(mech, target, n, spec.sample, None if spec.xs is None else spec.xs.shape[0])
+    for method in spec.methods:
+        for mname, metric in spec.metrics.items():
+            vals = _metrics.evaluate(mname, metric, est[method][i], target)
+            mean, se = _metrics.summarize(vals)
+            th = _metrics.theory_value(metric, method, v)
+            row = {"mechanism": name, **{g: point.get(g) for g in spec.grids}, "n": n, "sample": spec.sample,
+                   "method": method, "metric": mname, "mean": mean, "se": se, "theory": th,
+                   "z": _metrics.z_score(mean, se, th), "reps": spec.reps, "compile_s": compile_s, "run_s": run_s}
+            rows.append(row)
+            values.append(vals)
+
+
+def _config(spec: _spec.StudySpec, key: jax.Array) -> dict:
+    """The study's configuration as JSON-able data (factories by name only: code is never stored)."""
+    metrics = {k: (m if isinstance(m, str) else f"callable:{_spec.callable_name(m) or repr(m)}")
+               for k, m in spec.metrics.items()}
+    kd = np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key)
+    cfg = {"mechanisms": list(spec.names), "grids": {g: list(v) for g, v in spec.grids.items()},
+           "params": {k: list(v) for k, v in spec.params.items()}, "n": list(spec.ns), "reps": spec.reps,
+           "methods": list(spec.methods), "metrics": metrics, "sample": spec.sample, "d": spec.d,
+           "key_data": kd.astype(np.int64).ravel().tolist(),
+           "simulate_options": {k: repr(v) for k, v in spec.simulate_options.items()}}
+    if spec.p is not None:
+        cfg["p"] = np.asarray(spec.p, np.float64).tolist()
+    if spec.xs is not None:
+        cfg["num_users"] = int(spec.xs.shape[0])
+        cfg["xs_sha256"] = hashlib.sha256(np.ascontiguousarray(spec.xs, np.int32).tobytes()).hexdigest()
+    return cfg

@@ -1,0 +1,269 @@
+"""A study's inputs, checked once: mechanism factories, parameter grids, sizes, methods and the sampling model.
+
+Host-only configuration (a frozen dataclass, as jax_privacy's batch strategies): nothing here draws random
+numbers. ``check_study`` validates every argument of ``ul.study`` and raises ``TypeError``/``ValueError`` naming
+the argument; ``expand`` builds each mechanism at each grid point and groups the points that share static
+parameters (same pytree structure, static fields and leaf shapes), so each group runs as one batched call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import itertools
+import math
+import numbers
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms._base import Mechanism
+
+SAMPLES = ("iid", "fixed", "population")
+
+
+@dataclasses.dataclass(frozen=True)
+class StudySpec:
+    """The checked configuration of a study (JSON-able apart from the factories and the data arrays).
+
+    Attributes:
+      names: mechanism names, in the caller's order (index ``m`` in the key schedule).
+      factories: ``{name: factory}``; each takes keyword arguments named in ``grids``.
+      grids: ``{parameter: tuple of values}`` (``eps`` first when given).
+      params: ``{name: tuple of parameter names}`` that each factory takes (from its signature).
+      ns: users per repetition, one entry per n-index ``j`` (``(len(xs),)`` in the fixed model).
+      reps: repetitions per point.
+      methods: estimation method names.
+      metrics: ``{name: builtin name or callable}``.
+      sample: ``"iid"``, ``"fixed"`` or ``"population"``.
+      d: domain size shared by every mechanism.
+      p: ``float64[d]`` the iid model's distribution, else ``None``.
+      xs: ``int32[N]`` users (fixed model) or the population (population model), else ``None``.
+      simulate_options: extra keyword arguments of ``ul.simulate`` (e.g. ``path``, ``block_size``).
+    """
+
+    names: tuple
+    factories: dict
+    grids: dict
+    params: dict
+    ns: tuple
+    reps: int
+    methods: tuple
+    metrics: dict
+    sample: str
+    d: int
+    p: Any
+    xs: Any
+    simulate_options: dict
+
+
+BUILTIN_METRICS = ("mse", "l1", "l2", "tv")
+_RESERVED = ("key", "mechanisms", "n", "reps", "methods", "metrics", "p", "xs", "sample", "progress",
+             "simulate_options", "mechanism", "method", "metric", "mean", "se", "theory", "z", "compile_s", "run_s")
+
+
+def _check_grid(name: str, values: Any) -> tuple:
+    if isinstance(values, (numbers.Real, np.number)) and not isinstance(values, bool):
+        values = [values]
+    if isinstance(values, (np.ndarray, jax.Array)):
+        values = np.asarray(values).ravel().tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"Expected {name}={values!r} to be a number or a list of numbers.")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (numbers.Real, np.number)) or np.ndim(v) != 0:
+            raise TypeError(f"Expected every entry of {name}={values!r} to be a real number, got {v!r}.")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"Expected every entry of {name}={values!r} to be finite, got {v!r}.")
+        out.append(int(v) if isinstance(v, numbers.Integral) else float(v))
+    if not out:
+        raise ValueError(f"Expected {name} to hold at least one value.")
+    if len(set(out)) != len(out):
+        raise ValueError(f"Expected the values of {name}={out!r} to be distinct.")
+    return tuple(out)
+
+
+def _check_mechanisms(mechanisms: Any, grids: dict) -> tuple[tuple, dict, dict]:
+    if not isinstance(mechanisms, dict) or not mechanisms:
+        raise TypeError(f"Expected mechanisms to be a non-empty dict {{name: factory}}, got {mechanisms!r}.")
+    params = {}
+    for name, fn in mechanisms.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Expected every key of mechanisms to be a non-empty str, got {name!r}.")
+        if not callable(fn):
+            raise TypeError(f"Expected mechanisms[{name!r}] to be a factory (a callable), got {fn!r}.")
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Expected mechanisms[{name!r}] to have an inspectable signature: {e}") from e
+        names = tuple(a.name for a in sig.parameters.values()  # required ones, and defaulted ones with a grid
+                      if a.kind in (a.POSITIONAL_OR_KEYWORD, a.KEYWORD_ONLY) and (a.default is a.empty or a.name in grids))
+        missing = [a for a in names if a not in grids]
+        if missing:
+            raise ValueError(f"mechanisms[{name!r}] takes {missing} but the study has no grid for it: pass "
+                             f"{missing[0]}=[...] (grids given: {sorted(grids)}).")
+        params[name] = names
+    unused = [g for g in grids if not any(g in ps for ps in params.values())]
+    if unused:
+        raise ValueError(f"The grid {unused[0]}={list(grids[unused[0]])!r} is taken by no factory in "
+                         f"mechanisms={list(mechanisms)} (factories take {params}).")
+    return tuple(mechanisms), dict(mechanisms), params
+
+
+def _check_ns(n: Any) -> tuple:
+    vals = list(n) if isinstance(n, (list, tuple, np.ndarray)) else [n]
+    if not vals:
+        raise ValueError("Expected n to hold at least one number of users.")
+    out = tuple(_validate.check_int("n", v, minimum=1) for v in vals)
+    if len(set(out)) != len(out):
+        raise ValueError(f"Expected the values of n={list(out)!r} to be distinct.")
+    return out
+
+
+def _check_methods(methods: Any) -> tuple:
+    if isinstance(methods, str):
+        methods = (methods,)
+    if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
+        raise TypeError(f"Expected methods={methods!r} to be a method name or a sequence of names.")
+    if not methods or len(set(methods)) != len(methods):
+        raise ValueError(f"Expected methods={methods!r} to name at least one method, each once.")
+    known = _registry.method_names()
+    for m in methods:
+        if m not in known:
+            raise ValueError(f"Expected every entry of methods in {known}, got {m!r}.")
+    return tuple(methods)
+
+
+def callable_name(fn: Any) -> str | None:
+    """``fn.__name__`` (``None`` for a callable without one, e.g. a ``functools.partial``)."""
+    try:
+        return fn.__name__
+    except AttributeError:
+        return None
+
+
+def _check_metrics(metrics: Any) -> dict:
+    if isinstance(metrics, str) or callable(metrics):
+        metrics = (metrics,)
+    if isinstance(metrics, dict):
+        items = list(metrics.items())
+    elif isinstance(metrics, (list, tuple)):
+        items = [(m if isinstance(m, str) else callable_name(m), m) for m in metrics]
+    else:
+        raise TypeError(f"Expected metrics={metrics!r} to be a sequence of names/callables or a dict.")
+    if not items:
+        raise ValueError("Expected metrics to name at least one metric.")
+    out = {}
+    for name, m in items:
+        if isinstance(m, str) and m not in BUILTIN_METRICS:
+            raise ValueError(f"Expected metric {m!r} in {BUILTIN_METRICS} or a callable f(est, target).")
+        if not (isinstance(m, str) or callable(m)):
+            raise TypeError(f"Expected every metric to be a name in {BUILTIN_METRICS} or a callable, got {m!r}.")
+        if not isinstance(name, str) or not name or name == "<lambda>":
+            raise ValueError(f"metrics: the callable {m!r} needs a name; pass metrics={{'name': f}}.")
+        if name in out:
+            raise ValueError(f"Expected distinct metric names, got {name!r} twice.")
+        out[name] = m
+    return out
+
+
+def check_study(key: Any, mechanisms: Any, *, n: Any, reps: Any, methods: Any, metrics: Any, p: Any, xs: Any,
+                sample: Any, simulate_options: Any, grids: dict) -> StudySpec:
+    """Checks every argument of ``ul.study``; returns the ``StudySpec``.
+
+    Raises:
+      TypeError, ValueError: naming the bad argument and its value.
+    """
+    _validate.check_key(key)
+    for g in grids:
+        if g in _RESERVED:
+            raise ValueError(f"The grid name {g!r} is reserved (it is a study argument or a result column).")
+    grids = {g: _check_grid(g, v) for g, v in grids.items()}
+    names, factories, params = _check_mechanisms(mechanisms, grids)
+    reps = _validate.check_int("reps", reps, minimum=1)
+    methods = _check_methods(methods)
+    metrics = _check_metrics(metrics)
+    if sample is None:
+        sample = "iid" if p is not None else "fixed"
+    if sample not in SAMPLES:
+        raise ValueError(f"Expected sample={sample!r} in {SAMPLES}.")
+    if simulate_options is None:
+        simulate_options = {}
+    if not isinstance(simulate_options, dict):
+        raise TypeError(f"Expected simulate_options={simulate_options!r} to be a dict of ul.simulate options.")
+    bad = [k for k in simulate_options if k in ("xs", "p", "n", "reps", "methods", "progress")]
+    if bad:
+        raise ValueError(f"simulate_options may not set {bad[0]!r}: it is a study argument.")
+    if sample == "iid":
+        if p is None or xs is not None:
+            raise ValueError("sample='iid' needs p=... (and no xs=...).")
+        p = _validate.check_distribution("p", p)
+        d, ns = int(p.shape[0]), _check_ns(n)
+    else:
+        if xs is None or p is not None:
+            raise ValueError(f"sample={sample!r} needs xs=... (and no p=...).")
+        xs = np.asarray(_validate.check_items("xs", xs, np.iinfo(np.int32).max, ndim=1), np.int32)
+        if xs.shape[0] < 1:
+            raise ValueError("Expected xs to hold at least one user.")
+        d = None
+        if sample == "fixed":
+            if n is not None:
+                raise ValueError("sample='fixed' takes no n: every repetition uses the len(xs) users of xs.")
+            ns = (int(xs.shape[0]),)
+        else:
+            ns = _check_ns(n)
+            if max(ns) > xs.shape[0]:
+                raise ValueError(f"Expected every n <= len(xs)={xs.shape[0]} (a subset of the population), "
+                                 f"got n={max(ns)}.")
+    return StudySpec(names, factories, grids, params, ns, reps, methods, metrics, sample, d, p, xs,
+                     dict(simulate_options))
+
+
+def grid_points(spec: StudySpec, name: str) -> list[dict]:
+    """The parameter points of mechanism ``name``: the product of its parameters' grids, in grid order."""
+    ps = spec.params[name]
+    order = [g for g in spec.grids if g in ps]
+    return [dict(zip(order, vals)) for vals in itertools.product(*(spec.grids[g] for g in order))]
+
+
+def _signature(mech: Any) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(mech)
+    return treedef, tuple((np.shape(x), jnp.result_type(x)) for x in leaves)
+
+
+def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
+    """``factories[name](**point)``, checked to be a mechanism over the study's domain."""
+    try:
+        mech = spec.factories[name](**point)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"mechanisms[{name!r}]({point}) failed: {e}") from e
+    if not isinstance(mech, Mechanism):
+        raise TypeError(f"Expected mechanisms[{name!r}]({point}) to return a mechanism, got {type(mech).__name__}.")
+    return mech
+
+
+def expand(spec: StudySpec, name: str, d: int) -> list[tuple[list[dict], list[Mechanism], Any]]:
+    """The groups of mechanism ``name``: ``[(points, mechs, mech)]``, ``mech`` a single mechanism for a one-point
+    group, else a batched grid (leaves stacked along a leading axis, as ``jax.vmap(factory)(eps)`` builds).
+
+    Points whose static parameters differ (OLH's ``g`` follows eps) land in different groups, one group per
+    distinct signature, in order of first appearance.
+    """
+    groups: dict = {}
+    for point in grid_points(spec, name):
+        mech = build(spec, name, point)
+        if mech.d != d:
+            raise ValueError(f"Expected mechanisms[{name!r}]({point}) over d={d} items (the length of "
+                             f"{'p' if spec.sample == 'iid' else 'the items of xs'}), got d={mech.d}.")
+        groups.setdefault(_signature(mech), []).append((point, mech))
+    out = []
+    for members in groups.values():
+        points = [pt for pt, _ in members]
+        mechs = [m for _, m in members]
+        grid = mechs[0] if len(mechs) == 1 else jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *mechs)
+        out.append((points, mechs, grid))
+    return out
