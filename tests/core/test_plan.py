@@ -132,13 +132,18 @@ def test_auto_takes_the_cheaper_exact_path():
 
 
 def test_small_calls_draw_few_repetitions_and_blocks():
-    """Issue 26 item 1: buckets from 1. A reps=1 counts-path call draws one repetition (not 64), and a small n
-    runs one chunk of a bucket of its own blocks (not 64 blocks)."""
+    """Issue 26 item 1: a reps=1 counts-path call draws one repetition (buckets from 1, not a floor of 64); per
+    user, the chunk size does not depend on n and the blocks past the full chunks run one at a time, so a small n
+    draws only its own blocks, bit-identical to any chunking."""
     grr = ul.GRR(625, 1.0)
     plan = _plan.make_plan(jax.random.key(0), grr, p=np.full(625, 1 / 625), n=10**6, reps=1)
     assert plan.path == "counts" and plan.rep_len == 1
     assert _plan.make_plan(jax.random.key(0), grr, p=np.full(625, 1 / 625), n=10**6, reps=5).rep_len == 6
-    small = _plan.make_plan(jax.random.key(0), ul.OUE(16, 1.0), p=np.full(16, 1 / 16), n=3000, path="per_user")
-    assert small.num_blocks == 3 and small.chunk_blocks == 3
-    assert [_plan.choose_chunk_blocks(grr, 1024, b) for b in (1, 2, 5, 20, 64, 65, 98, 300)] == [
-        1, 2, 6, 24, 64, 48, 64, 64]
+    assert {_plan.choose_chunk_blocks(grr, 1024, b) for b in (1, 5, 98, 300)} == {64}
+    oue = ul.OUE(16, 1.0)
+    p = np.full(16, 1 / 16)
+    key = jax.random.key(8)
+    runs = [ul.simulate_stats(key, oue, p=p, n=n, reps=2, path="per_user", block_size=64, chunk_blocks=c)[0]
+            for n, c in ((1000, None), (1000, 1), (1000, 4), (1000, 16))]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(runs[0]))

@@ -105,21 +105,16 @@ def rep_length(rep_chunk: int, mech: Any, path: str) -> int:
 
 
 def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
-    """Blocks per chunk: at most ``cap``, the largest power of two within ``chunk_bytes``, and a bucket from 1.
+    """Blocks per chunk: the largest power of two within ``chunk_bytes`` (independent of ``n``).
 
-    A small ``n`` (``num_blocks <= cap``) runs in one chunk of ``bucket(num_blocks)`` blocks (at most 1.5x its
-    blocks, two kernels per octave of n; padding blocks are drawn and masked). Up to ``4 cap`` blocks the chunks
-    are evened out (``bucket(ceil(num_blocks / num_chunks))``), above that they hold ``cap`` blocks (the last
-    chunk's padding is under 25% of the work).
+    The per-user kernel draws the full chunks and then the remaining blocks one at a time, so every ``n`` shares
+    one kernel and a small ``n`` draws only its own ``ceil(n / block_size)`` blocks (``num_blocks`` is kept in
+    the signature for callers; it no longer changes the answer).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
     width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
     per_block = block_size * width * 4 * 3
-    cap = pow2_floor(max(1, chunk_bytes // per_block))
-    num_blocks = max(int(num_blocks), 1)
-    if num_blocks >= 4 * cap:
-        return int(cap)
-    return int(min(cap, bucket(math.ceil(num_blocks / math.ceil(num_blocks / cap)))))
+    return int(pow2_floor(max(1, chunk_bytes // per_block)))
 
 
 def per_user_words(mech: Any, iid: bool) -> float:
