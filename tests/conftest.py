@@ -10,6 +10,9 @@ The programs compute the same thing: XLA's CPU fast-math is off by default, so L
 floating-point arithmetic at any level (the bit-exact jit-vs-eager, chunking and sharding checks pass either way).
 A user-set ``xla_backend_optimization_level`` is kept; ``ULDP_JAX_TEST_XLA_O0=0`` turns this off.
 
+The suite runs with uldp_jax's persistent compilation cache off (``ULDP_JAX_CACHE=0``, set the same way unless the
+variable is already set): tests never write to the user's cache directory, and compile counts do not depend on
+what an earlier run left there; tests/test_compile_cache.py turns it on in a temporary directory of its own.
 (A throw-away persistent compilation cache shared by the workers was measured too and did not pay: the workers
 run different files, so they rarely compile the same program twice.)
 
@@ -37,6 +40,7 @@ TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
 
 _FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
+_CACHE_SET = []  # True when this process set ULDP_JAX_CACHE
 
 
 def pytest_configure(config):
@@ -46,6 +50,9 @@ def pytest_configure(config):
         _install_seed_shift(shift)
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set the environment
         return
+    if "ULDP_JAX_CACHE" not in os.environ:
+        os.environ["ULDP_JAX_CACHE"] = "0"
+        _CACHE_SET.append(True)
     flags = os.environ.get("XLA_FLAGS")
     if os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") == "0" or "xla_backend_optimization_level" in (flags or ""):
         return
@@ -162,6 +169,9 @@ def pytest_report_header(config):
 
 
 def pytest_unconfigure(config):
+    if _CACHE_SET:
+        os.environ.pop("ULDP_JAX_CACHE", None)
+        _CACHE_SET.clear()
     while _SAVED:
         flags = _SAVED.pop()
         if flags is None:

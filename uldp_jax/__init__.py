@@ -37,6 +37,11 @@ from uldp_jax.simulate import SimResult, simulate, simulate_stats
 from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
+from uldp_jax._cache import cache_dir as compilation_cache_dir
+from uldp_jax._cache import configure_from_env as _configure_cache
+from uldp_jax._cache import disable_compilation_cache, enable_compilation_cache
+
+_configure_cache()  # JAX's persistent compilation cache, on by default (ULDP_JAX_CACHE=0: off; see uldp_jax._cache)
 
 __all__ = [
     "AuditReport",
@@ -78,6 +83,9 @@ __all__ = [
     "bsldp_matrix",
     "channel",
     "check",
+    "compilation_cache_dir",
+    "disable_compilation_cache",
+    "enable_compilation_cache",
     "estimate",
     "estimate_from_stats",
     "estimation",

@@ -93,3 +93,57 @@ def test_pum_report_methods_use_the_engines_report_path():
     zs = _pum.preprocess_np(6, xs, personal)
     want = ul.simulate(key, pum.cmn, xs=zs, reps=2, methods=("em",), block_size=128).estimates["em"]
     np.testing.assert_array_equal(np.asarray(got.r), np.asarray(want))
+
+
+def test_x64_jit_closing_over_a_mechanism_does_not_break_simulate():
+    """Issue 26 item 6: a function jitted under ``jax.enable_x64`` that closes over a mechanism, called twice,
+    left JAX's cached float64 copy of the mechanism's NumPy leaf behind, and ``simulate(path="counts")`` then
+    failed with RuntimeProgramInputMismatch (f32 against f64)."""
+    mech = ul.GRR(8, 1.0)
+    p = np.full(8, 1 / 8)
+    with jax.enable_x64(True):
+        f = jax.jit(lambda k: ul.fastpath.sample_counts_iid(k, mech, jnp.float64(100.0), jnp.asarray(p)))
+        f(jax.random.key(0))
+        f(jax.random.key(1))
+    key = jax.random.key(2)
+    got = ul.simulate(key, mech, p=p, n=100, reps=2, path="counts")
+    want = ul.simulate(key, ul.GRR(8, 1.0), p=p, n=100, reps=2, path="counts")
+    np.testing.assert_array_equal(np.asarray(got.stats), np.asarray(want.stats))
+    np.testing.assert_array_equal(np.asarray(got.estimates["emp"]), np.asarray(want.estimates["emp"]))
+    per_user = ul.simulate(key, mech, p=p, n=100, reps=2, path="per_user")
+    assert per_user.estimates["emp"].dtype == jnp.float32
+
+
+def test_auto_takes_the_cheaper_exact_path():
+    """Issue 26 item 2: HighLowHR with fixed users at large d has d x K multinomial cells per repetition on the
+    counts path; "auto" runs it per user. A large iid population of GRR still takes the counts path, a few users
+    per user; path= still forces."""
+    hl = ul.HighLowHR(2048, list(range(64)), 1.0)
+    xs = np.arange(5000) % 2048
+    assert _plan.resolve_path("auto", hl, False, False, 5000) == "per_user"
+    assert _plan.make_plan(jax.random.key(0), hl, xs=xs).path == "per_user"
+    assert _plan.make_plan(jax.random.key(0), hl, xs=xs, path="counts").path == "counts"
+    grr = ul.GRR(625, 1.0)
+    p = np.full(625, 1 / 625)
+    assert _plan.make_plan(jax.random.key(0), grr, p=p, n=10**6).path == "counts"
+    assert _plan.make_plan(jax.random.key(0), grr, p=p, n=50).path == "per_user"
+    costs = _plan.path_costs(hl, 5000, False)
+    assert costs["counts"][0] > costs["per_user"][0] and costs["counts"][1] == 32 * 2048 * hl.num_outputs
+
+
+def test_small_calls_draw_few_repetitions_and_blocks():
+    """Issue 26 item 1: a reps=1 counts-path call draws one repetition (buckets from 1, not a floor of 64); per
+    user, the chunk size does not depend on n and the blocks past the full chunks run one at a time, so a small n
+    draws only its own blocks, bit-identical to any chunking."""
+    grr = ul.GRR(625, 1.0)
+    plan = _plan.make_plan(jax.random.key(0), grr, p=np.full(625, 1 / 625), n=10**6, reps=1)
+    assert plan.path == "counts" and plan.rep_len == 1
+    assert _plan.make_plan(jax.random.key(0), grr, p=np.full(625, 1 / 625), n=10**6, reps=5).rep_len == 6
+    assert {_plan.choose_chunk_blocks(grr, 1024, b) for b in (1, 5, 98, 300)} == {64}
+    oue = ul.OUE(16, 1.0)
+    p = np.full(16, 1 / 16)
+    key = jax.random.key(8)
+    runs = [ul.simulate_stats(key, oue, p=p, n=n, reps=2, path="per_user", block_size=64, chunk_blocks=c)[0]
+            for n, c in ((1000, None), (1000, 1), (1000, 4), (1000, 16))]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(runs[0]))

@@ -544,6 +544,17 @@ class Mechanism:
         """
         return None
 
+    def count_draws(self, iid: bool) -> float:
+        """Exact draws per repetition of the count sampler (binomials, multinomial cells), for the engine's cost.
+
+        ``simulate(path="auto")`` compares this (times the cost of a binomial) with the per-user path's random
+        words (``n`` users) and takes the cheaper exact path; it also sizes the counts path's repetition chunks
+        from it. Default ``d + num_stats``: the true counts (``Multinomial(n, p)``, iid model) and O(1) draws per
+        statistic. Override when the sampler draws more (``sum_x Multinomial(n_x, Q[x])`` over ``m`` outputs:
+        ``d m`` cells).
+        """
+        return float(self.d + self.num_stats)
+
     def tunable_params(self) -> tuple[str, ...]:
         """Names of the parameters that tuning may change (besides ``eps``).
 

@@ -141,6 +141,10 @@ class HighLowHR(_base.Mechanism):
         y_non = jnp.where(u < hr_gap(self.eps), out[xs], y)
         return jnp.where(sens[xs], y_sens, y_non).astype(jnp.int32)
 
+    def count_draws(self, iid: bool) -> float:
+        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
+        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
+
     def count_sampler(self) -> Any:
         """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
         return lambda key, counts: _counts.histogram_counts(key, self, counts)

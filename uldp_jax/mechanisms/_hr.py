@@ -86,6 +86,10 @@ class HR(_base.Mechanism):
         xs = jnp.asarray(xs, jnp.int32)
         return _hadamard.sample_signed_index(key, xs + 1, self.K, hr_plus_prob(self.eps), xs.shape)
 
+    def count_draws(self, iid: bool) -> float:
+        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
+        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
+
     def count_sampler(self) -> Any:
         """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
         return lambda key, counts: _counts.histogram_counts(key, self, counts)

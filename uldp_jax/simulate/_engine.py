@@ -71,14 +71,16 @@ from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exporte
 )
 from uldp_jax.simulate._plan import (  # noqa: F401 - re-exported (_engine.bucket, _engine.MIN_REP_LEN, ...)
     DEFAULT_BLOCK_SIZE,
-    MIN_CHUNK_USERS,
     MIN_REP_LEN,
     SUPPORTED_KEY_IMPLS,
     Plan,
     bucket,
     check_key_impl,
     check_methods,
+    choose_chunk_blocks,
     make_plan,
+    path_costs,
+    rep_length,
     stable_rows,
 )
 

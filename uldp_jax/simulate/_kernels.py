@@ -25,22 +25,28 @@ def per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk
     """Stats of the repetitions ``rep_ids`` (``-1``: padding, skipped); ``n`` is data, chunk counts are traced.
 
     Shapes depend only on the static sizes and on ``len(rep_ids)`` (a bucket), so a sweep over ``n`` and
-    ``reps`` reuses the compiled kernel. Users mode: device ``i`` sums its own range of chunks.
+    ``reps`` reuses the compiled kernel. One device: the ``n // (chunk_blocks * block_size)`` full chunks, then
+    the remaining blocks one at a time, so only ``ceil(n / block_size)`` blocks are drawn (a small ``n`` draws
+    its own blocks, not a chunk). Users mode: device ``i`` sums its own range of chunks (the last one padded).
     """
     TRACE_COUNTS["per_user"] += 1
     per_chunk = chunk_blocks * block_size
-    num_chunks = n // per_chunk + (n % per_chunk > 0).astype(n.dtype)  # no int32 overflow near 2**31
-    if axis is None:
-        first, count = jnp.int32(0), num_chunks
-    else:
+    full = n // per_chunk
+    num_chunks = full + (n % per_chunk > 0).astype(n.dtype)  # no int32 overflow near 2**31
+    if axis is not None:
         ndev = jax.lax.psum(1, axis)
         local = (num_chunks + ndev - 1) // ndev
         first = jax.lax.axis_index(axis) * local
         count = jnp.clip(num_chunks - first, 0, local)
 
     def one_rep(r):
-        return rep_stats_range(jax.random.fold_in(key, jnp.maximum(r, 0)), mech, n, data, iid, block_size,
-                               chunk_blocks, first, count)
+        key_r = jax.random.fold_in(key, jnp.maximum(r, 0))
+        if axis is not None:
+            return rep_stats_range(key_r, mech, n, data, iid, block_size, chunk_blocks, first, count)
+        rest = n - full * per_chunk
+        rest_blocks = rest // block_size + (rest % block_size > 0).astype(n.dtype)
+        bulk = rep_stats_range(key_r, mech, n, data, iid, block_size, chunk_blocks, jnp.int32(0), full)
+        return bulk + rep_stats_range(key_r, mech, n, data, iid, block_size, 1, full * chunk_blocks, rest_blocks)
 
     R = rep_ids.shape[0]
     batch = min(rep_batch, R)

@@ -23,8 +23,10 @@ from uldp_jax.simulate import _counts_path, _shard
 from uldp_jax.simulate._layout import alias_table, check_inputs, grid_size
 
 DEFAULT_BLOCK_SIZE = 1024
-MIN_CHUNK_USERS = 2**16  # a chunk is never cut below this many users for a small n (one kernel for every small n)
-MIN_REP_LEN = 64  # rep_ids length floor (lowered so that the padded stats stay under 2**16 entries)
+MIN_REP_LEN = 64  # per-user rep_ids length floor (padding reps cost nothing there; see ``rep_length``)
+BINOMIAL_WORDS = 32  # cost of one exact binomial in random words (~30x a uniform: issue 26's measurement)
+COUNTS_BYTES_PER_DRAW = 32  # float64 temporaries per draw of a count sampler (multinomial splitting), estimated
+COUNTS_MEMORY = 2**30  # the counts path's temporaries per call: repetition chunks are cut to fit
 PATHS = ("auto", "per_user", "counts")
 SUPPORTED_KEY_IMPLS = ("threefry2x32",)
 
@@ -92,20 +94,47 @@ def stable_rows(rows: int, mech: Any) -> int:
     return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(mech.num_stats, 1))))
 
 
-def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
-    """Blocks per chunk: a power of two within ``chunk_bytes``; for a small ``n``, the next power of two of
-    ``num_blocks`` but not below ``MIN_CHUNK_USERS`` users.
+def rep_length(rep_chunk: int, mech: Any, path: str) -> int:
+    """The length of ``rep_ids`` per call: ``bucket(rep_chunk)`` (``2^k`` or ``3 * 2^k``, from 1).
 
-    Powers of two keep the kernels few across a sweep over n, and the floor makes every n below it share one
-    kernel (the padding blocks of a small n are masked: at most ``MIN_CHUNK_USERS`` users of work per repetition,
-    milliseconds, against seconds per compile).
+    The counts path draws its padding repetitions (and drops them), so it pads to the bucket only: a ``reps=1``
+    call draws one repetition. The per-user path skips padding repetitions (no draws), so it keeps the floor of
+    ``stable_rows`` and one kernel serves every ``reps <= 64``.
+    """
+    return bucket(rep_chunk) if path == "counts" else stable_rows(bucket(rep_chunk), mech)
+
+
+def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """Blocks per chunk: the largest power of two within ``chunk_bytes`` (independent of ``n``).
+
+    The per-user kernel draws the full chunks and then the remaining blocks one at a time, so every ``n`` shares
+    one kernel and a small ``n`` draws only its own ``ceil(n / block_size)`` blocks (``num_blocks`` is kept in
+    the signature for callers; it no longer changes the answer).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
     width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
     per_block = block_size * width * 4 * 3
-    floor = max(1, MIN_CHUNK_USERS // block_size)
-    wanted = max(1 << (max(num_blocks, 1) - 1).bit_length(), floor)
-    return int(min(pow2_floor(max(1, chunk_bytes // per_block)), wanted))
+    return int(pow2_floor(max(1, chunk_bytes // per_block)))
+
+
+def per_user_words(mech: Any, iid: bool) -> float:
+    """Random words per user on the per-user path (estimate): one per statistic for bit-like reports, about two
+    for an item report, two more for the alias draw of the iid model."""
+    own = 2.0 if mech.report_kind == "item" else float(max(int(mech.num_stats), 1))
+    return own + (2.0 if iid else 0.0)
+
+
+def path_costs(mech: Any, n: int, iid: bool) -> dict:
+    """``{path: (random words, bytes of temporaries)}`` per repetition of each exact path available for ``mech``.
+
+    Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.count_draws(iid)``
+    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``COUNTS_BYTES_PER_DRAW`` bytes each.
+    """
+    out = {"per_user": (n * per_user_words(mech, iid), 0.0)}
+    if _counts_path.has_count_path(mech, iid=iid):
+        draws = float(mech.count_draws(iid))
+        out["counts"] = (BINOMIAL_WORDS * draws, COUNTS_BYTES_PER_DRAW * draws)
+    return out
 
 
 def check_key_impl(key: jax.Array) -> None:
@@ -142,8 +171,14 @@ def check_methods(methods: Any, method_options: Any) -> tuple[tuple[str, ...], d
     return tuple(methods), method_options
 
 
-def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool) -> str:
-    """``"per_user"`` or ``"counts"`` for ``path`` in ``PATHS`` (``"auto"``: counts when exact and stats suffice)."""
+def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 0) -> str:
+    """``"per_user"`` or ``"counts"`` for ``path`` in ``PATHS``.
+
+    ``"auto"``: the cheapest exact path that serves the methods (``path_costs``): counts when the mechanism has an
+    exact count sampler, every method reads stats, its draws cost no more than ``n`` users' and one repetition's
+    temporaries fit in ``COUNTS_MEMORY``; else per user. E.g. HighLowHR with fixed users at large ``d`` (``d K``
+    multinomial cells) and any call with few users run per user.
+    """
     if path not in PATHS:
         raise ValueError(f"Expected path={path!r} in {PATHS}.")
     has = _counts_path.has_count_path(mech, iid=iid)
@@ -158,8 +193,18 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool) -> str:
                              "(see ul.fastpath); use path='per_user' or 'auto'.")
         return "counts"
     if path == "auto":
-        return "counts" if (has and not needs_reports) else "per_user"
+        if not has or needs_reports:
+            return "per_user"
+        costs = path_costs(mech, n, iid)
+        cheaper = costs["counts"][0] <= costs["per_user"][0]
+        return "counts" if cheaper and costs["counts"][1] <= COUNTS_MEMORY else "per_user"
     return path
+
+
+def counts_rep_chunk(mech: Any, iid: bool, rep_chunk: int) -> int:
+    """``rep_chunk`` cut so that one call's counts-path temporaries stay within ``COUNTS_MEMORY``."""
+    per_rep = COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+    return int(max(1, min(rep_chunk, COUNTS_MEMORY // max(per_rep, 1.0))))
 
 
 def per_user_data(xs: Any, target: np.ndarray, iid: bool, n: int, length: int) -> Any:
@@ -169,6 +214,18 @@ def per_user_data(xs: Any, target: np.ndarray, iid: bool, n: int, length: int) -
     padded = np.zeros(length, dtype=np.int32)
     padded[:n] = xs
     return jnp.asarray(padded)
+
+
+def fresh_leaves(mech: Any) -> Any:
+    """``mech`` with every NumPy leaf copied (same values): a defence against JAX's constant cache.
+
+    JAX caches the device copy of a NumPy constant that a jitted function closed over, keyed by the array
+    object. When that happened under ``jax.enable_x64`` (a user's x64 jit closing over a mechanism), the cached
+    copy is float64, and passing the same NumPy leaf to a jitted kernel after the context failed with
+    ``RuntimeProgramInputMismatch`` (f32 expected, f64 given). Fresh copies are transferred as usual: float32
+    outside an x64 context, float64 inside the counts path's local one, exactly as before.
+    """
+    return jax.tree_util.tree_map(lambda leaf: np.array(leaf) if isinstance(leaf, np.ndarray) else leaf, mech)
 
 
 def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
@@ -188,12 +245,13 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     _validate.check_key(key)
     check_key_impl(key)
     _api._check_mech(mech)
+    mech = fresh_leaves(mech)
     reps = _validate.check_int("reps", reps, minimum=1)
     block_size = _validate.check_int("block_size", block_size, minimum=1)
     if shard not in ("auto", "reps", "users"):
         raise ValueError(f"Expected shard={shard!r} in ('auto', 'reps', 'users').")
     xs, target, n, iid = check_inputs(mech, xs, p, n)
-    path = resolve_path(path, mech, needs_reports, iid)
+    path = resolve_path(path, mech, needs_reports, iid, n)
     devs = _shard.resolve_devices(devices)
     mesh = _shard.make_mesh(devs)
     ndev = len(devs)
@@ -204,12 +262,10 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     rep_batch = _validate.check_int("rep_batch", policy.rep_batch if rep_batch is None else rep_batch, minimum=1)
     if rep_chunk is None:
         rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
-        rep_chunk = min(rep_chunk, policy.counts_rep_chunk) if path == "counts" else rep_chunk
+        if path == "counts":
+            rep_chunk = counts_rep_chunk(mech, iid, min(rep_chunk, policy.counts_rep_chunk))
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
-    # rep_ids length: a few sizes per sweep. Per user, padding reps are skipped (no work); on the counts path they
-    # are drawn and dropped, so the floor of 64 holds only while 64 rows of stats stay under 2**16 entries (at
-    # d = 625 a padded call costs ~0.05 s more, against ~2-3 s per compile); either way one length for reps <= 64
-    rep_len = stable_rows(bucket(rep_chunk), mech)
+    rep_len = rep_length(rep_chunk, mech, path)  # a few sizes per sweep: 2^k or 3 * 2^k
     if mesh is not None and mode == "reps":
         rep_len = math.ceil(rep_len / ndev) * ndev  # pad: a device count that does not divide reps
     grid = grid_size(mech)
