@@ -10,8 +10,9 @@ persistent-cache hits and misses (a miss is a real compilation); the parent reco
 
 Cache: the parent points both children at one fresh directory with JAX's persistent compilation cache
 (``JAX_COMPILATION_CACHE_DIR``, ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``,
-``JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1``): run 1 starts empty, run 2 finds run 1's kernels. When the
-toolkit turns the cache on by default (issue 20, item 4) these settings only make it explicit.
+``JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=-1``; ``ULDP_JAX_CACHE_DIR`` too): run 1 starts empty, run 2 finds
+run 1's kernels. The toolkit's own default cache (``uldp_jax._cache``, on by default) never overrides a
+``JAX_COMPILATION_CACHE_DIR`` set by the user, so these settings only make the directory explicit and empty.
 
 Run: ``nice python experiments/benchmarks/bench_study.py [--reps R] [--n N ...]`` (writes ``bench_study.json``
 next to this file; a run with other sizes than the issue's is labelled reduced). The machine is shared:
@@ -93,7 +94,7 @@ def main() -> None:
            "reduced": {"reps": args.reps, "n": args.n} != FULL, "platform": platform.platform(),
            "cpus": os.cpu_count(), "runs": {}}
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=cache, ULDP_JAX_CACHE_DIR=cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
                    JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
         for label in ("empty_cache", "warm_cache"):
             load0 = os.getloadavg()
