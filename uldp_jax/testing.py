@@ -4,8 +4,10 @@ False alarms. Every statistical check of the test suite goes through ``fits`` (a
 estimate against its reference in standard errors), both at the per-check level ``ALPHA``. The suite's budget is
 ``SUITE_ALPHA``: with at most ``MAX_CHECKS`` checks per run, a correct implementation fails some check with
 probability at most ``MAX_CHECKS * ALPHA = SUITE_ALPHA`` (Bonferroni; the checks need not be independent). The
-counter ``checks_run()`` lets the test session verify the bound (``tests/conftest.py``). Seeds are fixed for
-reproducibility only: a failing check is a finding, never a reason to change its seed.
+counter ``checks_run()`` lets the test session verify the bound over the whole run (``tests/conftest.py`` sums the
+counts of all pytest-xdist workers). Seeds are fixed for reproducibility only: a failing check is a finding, never
+a reason to change its seed; ``pytest --seed-shift N`` reruns the same checks on fresh draws to measure the
+false-alarm rate (``experiments/benchmarks/false_alarms.py``).
 
 Power: checks against a deliberately wrong channel (``fits(..., alpha)`` must fail) use a separate, smaller
 threshold (``pvalue < 1e-6``); they are not false-alarm prone and not counted.
