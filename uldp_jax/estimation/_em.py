@@ -214,7 +214,7 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     dtype = _float_dtype()
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    tol = jnp.asarray(_em_core.default_tol(dtype) if tol is None else tol, dtype)
+    tol = jnp.asarray(_em_core.REPORT_TOL if tol is None else tol, dtype)
     if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood; compiled per bucket
         p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, accelerate)
     else:  # a user's dense factors (L float[n, d], w float[n], N float[d])

@@ -10,7 +10,8 @@ log-likelihood *per report* changed by at most ``tol`` nats in absolute value, i
 :math:`|L_k - L_{k-1}|/n \le` ``tol``, or after ``max_iters`` iterations (``EMInfo.converged`` says which). 001's
 EM stops on the relative change of the log-likelihood; per report, with :math:`|L|/n` of order 1, this is the
 same rule up to a constant. A negative change (rounding in an accepted step) does not stop the loop. Default
-``tol``: 1e-14 nats per report (``DEFAULT_TOL``), in float32 and float64 alike.
+``tol``: 1e-14 nats per report on output histograms (``DEFAULT_TOL``; a step costs O(d)) and 1e-12 on per-report
+likelihoods (``REPORT_TOL``: bit vectors, hashed, subset and GLUTF reports), in float32 and float64 alike.
 
 In float32 (x64 disabled) the difference of two float32 log-likelihoods rounds to zero long before the MLE (a
 sum of ``n`` log terms of size ~3 has a resolution of ~2e-7 nats per report). A model may therefore supply a
@@ -86,6 +87,7 @@ Update = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gain = Callable[[jax.Array, jax.Array], jax.Array]
 
 DEFAULT_TOL = 1e-14
+REPORT_TOL = 1e-12  # the default of the per-report models (each step is a pass over all reports)
 
 
 def default_tol(dtype: Any) -> float:

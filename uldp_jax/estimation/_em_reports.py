@@ -125,7 +125,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     else:
         p_init = jnp.asarray(init, dtype)
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
-    tol = _em_core.default_tol(dtype) if tol is None else tol
+    tol = _em_core.REPORT_TOL if tol is None else tol
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
     p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt)
     _em_core.maybe_throw(info, throw)
