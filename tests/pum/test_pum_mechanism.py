@@ -169,7 +169,8 @@ def test_pum_over_urap_compact_sampler_matches_the_channel():
     prior = np.full((1, 5), 0.2)
     for method in ("emp", "em"):
         np.testing.assert_allclose(np.asarray(ul.pum_estimate(m, ys, prior=prior, method=method).p),
-                                   np.asarray(ul.pum_estimate(m, dense, prior=prior, method=method).p), atol=1e-6)
+                                   np.asarray(ul.pum_estimate(m, dense, prior=prior, method=method).p),
+                                   atol=1e-6 if method == "emp" else 5e-6)  # EM: float32 passes in another order
 
 
 def test_pum_perturb_returns_compact_reports_on_a_large_domain():

@@ -302,8 +302,7 @@ class PUMUser(_base.Mechanism):
 
     def privacy_spec(self) -> _base.PrivacySpec:
         spec = self.pum.cmn.privacy_spec()
-        out = _base.uldp_spec(self.d, self.sensitive, spec.eps)
-        if spec.invertible_inputs is None:  # an LDP Q_cmn: nothing is invertible
-            out = out._replace(invertible_inputs=None)
-        return out
+        if spec.invertible_inputs is None:  # an LDP Q_cmn: nothing is invertible, every row eps-close: LDP
+            return _base.PrivacySpec.ldp(self.d, spec.eps)
+        return _base.uldp_spec(self.d, self.sensitive, spec.eps)
 
