@@ -172,8 +172,12 @@ def check_inputs(mech: Any, xs: Any, p: Any, n: Any) -> tuple[Any, Any, int, boo
     Exactly one of ``xs`` (fixed model: the users' values) and ``p`` with ``n`` (iid model) is given.
     """
     d = mech.d
-    if (xs is None) == (p is None):
-        raise ValueError("Pass either xs=... (fixed model) or p=... with n=... (iid model), not both.")
+    if xs is None and p is None:
+        raise ValueError("Got neither xs nor p: pass xs=int[n] (fixed model: these users' values) or p=float[d] "
+                         "with n=... (iid model: n users drawn from p).")
+    if xs is not None and p is not None:
+        raise ValueError("Got both xs and p: pass either xs=... (fixed model) or p=... with n=... (iid model), "
+                         "not both.")
     if xs is not None:
         if n is not None:
             raise ValueError("Pass n only with p=... (iid model); with xs=..., n = len(xs).")
