@@ -31,6 +31,7 @@ def _examples(ul):
         "UUE": ul.UUE(6, [0, 3], 1.0), "ULH": ul.ULH(6, [0, 3], 1.0, g=2, family="full"),
         "UWheel": ul.UWheel(6, [0, 3], 1.0, num_hashes=8), "HR": ul.HR(6, 1.0),
         "HighLowHR": ul.HighLowHR(6, [0, 3], 1.0), "BlockHR": ul.BlockHR([[0, 1, 2], [3, 4, 5]], 1.0),
+        "HadamardResponse": ul.HadamardResponse(6, 4.0),
         "BinaryCA": ul.BinaryCA(0.5, 2.0), "Warner": ul.Warner(1.0), "Mangat": ul.Mangat(1.0),
     }
 
