@@ -6,9 +6,6 @@ then the base's independent bits), iid model with a Zipf-like p; uRR/uRAP/uUE pr
 ``--mechs`` restricts the list; ``--mechs SS uSS`` times the iid-model label scans of subset selection
 (``uldp_jax/mechanisms/_ss_counts.py``; ``d - 1`` sequential steps per repetition, so not under the 2 s target). Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
 
-``--jax-binomial`` also times every mechanism with ``jax.random.binomial`` in place of the count samplers'
-binomial (``uldp_jax/mechanisms/_binomial.py``), side by side in the same process (rows ``<name>/jax-binomial``).
-
 Run: ``python experiments/benchmarks/bench_fastpath.py`` (prints JSON). Target: < 2 s per warm call at d = 625,
 < 10 s at d = 12800.
 """
@@ -24,16 +21,6 @@ import jax
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _counts
-
-
-def _jax_binomial(key, n, p):
-    """The previous count-sampler binomial: ``jax.random.binomial`` (both algorithms on every cell)."""
-    n = jax.numpy.asarray(n)
-    p = jax.numpy.clip(jax.numpy.asarray(p, n.dtype), 0.0, 1.0)
-    shape = jax.numpy.broadcast_shapes(n.shape, p.shape)
-    draw = jax.random.binomial(key, n, p, shape=shape, dtype=n.dtype)
-    return jax.numpy.clip(jax.numpy.where(n > 0, draw, 0.0), 0.0, n)
 
 
 def main(argv=None) -> dict:
@@ -43,7 +30,6 @@ def main(argv=None) -> dict:
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mechs", nargs="+", default=["GRR", "uRR", "OUE", "uRAP", "uUE"])
-    ap.add_argument("--jax-binomial", action="store_true", help="also time with jax.random.binomial (A/B)")
     args = ap.parse_args(argv)
     d = args.d
     w = 1.0 / np.arange(1, d + 1)
@@ -55,16 +41,8 @@ def main(argv=None) -> dict:
     mechs = {name: mechs[name] for name in args.mechs}
     out = {"device": str(jax.devices()[0]), "n": args.n, "reps": args.reps, "d": d,
            "loadavg": [round(v, 2) for v in os.getloadavg()], "mechanisms": {}}
-    original = _counts._binomial.binomial
-    variants = [("", original)] + ([("/jax-binomial", _jax_binomial)] if args.jax_binomial else [])
     for name, mech in mechs.items():
-        for suffix, binom in variants:
-            _counts._binomial.binomial = binom
-            jax.clear_caches()  # the engine's kernels are cached: retrace with this binomial
-            try:
-                out["mechanisms"][name + suffix] = _time(mech, p, args)
-            finally:
-                _counts._binomial.binomial = original
+        out["mechanisms"][name] = _time(mech, p, args)
     print(json.dumps(out, indent=1))
     return out
 
