@@ -56,6 +56,7 @@ from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported 
     pow2_floor,
     sizing,
 )
+from uldp_jax.mechanisms import Mechanism
 from uldp_jax.simulate import _reports
 from uldp_jax.simulate._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
 from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
@@ -103,7 +104,7 @@ class SimResult(NamedTuple):
     n: int
 
 
-def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
+def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
                    path: str = "auto", block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None,
                    rep_batch: int | None = None, devices: Sequence[Any] | None = None, shard: str = "auto",
                    rep_chunk: int | None = None, progress: Any = "auto",
@@ -155,7 +156,7 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
     return out
 
 
-def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
+def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
              methods: Sequence[str] = ("emp",), method_options: dict | None = None, path: str = "auto",
              block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None, rep_batch: int | None = None,
              devices: Sequence[Any] | None = None, shard: str = "auto", rep_chunk: int | None = None,
