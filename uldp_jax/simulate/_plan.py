@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _validate
+from uldp_jax import _api, _progress, _validate
 from uldp_jax._sizing import DEFAULT_CHUNK_BYTES, pow2_floor, sizing
 from uldp_jax.estimation import _registry
 from uldp_jax.simulate import _counts_path, _shard
@@ -261,7 +261,7 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     policy = sizing(devs[0])
     rep_batch = _validate.check_int("rep_batch", policy.rep_batch if rep_batch is None else rep_batch, minimum=1)
     if rep_chunk is None:
-        rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
+        rep_chunk = max(1, math.ceil(reps / 10)) if _progress.wanted(progress) else reps  # ~10 bar updates
         if path == "counts":
             rep_chunk = counts_rep_chunk(mech, iid, min(rep_chunk, policy.counts_rep_chunk))
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)
