@@ -204,8 +204,7 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
 def counts_bytes(mech: Any, iid: bool) -> float:
     """Temporaries of one counts-path repetition: ``mech.count_memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
     draw of ``mech.count_draws(iid)``."""
-    fn = getattr(mech, "count_memory", None)
-    own = fn(iid) if fn is not None else None
+    own = mech.count_memory(iid)
     return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
 
 
