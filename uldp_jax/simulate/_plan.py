@@ -128,12 +128,12 @@ def path_costs(mech: Any, n: int, iid: bool) -> dict:
     """``{path: (random words, bytes of temporaries)}`` per repetition of each exact path available for ``mech``.
 
     Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.count_draws(iid)``
-    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``COUNTS_BYTES_PER_DRAW`` bytes each.
+    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``counts_bytes`` bytes.
     """
     out = {"per_user": (n * per_user_words(mech, iid), 0.0)}
     if _counts_path.has_count_path(mech, iid=iid):
         draws = float(mech.count_draws(iid))
-        out["counts"] = (BINOMIAL_WORDS * draws, COUNTS_BYTES_PER_DRAW * draws)
+        out["counts"] = (BINOMIAL_WORDS * draws, counts_bytes(mech, iid))
     return out
 
 
@@ -201,9 +201,16 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
     return path
 
 
+def counts_bytes(mech: Any, iid: bool) -> float:
+    """Temporaries of one counts-path repetition: ``mech.count_memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
+    draw of ``mech.count_draws(iid)``."""
+    own = mech.count_memory(iid)
+    return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+
+
 def counts_rep_chunk(mech: Any, iid: bool, rep_chunk: int) -> int:
     """``rep_chunk`` cut so that one call's counts-path temporaries stay within ``COUNTS_MEMORY``."""
-    per_rep = COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+    per_rep = counts_bytes(mech, iid)
     return int(max(1, min(rep_chunk, COUNTS_MEMORY // max(per_rep, 1.0))))
 
 
