@@ -21,5 +21,5 @@ def test_line_panels_title_says_which_line_is_hidden():
               ("p2", [("uUE", "uUE", "theory", [1, 2], [1.0, 2.0]), ("uLH", "uLH", "theory", [1, 2], [3.0, 4.0])])]
     fig = _plot.line_panels(panels, "eps", "MSE", logx=False)
     titles = [ax.get_title() for ax in fig.axes if ax.get_lines()]
-    assert "uLH = uUE" in titles[0] and titles[1] == "p2"
+    assert "uUE = uLH" in titles[0] and titles[1] == "p2"
     plt.close(fig)
