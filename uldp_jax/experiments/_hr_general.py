@@ -2,7 +2,8 @@
 pure-LDP's HR, at eps = 1, 2, 4, 6.
 
 Risk is :math:`n\\,E\\ell_2^2` of the unbiased estimators in the iid model (each user drawn from ``p``), exact from
-the closed forms; the library's two mechanisms are also simulated (``ul.simulate``, iid model) and every
+the closed forms; the library's two mechanisms are also simulated (one ``ul.study`` per distribution and d, iid
+model, the eps grid as data) and every
 simulated mean is tested against its closed form (two-sided z-tests, family level 0.05, ``_claims.agree``).
 
 pure-LDP's HR (``HadamardResponseClient/Server``, pure-LDP 1.2.0, the authors' ``k2k_hadamard`` code) uses the
@@ -49,11 +50,12 @@ def pure_ldp_risk(eps: float, p: np.ndarray) -> float:
     return float(c * (2 * d + (e - 1) * np.sum(k**2) / d) / (e - 1) ** 2 - np.sum(p**2))
 
 
-def _simulate(key, mech, p, n, reps) -> tuple[float, float]:
-    res = ul.simulate(key, mech, p=p, n=n, reps=reps, methods=("emp",))
-    err = n * np.asarray(ul.metrics.l2sq(res.estimates["emp"], jnp.asarray(p, jnp.float32)), np.float64)
-    mean, se = _common._summarise(err)
-    return float(mean), float(se)
+def _simulated(key, d: int, eps_grid: list, p: np.ndarray, n: int, reps: int) -> dict:
+    """``{(label, eps): (mean, se)}`` of ``n l2^2`` for the library's two mechanisms: one ``ul.study`` (iid model,
+    emp) over eps; the study's own theory (exact per-item variances) must agree with the closed forms."""
+    res = ul.study(key, {HR_LABEL: lambda eps: ul.HR(d, eps), GHR_LABEL: lambda eps: ul.HadamardResponse(d, eps)},
+                   eps=eps_grid, n=[n], reps=reps, p=p, metrics=("l2",))
+    return {(r["mechanism"], r["eps"]): (n * r["mean"], n * r["se"], n * r["theory"]) for r in res.rows()}
 
 
 def run(cfg: dict, ctx: Context) -> Report:
@@ -65,7 +67,8 @@ def run(cfg: dict, ctx: Context) -> Report:
             for ki, d in enumerate(cfg["d"]):
                 p = _dist(dname, d)
                 curves: dict = {}
-                for ei, eps in enumerate(eps_grid):
+                sim = _simulated(ctx.key(di, ki), d, eps_grid, p, n, reps)
+                for eps in eps_grid:
                     mechs = {HR_LABEL: ul.HR(d, eps), GHR_LABEL: ul.HadamardResponse(d, eps)}
                     B_auth = _ghr.authors_blocks(d, eps)
                     theory = {HR_LABEL: float(ul.theory.hr_l2_risk(eps, jnp.asarray(p))),
@@ -79,8 +82,10 @@ def run(cfg: dict, ctx: Context) -> Report:
                         rows.append(dict(base, mechanism=lab, method="theory", value=val, se=0.0, reps="",
                                          num_blocks=blocks[lab]))
                         curves.setdefault((lab, "theory"), []).append(val)
-                    for mi, (lab, mech) in enumerate(mechs.items()):
-                        mean, se = _simulate(ctx.key(di, ki, ei, mi), mech, p, n, reps)
+                    for lab in mechs:
+                        mean, se, study_theory = sim[(lab, eps)]
+                        if not np.isclose(study_theory, theory[lab], rtol=1e-6):
+                            raise AssertionError(f"{lab} eps={eps}: study theory {study_theory} != {theory[lab]}")
                         rows.append(dict(base, mechanism=lab, method="emp", value=mean, se=se, reps=reps,
                                          num_blocks=blocks[lab]))
                         curves.setdefault((lab, "emp"), []).append(mean)
