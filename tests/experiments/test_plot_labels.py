@@ -11,6 +11,8 @@ def test_coinciding_names_lines_on_top_of_an_earlier_one():
     assert _plot.coinciding(lines) == [("uLH", "uUE"), ("uWheel", "uUE")]
     assert _plot.coinciding(lines, rtol=1e-3) == [("uWheel", "uUE")]
     assert _plot.coinciding([("a", "a", "", [1, 2], [1.0, float("nan")]), ("b", "b", "", [1, 2], [1.0, 2.0])]) == []
+    same_mech = [("HR (theory)", "HR", "theory", [1, 2], [1.0, 2.0]), ("HR (emp)", "HR", "emp", [1, 2], [1.0, 2.0])]
+    assert _plot.coinciding(same_mech) == []  # a simulation on its own theory: told apart by the line style
 
 
 def test_line_panels_title_says_which_line_is_hidden():

@@ -58,15 +58,32 @@ def _simulated(key, d: int, eps_grid: list, p: np.ndarray, n: int, reps: int) ->
     return {(r["mechanism"], r["eps"]): (n * r["mean"], n * r["se"], n * r["theory"]) for r in res.rows()}
 
 
+def figure(rows: list):
+    """The figure from the rows ``run`` writes (also from a committed CSV's rows): one panel per distribution and
+    d, n E l2^2 against eps, one line per mechanism and method (theory solid, pure-LDP dashed, simulated dotted)."""
+    panels = []
+    for key in dict.fromkeys((r["distribution"], int(r["d"])) for r in rows):
+        sel = [r for r in rows if (r["distribution"], int(r["d"])) == key]
+        lines = []
+        for lab, meth in dict.fromkeys((r["mechanism"], r["method"]) for r in sel):
+            pts = sorted((float(r["eps"]), float(r["value"])) for r in sel
+                         if r["mechanism"] == lab and r["method"] == meth)
+            lines.append((f"{lab} ({meth})", _COLOR[lab], "theory (dashed)" if lab == PURE_LABEL else meth,
+                          [x for x, _ in pts], [y for _, y in pts]))
+        panels.append((f"{key[0]}, d={key[1]}", lines))
+    return _plot.line_panels(panels, "eps", "n E l2^2 (iid)", logx=False,
+                             suptitle="Hadamard response: one block (004's HR) vs the general scheme vs pure-LDP; "
+                                      "solid/dashed: exact risk; dotted: simulated (emp)")
+
+
 def run(cfg: dict, ctx: Context) -> Report:
     n, reps, eps_grid = cfg["n"], cfg["reps"], [float(e) for e in cfg["eps"]]
-    rows, panels, notes, checks = [], [], [], []
+    rows, notes, checks = [], [], []
     total = len(cfg["distributions"]) * len(cfg["d"]) * len(eps_grid)
     with _common.progress(total, "HR general", ctx.progress) as bar:
         for di, dname in enumerate(cfg["distributions"]):
             for ki, d in enumerate(cfg["d"]):
                 p = _dist(dname, d)
-                curves: dict = {}
                 sim = _simulated(ctx.key(di, ki), d, eps_grid, p, n, reps)
                 for eps in eps_grid:
                     mechs = {HR_LABEL: ul.HR(d, eps), GHR_LABEL: ul.HadamardResponse(d, eps)}
@@ -81,19 +98,14 @@ def run(cfg: dict, ctx: Context) -> Report:
                     for lab, val in theory.items():
                         rows.append(dict(base, mechanism=lab, method="theory", value=val, se=0.0, reps="",
                                          num_blocks=blocks[lab]))
-                        curves.setdefault((lab, "theory"), []).append(val)
                     for lab in mechs:
                         mean, se, study_theory = sim[(lab, eps)]
                         if not np.isclose(study_theory, theory[lab], rtol=1e-6):
                             raise AssertionError(f"{lab} eps={eps}: study theory {study_theory} != {theory[lab]}")
                         rows.append(dict(base, mechanism=lab, method="emp", value=mean, se=se, reps=reps,
                                          num_blocks=blocks[lab]))
-                        curves.setdefault((lab, "emp"), []).append(mean)
                         checks.append((mean, theory[lab], se))
                     bar.update(1, f"{dname} d={d} eps={eps}")
-                lines = [(f"{lab} ({meth})", _COLOR[lab], "theory (dashed)" if lab == PURE_LABEL else meth, eps_grid,
-                          ys) for (lab, meth), ys in curves.items()]
-                panels.append((f"{dname}, d={d}", lines))
     bad, k, crit = _claims.agree(*zip(*checks))
     notes.append(f"Simulated mean = closed form (n = {n}, {reps} repetitions, iid model): two-sided z-tests, family "
                  f"level {_claims.LEVEL:g} with Bonferroni over {k} settings (|z| > {crit:.2f} rejects): {bad} "
@@ -105,9 +117,7 @@ def run(cfg: dict, ctx: Context) -> Report:
                      f"{th[(dname, d, e, GHR_LABEL)] / th[(dname, d, e, PURE_LABEL)]:.3f}x pure-LDP HR"
                      for e in eps_grid]
             notes.append(f"{dname}, d={d}: exact risk of HadamardResponse (default B) = " + "; ".join(parts) + ".")
-    fig = _plot.line_panels(panels, "eps", "n E l2^2 (iid)", logx=False,
-                            suptitle="Hadamard response: one block (004's HR) vs the general scheme vs pure-LDP; "
-                                     "solid/dashed: exact risk; dotted: simulated (emp)")
+    fig = figure(rows)
     table = format_table([r for r in rows if r["method"] == "theory"], ("distribution", "d", "mechanism"), "eps")
     return Report(rows, {"hr_general_risk": fig}, table, notes,
                   f"sampling model: iid (each of the n users drawn from p), scored against p; exact risks in the same "

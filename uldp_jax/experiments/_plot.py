@@ -94,14 +94,15 @@ def tidy_log_ticks(ax, axis: str = "y") -> None:
 
 
 def coinciding(lines: Sequence[tuple], rtol: float = 0.02) -> list[tuple[str, str]]:
-    """``[(label, earlier label)]``: lines ``(label, mechanism, method, x, y)`` drawn over an earlier line of the
-    same panel (same x, every y within ``rtol``), so that a reader told "hidden under" finds every legend entry."""
+    """``[(label, earlier label)]``: lines ``(label, mechanism, method, x, y)`` drawn over an earlier line of another
+    mechanism in the same panel (same x, every y within ``rtol``), so that a reader finds every legend entry. Lines
+    of the same mechanism (a simulation on its theory, emp on emp+thr) are told apart by their line style."""
     out = []
-    for j, (lab_j, _, _, x_j, y_j) in enumerate(lines):
+    for j, (lab_j, mech_j, _, x_j, y_j) in enumerate(lines):
         y_j = np.asarray(y_j, np.float64)
-        for lab_i, _, _, x_i, y_i in lines[:j]:
+        for lab_i, mech_i, _, x_i, y_i in lines[:j]:
             y_i = np.asarray(y_i, np.float64)
-            if (len(x_i) == len(x_j) and np.allclose(np.asarray(x_i, np.float64), np.asarray(x_j, np.float64))
+            if (mech_i != mech_j and len(x_i) == len(x_j) and np.allclose(np.asarray(x_i, np.float64), np.asarray(x_j, np.float64))
                     and y_i.shape == y_j.shape and np.all(np.isfinite(y_j)) and np.all(np.isfinite(y_i))
                     and np.allclose(y_j, y_i, rtol=rtol, atol=0.0)):
                 out.append((lab_j, lab_i))
