@@ -8,8 +8,8 @@ simulated mean is tested against its closed form (two-sided z-tests, family leve
 
 pure-LDP's HR (``HadamardResponseClient/Server``, pure-LDP 1.2.0, the authors' ``k2k_hadamard`` code) uses the
 high-privacy scheme (= ``ul.HR``) for eps <= 1 and, for eps > 1, ``Hadamard_Rand_general_original``: the
-authors' blocks ``B = 2^floor(log2 min(2d, e^eps))`` (``mechanisms.hadamard._general_forms.authors_blocks``) after a uniformly random
-permutation of the items. Its risk is computed exactly from that algorithm: per item
+authors' blocks ``B = 2^floor(log2 min(2d, e^eps))`` (``mechanisms.hadamard._general_forms.authors_blocks``)
+after a uniformly random permutation of the items. Its risk is computed exactly from that algorithm: per item
 :math:`c(2 + (e^\\varepsilon-1) p(\\mathcal X_j))/(e^\\varepsilon-1)^2 - p_x^2` (the same estimator), averaged over
 the permutation, where :math:`E\\,p(\\mathcal X_j) = k_j/d`. ``experiments/hr-general/check_pureldp.py`` checks this
 against pure-LDP's own code (its channel and decoder enumerated exactly).
