@@ -13,7 +13,7 @@ argument), so only the first shift pays the compilation.
 - A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
   draws or is broken, not a false alarm: it is listed apart.
 
-Usage (prints one line per shift and a summary)::
+Usage (one process per file by default: a line per file with running totals, then one line per shift)::
 
     python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
 """
@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -123,34 +125,80 @@ class ShiftEveryTest:
                 self.statistical[base] = made
 
 
+def run_files(files: list[str], shifts: list[int]) -> dict:
+    """Runs ``files`` in this process over ``shifts``; returns the counts (JSON-ready)."""
+    plugin = ShiftEveryTest(shifts)
+    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line"],
+                plugins=[plugin])
+    other = {b for s in shifts for b in plugin.failed[s] if not plugin.statistical.get(b)}
+    failed = {s: plugin.failed[s] - other for s in shifts}
+    everywhere = set.intersection(*failed.values())
+    return {"checks": {str(s): plugin.checks[s] for s in shifts},
+            "failed": {str(s): sorted(failed[s] - everywhere) for s in shifts},
+            "everywhere": sorted(everywhere), "other": sorted(other),
+            "statistical": sum(1 for v in plugin.statistical.values() if v)}
+
+
+def _merge(total: dict, part: dict) -> None:
+    for k in ("checks", "failed"):
+        for s, v in part[k].items():
+            total[k][s] = total[k].get(s, 0 if k == "checks" else []) + v
+    for k in ("everywhere", "other"):
+        total[k] += part[k]
+    total["statistical"] += part["statistical"]
+
+
+def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> str:
+    lines = [f"shift {s}: {total['checks'].get(str(s), 0)} checks, failed: "
+             f"{', '.join(total['failed'].get(str(s), [])) or 'none'}" for s in shifts]
+    alarms = sum(1 for s in shifts if total["failed"].get(str(s)))
+    checks = sum(total["checks"].values())
+    failed_checks = sum(len(v) for v in total["failed"].values())
+    lines.append(f"files: {files_done}; statistical tests: {total['statistical']}; checks per shift: "
+                 f"{total['checks'].get(str(shifts[0]), 0)}; total checks {checks}")
+    if total["everywhere"]:
+        lines.append(f"failing on every shift (fixed draws or broken, not counted): {', '.join(total['everywhere'])}")
+    if total["other"]:
+        lines.append(f"non-statistical tests that failed (not counted): {', '.join(total['other'])}")
+    lines.append(f"shifts with a false alarm: {alarms} of {len(shifts)}; failed statistical tests: {failed_checks}; "
+                 f"wall {wall:.0f} s")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shifts", type=int, default=20, help="shifts 1..S (default 20)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="all files in this process (default: one process per file, running totals printed "
+                             "after each file, so memory stays that of one file and a cut-short run still counts)")
     parser.add_argument("files", nargs="*", default=FILES)
     args = parser.parse_args(argv)
     os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
     os.chdir(ROOT)
-    plugin = ShiftEveryTest(list(range(1, args.shifts + 1)))
+    shifts = list(range(1, args.shifts + 1))
     t0 = time.perf_counter()
-    pytest.main([*args.files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line"],
-                plugins=[plugin])
-    wall = time.perf_counter() - t0
-    stat_tests = sum(1 for v in plugin.statistical.values() if v)
-    other = {b for s in plugin.shifts for b in plugin.failed[s] if not plugin.statistical.get(b)}
-    failed = {s: plugin.failed[s] - other for s in plugin.shifts}
-    everywhere = set.intersection(*failed.values())
-    alarms = 0
-    for s in plugin.shifts:
-        fresh = sorted(failed[s] - everywhere)
-        alarms += bool(fresh)
-        print(f"shift {s}: {plugin.checks[s]} checks, failed: {', '.join(fresh) or 'none'}")
-    total = sum(plugin.checks.values())
-    print(f"statistical tests: {stat_tests}; checks per shift: {plugin.checks[plugin.shifts[0]]}; total checks {total}")
-    if everywhere:
-        print(f"failing on every shift (fixed draws or broken, not counted): {', '.join(sorted(everywhere))}")
-    if other:
-        print(f"non-statistical tests that failed (not counted): {', '.join(sorted(other))}")
-    print(f"shifts with a false alarm: {alarms} of {len(plugin.shifts)}; wall {wall:.0f} s")
+    if args.one_process:
+        part = run_files(args.files, shifts)
+        print("RESULT " + json.dumps(part), flush=True)
+        if len(args.files) > 1:
+            print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
+        return 0
+    total = {"checks": {}, "failed": {}, "everywhere": [], "other": [], "statistical": 0}
+    for i, f in enumerate(args.files, 1):
+        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts), f],
+                              capture_output=True, text=True)
+        found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if not found:
+            print(f"{f}: no result (rc {proc.returncode}): {proc.stdout[-2000:]}{proc.stderr[-2000:]}", flush=True)
+            continue
+        part = json.loads(found[-1][len("RESULT "):])
+        _merge(total, part)
+        bad = sum(len(v) for v in part["failed"].values())
+        print(f"[{i}/{len(args.files)}] {f}: {part['statistical']} statistical tests, "
+              f"{sum(part['checks'].values())} checks, {bad} failed; running total: "
+              f"{sum(1 for s in shifts if total['failed'].get(str(s)))} shifts with a false alarm, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+    print(_summary(total, shifts, len(args.files), time.perf_counter() - t0))
     return 0
 
 
