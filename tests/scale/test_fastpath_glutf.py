@@ -91,7 +91,7 @@ def iid_moments(mech, p, n):
 @pytest.mark.parametrize("rule", ["pure", "non_pure"])
 def test_uss_iid_counts_exact(rule):
     """uSS (SS base with k = 2 of s = 4 sensitive items) in the iid model: sensitive and go users are two iid
-    populations of one label scan; a sensitive item with p = 0 still gets go users."""
+    populations of one item scan; a sensitive item with p = 0 still gets go users."""
     mech = ul.glutf(ul.SS(4, 1.0, k=2), 7, [0, 2, 3, 6], rule=rule)
     p = np.array([0.3, 0.1, 0.0, 0.25, 0.05, 0.2, 0.1])
     assert fastpath.has_count_path(mech, iid=True) and not fastpath.has_count_path(mech)
