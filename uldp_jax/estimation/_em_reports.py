@@ -124,7 +124,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
         data, kind = ys, "support"
     else:
         _check_bits(mech, ys)
-        _split_invertible(mech, ys, check=True)
+        _check_invertible(mech, ys)
         if chunk is None:  # the default: bit-packed (one pass of byte-table gathers; 1 bit per report bit)
             data, kind = _pack_dense(mech, ys), "packed"
         else:  # an explicit chunk: chunked mat-vecs on the dense bits, ``chunk`` users at a time
@@ -150,6 +150,17 @@ def _packed_is_smaller(mech: Any, ys: _compact.CompactBits) -> bool:
     prod_mask, _ = _unary_parts(mech)
     ones = int(np.asarray(jnp.sum(ys.ones < mech.d, dtype=jnp.int32)))  # every report's ones, padding excluded
     return _packed.num_bytes(int(prod_mask.sum())) * ys.ones.shape[0] <= 2 * ones
+
+
+def _check_invertible(mech: Any, ys: Any) -> None:
+    """Rejects concrete uRAP reports with two or more non-sensitive bits (probability 0), on the host."""
+    prod_mask, has_inv = _unary_parts(mech)
+    if has_inv and _validate.is_concrete(ys):
+        bits = np.asarray(ys)
+        for r in range(0, bits.shape[0], _support.HOST_ROWS):
+            if np.any(np.sum(bits[r:r + _support.HOST_ROWS][:, ~prod_mask], axis=1) > 1):
+                raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two "
+                                 "or more have probability 0); got a report with more: wrong mechanism?")
 
 
 def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
