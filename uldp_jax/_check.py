@@ -30,7 +30,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -184,7 +184,7 @@ def _check_rank(mech: Any, A: np.ndarray | None) -> CheckRow:
     return CheckRow("rank", status, detail)
 
 
-def check(mech: Any, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
+def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
           alpha: float = DEFAULT_ALPHA) -> CheckReport:
     """Checks a mechanism: exact audit, sampler versus channel on every input, debias exactness, rank.
 

@@ -23,7 +23,7 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms import _base, _compact
+from uldp_jax.mechanisms.core import _base, _compact
 
 PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
 HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
