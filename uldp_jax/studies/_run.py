@@ -10,9 +10,9 @@ Key schedule (documented contract). Mechanism ``m`` (its index in ``mechanisms``
   estimates too on the per-user path and for one-point groups; on the counts path the engine jits a single
   mechanism's estimate but runs a grid's eagerly, which can differ in the last float32 bit);
 * population model: repetition ``r`` draws its subset with ``fold_in(fold_in(key_mj, r), 0)``
-  (``studies._population``) and runs ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset,
-  reps=1, methods=methods)``, one engine call per repetition (each subset is new data; the compiled kernels are
-  reused: same shapes every repetition).
+  (``studies._population``; once per mechanism and n, shared by the mechanism's groups) and runs
+  ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset, reps=1, methods=methods)``, one engine call per
+  repetition and group (each subset is new data; the compiled kernels are reused: same shapes every repetition).
 
 Compilation: eps and the other continuous parameters are data (the leaves of a grid), ``n`` is data in the
 engine, and each method is resolved by the engine once per call; the kernels compiled are one per static
@@ -90,7 +90,17 @@ def _grid_axis(est: dict, grid: bool) -> dict:
     return {m: np.asarray(v) if grid else np.asarray(v)[None] for m, v in est.items()}
 
 
-def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int) -> tuple[dict, Any]:
+def _subsets(spec: _spec.StudySpec, key_mj: jax.Array, n: int) -> list | None:
+    """Population model: repetition ``r``'s users, drawn with ``fold_in(fold_in(key_mj, r), 0)``, once per
+    mechanism and ``n`` (every group of the mechanism reuses them); ``None`` in the other models."""
+    if spec.sample != "population":
+        return None
+    return [_population.subset(jax.random.fold_in(jax.random.fold_in(key_mj, r), 0), spec.xs, n)
+            for r in range(spec.reps)]
+
+
+def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int,
+               subsets: list | None) -> tuple[dict, Any]:
     """``({method: float32[g, reps, d]}, target float64[d])`` of one group at one ``n``."""
     kw = dict(methods=spec.methods, progress=False, **spec.simulate_options)
     if spec.sample == "iid":
@@ -100,10 +110,8 @@ def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, 
         res = engine.simulate(key_mj, mech, xs=spec.xs, reps=spec.reps, **kw)
         return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
     parts = []
-    for r in range(spec.reps):  # one engine call per repetition: each repetition is a new subset (new data)
-        key_r = jax.random.fold_in(key_mj, r)
-        sub = _population.subset(jax.random.fold_in(key_r, 0), spec.xs, n)
-        res = engine.simulate(jax.random.fold_in(key_r, 1), mech, xs=sub, reps=1, **kw)
+    for r, sub in enumerate(subsets):  # one engine call per repetition: each repetition is a new subset (new data)
+        res = engine.simulate(jax.random.fold_in(jax.random.fold_in(key_mj, r), 1), mech, xs=sub, reps=1, **kw)
         parts.append(_grid_axis(res.estimates, grid))
     est = {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in spec.methods}
     return est, population_target(spec.xs, spec.d)
@@ -167,9 +175,10 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
         for m_idx, name in enumerate(spec.names):
             for j, n_j in enumerate(spec.ns):
                 key_mj = jax.random.fold_in(jax.random.fold_in(key, m_idx), j)
+                subsets = _subsets(spec, key_mj, n_j)
                 for points, mechs, mech in groups[name]:
                     t0, c0 = time.perf_counter(), _CLOCK["compile_s"]
-                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j)
+                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j, subsets)
                     compile_s = _CLOCK["compile_s"] - c0
                     run_s = max(time.perf_counter() - t0 - compile_s, 0.0)
                     for i, point in enumerate(points):
