@@ -87,7 +87,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
             bar.update(1, ds.name)
     fig = _plot.line_panels(panels, "epsilon", metric.upper(), vlines=vlines)
     table = format_table(rows, ("dataset", "mechanism", "method"), "eps")
-    return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, models + notes,
+    return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
 
 
@@ -175,7 +175,7 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
                                  f"no privacy {npm:.3g}.")
     fig = _plot.line_panels(panels, "|X_S|", metric.upper())
     table = format_table(rows, ("dataset", "eps", "mechanism", "method"), "s")
-    return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, models + notes,
+    return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
 
 
@@ -215,7 +215,7 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
         notes.append(f"eps={e:g}, {attrs[-1]} attributes: best {best[0]} ({best[1]:.3g}).")
     fig = _plot.line_panels(panels, "number of attributes", metric.upper(), logx=False)
     table = format_table(rows, ("eps", "mechanism", "method"), "attributes")
-    return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, models + notes,
+    return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
 
 

@@ -31,11 +31,10 @@ import jax
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.experiments import _common
+from uldp_jax.experiments import _common, _studies
 from uldp_jax.studies import _population
 
 SAMPLES = ("population", "iid")
-_BUILTIN = {"tv": "tv", "l2sq": "l2", "mse": "mse", "l1": "l1"}  # experiment metric -> ul.study metric
 
 
 def check_sample(cfg: dict) -> str:
@@ -63,9 +62,9 @@ def population(ds: Any, n: int, size: int = 0) -> np.ndarray:
 def model_text(sample: str, n: int, size: int) -> str:
     """One line naming the sampling model (CSV ``sample`` column, summary, run_config's dataset line)."""
     if sample == "iid":
-        return f"sampling model: iid (n = {n} users drawn iid from p, scored against p; not 001's model)"
-    return (f"sampling model: population (001 §6.1: each repetition a uniform random {n} of the population's "
-            f"{size} people report, scored against the population's distribution)")
+        return f"sampling model: iid (an extra, not 001's): {n} users iid from p, error against p"
+    return (f"sampling model: population (001 §6.1): each repetition {n} of the population's {size} people, drawn "
+            "without replacement, report; error against the population's distribution")
 
 
 def _factory(label: str, d: int, sensitive: Any, by_s: bool):
@@ -119,7 +118,7 @@ def curves(key: jax.Array, mechs: Sequence[str], d: int, sensitive: Any, eps: Se
         if s_values is not None and any(_common.MECHANISMS[lb][1] for lb in labels):
             grids["s"] = list(s_values)
         res = ul.study(jax.random.fold_in(key, i), factories, n=[n], reps=rr if by_reports else cfg["reps"],
-                       methods=ms, metrics={metric: _BUILTIN[metric]}, simulate_options={"path": path}, **data,
+                       methods=ms, metrics=_studies.study_metrics([metric]), simulate_options={"path": path}, **data,
                        **grids)
         rows += res.rows()
     return rows
