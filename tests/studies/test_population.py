@@ -93,3 +93,25 @@ def test_population_on_the_per_user_path():
                    sample="population", metrics=("l2",), simulate_options={"path": "per_user"})
     (r,) = res.rows()
     assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r
+
+
+def test_population_estimates_all_repetitions_in_one_call():
+    """Stats-based methods (here EM on GRR's histogram, over a 2-point grid) estimate the stacked statistics of
+    every repetition at once: the same numbers as one ``ul.simulate`` per repetition (same keys) up to float32
+    rounding, as the batch has another shape."""
+    key = jax.random.key(7)
+    res = ul.study(key, {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[0.5, 2.0], n=[6], reps=4, xs=POP,
+                   sample="population", methods=("emp", "em"), metrics=("l1",))
+    key_mj = jax.random.fold_in(jax.random.fold_in(key, 0), 0)
+    grid = jax.tree_util.tree_map(lambda *ls: jax.numpy.stack(ls), ul.GRR(3, 0.5), ul.GRR(3, 2.0))
+    want = {m: np.zeros((2, 4)) for m in ("emp", "em")}
+    for r in range(4):
+        key_r = jax.random.fold_in(key_mj, r)
+        sub = _population.subset(jax.random.fold_in(key_r, 0), POP, 6)
+        sim = ul.simulate(jax.random.fold_in(key_r, 1), grid, xs=sub, reps=1, methods=("emp", "em"))
+        for m in want:
+            want[m][:, r] = np.abs(np.asarray(sim.estimates[m])[:, 0] - P_POP).sum(-1)
+    got = {(row["method"], row["eps"]): res.values[i] for i, row in enumerate(res.rows())}
+    for m in want:
+        for g, e in enumerate((0.5, 2.0)):
+            np.testing.assert_allclose(got[(m, e)], want[m][g], rtol=1e-5, atol=1e-6)
