@@ -6,9 +6,9 @@ Key schedule (documented contract). Mechanism ``m`` (its index in ``mechanisms``
 * iid and fixed models: each group of grid points (one static signature) is one call
   ``ul.simulate(key_mj, grid, p=p, n=n_j, reps=reps, methods=methods)`` (``xs=xs`` for the fixed model), so every
   point of mechanism ``m`` at ``n_j`` sees the same random numbers (common random numbers, as ``ul.simulate``
-  grids do) and a point's statistics equal those of ``ul.simulate(key_mj, point_mech, ...)`` bit for bit (its
-  estimates too on the per-user path and for one-point groups; on the counts path the engine jits a single
-  mechanism's estimate but runs a grid's eagerly, which can differ in the last float32 bit);
+  grids do) and a point's statistics and estimates equal those of ``ul.simulate(key_mj, point_mech, ...)`` bit
+  for bit, on both paths (the engine estimates a counts-path grid point by point with the single mechanism's
+  jitted function);
 * population model: repetition ``r`` draws its subset with ``fold_in(fold_in(key_mj, r), 0)``
   (``studies._population``; once per mechanism and n, shared by the mechanism's groups) and runs
   ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset, reps=1, methods=methods)``'s plan and statistics,
