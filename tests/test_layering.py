@@ -97,7 +97,7 @@ GRAPH = _edges()
 
 
 def _layer(module: str) -> str:
-    """``uldp_jax.mechanisms._grr`` -> ``mechanisms``; ``uldp_jax._api`` -> ``_api``; the root -> ``uldp_jax``."""
+    """``uldp_jax.mechanisms.rr._grr`` -> ``mechanisms``; ``uldp_jax._api`` -> ``_api``; the root -> ``uldp_jax``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ROOT
 
@@ -190,6 +190,59 @@ def test_mechanisms_import_only_the_core():
             ok = t in MECHANISM_DEPS or t.startswith("uldp_jax.mechanisms.")
             if not ok and not _allowed("layer", m, t):
                 bad.append((m, t))
+    assert bad == []
+
+
+MECH = f"{ROOT}.mechanisms"
+CORE = f"{MECH}.core"
+
+
+def _family(module: str) -> str | None:
+    """``uldp_jax.mechanisms.rr._grr`` -> ``rr``; ``uldp_jax.mechanisms`` (the package) -> None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "mechanisms" else None
+
+
+def _sibling_private_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """A mechanism module importing another family's private module, or core importing a family."""
+    bad = []
+    for m, targets in graph.items():
+        fam = _family(m)
+        if fam is None:
+            continue
+        for t in targets:
+            tfam = _family(t)
+            if tfam is None or tfam == fam:
+                continue
+            private = any(part.startswith("_") for part in t.split(".")[3:])
+            if fam == "core" or (tfam != "core" and private):
+                bad.append((m, t))
+    return bad
+
+
+def test_mechanism_families_import_only_core_and_other_families_packages():
+    """Families share through ``mechanisms/core`` or a family's package (``from uldp_jax.mechanisms import transform``),
+    never through another family's private module; core imports no family."""
+    assert _sibling_private_imports(GRAPH) == []
+
+
+def test_every_mechanism_module_sits_in_core_or_a_family():
+    flat = [m for m in MODULES if m.startswith(MECH + ".") and len(m.split(".")) == 3 and not _is_package(m)]
+    assert flat == []
+    assert _is_package(CORE)
+
+
+def _reexport_only(tree: ast.Module) -> bool:
+    """A module whose body is a docstring and imports only (a pass-through)."""
+    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    body = [n for n in body if not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in body)
+
+
+def test_no_reexport_only_modules():
+    """Only a package's ``__init__`` may be a list of imports; a private module that only re-exports another is a
+    pass-through: import the real module instead."""
+    bad = [m for m, tree in TREES.items() if not _is_package(m) and _reexport_only(tree)]
     assert bad == []
 
 
@@ -391,3 +444,9 @@ def test_the_checks_catch_what_they_forbid():
     assert _name_dispatch(src) == [5, 5]
     assert [n for n in _local_imports(src)]
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert _reexport_only(ast.parse('"""doc"""\nfrom __future__ import annotations\nfrom a.b import *  # noqa\n'))
+    assert not _reexport_only(ast.parse("from a import b\n\ndef f():\n    return b\n"))
+    graph = {f"{MECH}.subset._uss": {f"{MECH}.transform._glutf", f"{MECH}.transform", f"{CORE}._base"},
+             f"{CORE}._base": {f"{MECH}.rr"}, f"{MECH}.rr._urr": {f"{MECH}.rr._grr"}}
+    assert sorted(_sibling_private_imports(graph)) == [(f"{CORE}._base", f"{MECH}.rr"),
+                                                       (f"{MECH}.subset._uss", f"{MECH}.transform._glutf")]

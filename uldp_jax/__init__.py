@@ -2,7 +2,7 @@
 
 from uldp_jax import estimation, mechanisms, metrics, privacy
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
-from uldp_jax.mechanisms._compact import CompactBits, to_compact, to_dense
+from uldp_jax.mechanisms.core._compact import CompactBits, to_compact, to_dense
 from uldp_jax.mechanisms import (
     GRR,
     OUE,

@@ -11,7 +11,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms._base import Mechanism
+from uldp_jax.mechanisms.core._base import Mechanism
 
 
 def _check_mech(mech: Any) -> None:

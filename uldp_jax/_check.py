@@ -30,7 +30,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)

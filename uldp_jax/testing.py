@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms._base import Mechanism, static_field
+from uldp_jax.mechanisms.core._base import Mechanism, static_field
 from uldp_jax.privacy import _channel
 
 

@@ -9,7 +9,7 @@ Raw RNG: ``jax.random.uniform`` / ``bernoulli`` / ``randint`` / ``bits`` draws p
 reduction over 2^24 draws (a sum, so that nothing is copied to the host). Each mechanism's RNG limit is the
 users/s the draws it makes would allow: every user's value costs 2 uint32 words (``bits``; the iid model's
 alias table, ``simulate.alias_table``); GRR and uRR then 2 words (flip threshold + exact Lemire integer,
-``mechanisms/_uniform.py``); OUE d uniforms; uRAP s + 1 uniforms; SS 1 uniform + ``min(k, d - k) + 2`` words
+``mechanisms/core/_uniform.py``); OUE d uniforms; uRAP s + 1 uniforms; SS 1 uniform + ``min(k, d - k) + 2`` words
 (Floyd's algorithm with exact integers).
 
 Run: ``python experiments/benchmarks/bench_per_user.py [--n 1000000 --reps 10 --bit-reps 2]`` (prints JSON).

@@ -22,7 +22,7 @@ uRR 2, OUE 4, uRAP 4, HR 2, uUE 8, SS 7, uSS 11 data-dependent loops per compile
 ``jax.random.binomial`` call site (its inversion and BTRS loops), plus SS's window loop, which sits inside the
 ``d - 1``-step label scan and so runs once per label.
 
-The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/_uniform.py`` (SS: after a
+The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/core/_uniform.py`` (SS: after a
 spare word per user); its module docstring says why no fixed number of tries can be exact. "Uniform other than
 x" is already one draw ``u`` on ``[0, m - 1)`` mapped ``u + (u >= x)``, with no loop of its own.
 """

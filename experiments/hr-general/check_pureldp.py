@@ -4,7 +4,7 @@ pure-LDP 1.2.0 (`pip install pure-ldp==1.2.0`, the `bench` extra) ships the auth
 script enumerates its encoder's randomness (the uniform draw and the coin) to get its exact channel Q, decodes
 every single report with its `decode_string(..., normalization=-1)` (linear in the report histogram) to get its
 decoder G, and compares the exact n E l2^2 = q (G^2 1) - |q G|^2, q = p Q, with the closed form used by the
-experiment (`uldp_jax.mechanisms._forms.general_hr.l2_risk` on the permuted p; `ul.theory.hr_l2_risk` for
+experiment (`uldp_jax.mechanisms.hadamard._general_forms.l2_risk` on the permuted p; `ul.theory.hr_l2_risk` for
 eps <= 1, where pure-LDP uses the high-privacy HR), for three random permutations each.
 
     python experiments/hr-general/check_pureldp.py            # pure-LDP installed
@@ -65,7 +65,7 @@ def main() -> int:
     import jax.numpy as jnp
 
     import uldp_jax as ul
-    from uldp_jax.mechanisms._forms import general_hr as F
+    from uldp_jax.mechanisms.hadamard import _general_forms as F
 
     kh = _module()
     rng = np.random.default_rng(0)

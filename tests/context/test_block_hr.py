@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _hadamard
+from uldp_jax.mechanisms.hadamard import _hadamard
 
 
 def literal_eq19(mech, counts):

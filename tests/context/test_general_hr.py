@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _hadamard
-from uldp_jax.mechanisms._forms import general_hr as forms
+from uldp_jax.mechanisms.hadamard import _hadamard, _general_forms as forms
 
 CASES = [(5, 1.0, None), (16, 4.0, None), (10, 2.0, 3), (7, 0.3, None), (30, 6.0, None), (9, 3.0, 1)]
 

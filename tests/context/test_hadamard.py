@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from uldp_jax import testing
-from uldp_jax.mechanisms import _hadamard
+from uldp_jax.mechanisms.hadamard import _hadamard
 
 
 @pytest.mark.parametrize("d,K", [(1, 2), (2, 4), (3, 4), (4, 8), (7, 8), (8, 16), (43750, 65536)])

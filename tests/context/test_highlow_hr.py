@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _hadamard
-from uldp_jax.theory import _hr as T
+from uldp_jax.mechanisms.hadamard import _hadamard, _forms as T
 
 
 def literal_eqs_15_16(mech, counts):

@@ -12,7 +12,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import testing
 from uldp_jax.testing import sampler_vs_channel
-from uldp_jax.theory import _hr as T
+from uldp_jax.mechanisms.hadamard import _forms as T
 
 MECHS = {
     "hr6": lambda eps=1.0: ul.HR(6, eps),

@@ -1,4 +1,4 @@
-"""Exact risks and sample-complexity helpers of the HR family (uldp_jax.theory._hr; docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, 004 Thms 3-4)."""
+"""Exact risks and sample-complexity helpers of the HR family (uldp_jax.mechanisms.hadamard._forms; docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, 004 Thms 3-4)."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.theory import _hr as T
+from uldp_jax.mechanisms.hadamard import _forms as T
 
 
 def R(eps):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from uldp_jax import testing
-from uldp_jax.mechanisms import _uniform
+from uldp_jax.mechanisms.core import _uniform
 
 from uldp_jax.simulate import _engine as sim
 
@@ -50,7 +50,7 @@ def test_uniform_ints_redraw_loop_is_exercised_and_exact():
     """m = 3 * 2^29: a word is rejected w.p. 1/4, so the redraw loop runs; values stay uniform (8 bins)."""
     m = 3 * 2**29
     words = jax.random.bits(jax.random.key(3), (40_000,), jnp.uint32)
-    from uldp_jax.mechanisms._uniform import uniform_below
+    from uldp_jax.mechanisms.core._uniform import uniform_below
 
     _, ok = uniform_below(words, jnp.uint32(m))
     assert 0.2 < 1 - float(jnp.mean(ok)) < 0.3

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _base, _compact
+from uldp_jax.mechanisms.core import _base, _compact
 
 MECHS = {
     "RAPPOR": lambda: ul.RAPPOR(6, 1.0),

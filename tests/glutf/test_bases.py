@@ -9,7 +9,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.theory import _pure_uldp as th
+from uldp_jax.mechanisms.core import _pure_uldp as th
 
 EPS = (0.1, 1.0, 5.0)
 
@@ -50,7 +50,7 @@ def test_channels_audit_tight_and_pure(eps):
         if exact_q:  # exactly pure; finite "hash" families are pure only approximately
             np.testing.assert_allclose(off, q, rtol=1e-12)
         # closed-form share (used by GLUTF's z) equals the channel's worst share
-        from uldp_jax.mechanisms._glutf import share_from_channel
+        from uldp_jax.mechanisms.transform._glutf import share_from_channel
         if exact_q or isinstance(mech, ul.Wheel):
             np.testing.assert_allclose(share_from_channel(mech), float(mech.glutf_share()), rtol=1e-6)
 
@@ -97,7 +97,7 @@ def test_report_shapes_and_purity_of_sampling():
 
 def test_ss_k1_is_grr_and_hash_numpy_matches_jax():
     np.testing.assert_allclose(ul.channel(ul.SS(5, 0.7, k=1)).Q, ul.channel(ul.GRR(5, 0.7)).Q, rtol=1e-13)
-    from uldp_jax.mechanisms import _hashing
+    from uldp_jax.mechanisms.core import _hashing
     seeds = np.arange(50, dtype=np.uint32)[:, None]
     items = np.arange(9)
     h_np = _hashing.mix32(seeds, items)

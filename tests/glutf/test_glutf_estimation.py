@@ -7,7 +7,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.theory import _pure_uldp as th
+from uldp_jax.mechanisms.core import _pure_uldp as th
 
 
 def _mechs():

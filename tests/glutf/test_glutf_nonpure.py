@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms._glutf import base_support
-from uldp_jax.theory import _nonpure_uldp as npth
-from uldp_jax.theory import _pure_uldp as th
+from uldp_jax.mechanisms.transform._glutf import base_support
+from uldp_jax.mechanisms.transform import _nonpure_uldp as npth
+from uldp_jax.mechanisms.core import _pure_uldp as th
 
 CASES = [
     (ul.SS(4, 1.0, k=2), 8, [0, 2, 4, 6]),

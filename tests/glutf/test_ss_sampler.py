@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.mechanisms import _ksubset
+from uldp_jax.mechanisms.subset import _ksubset
 
 N = 12000
 

@@ -1,4 +1,4 @@
-"""Exact binomial draws of the count samplers (``mechanisms._counts.binomial``) against the exact law, at the extremes.
+"""Exact binomial draws of the count samplers (``mechanisms.core._counts.binomial``) against the exact law, at the extremes.
 
 One jitted call draws every case at once (one compile). Thresholds: chi-square goodness of fit against
 ``scipy.stats.binom`` (cells with expected count < 5 pooled into the tails) and standardized means and variances
@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from uldp_jax import testing
-from uldp_jax.mechanisms import _counts
+from uldp_jax.mechanisms.core import _counts
 
 R = 40000  # draws per case
 # (n, p): small n, p near 0 and 1, the inversion/BTRS boundary (n q = 10 and just below), huge n

@@ -231,7 +231,7 @@ def test_extreme_eps_gives_finite_channels_and_estimates():
 
 def test_urr_perturb_table_and_binary_search_agree(monkeypatch):
     """uRR's rank table (d <= TABLE_MAX_D) and its O(s) binary search (larger d) draw the very same reports."""
-    from uldp_jax.mechanisms import _urr
+    from uldp_jax.mechanisms.rr import _urr
 
     mech = ul.URR(40, (1, 5, 6, 17, 30, 39), 1.3)
     xs = jnp.arange(4000, dtype=jnp.int32) % 40

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 
 D, SENS = 6, (0,)
 XS = np.array([1, 2, 3, 4, 5, 2, 3, 0, 5, 5, 1, 4], np.int32)

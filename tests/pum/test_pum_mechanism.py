@@ -7,7 +7,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.mechanisms import _pum
+from uldp_jax.mechanisms.pum import _pum
 
 D, SENS = 6, (0,)
 

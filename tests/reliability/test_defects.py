@@ -12,7 +12,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import cli, testing
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms._forms.family import Family
+from uldp_jax.mechanisms.core._family import Family
 
 
 from tests.outside_mechanisms import Keep

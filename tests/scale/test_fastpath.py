@@ -138,7 +138,7 @@ def test_ss_iid_counts_exact_and_match_per_user():
 
 def test_ss_iid_counts_large_n_and_windows():
     """n = 10^9 (any n, one scan): totals exact; the per-item means match (d = 40, k = 10, narrow windows)."""
-    from uldp_jax.mechanisms import _ss_counts as _ss
+    from uldp_jax.mechanisms.subset import _ss_counts as _ss
 
     mech = ul.SS(40, 2.0, k=10)
     assert _ss.window_width(40, 10) == 11  # clipped to the k + 1 bins here

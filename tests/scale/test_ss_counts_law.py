@@ -1,4 +1,4 @@
-"""SS's iid count sampler (``mechanisms._ss_counts``): the exact joint law of the whole count vector.
+"""SS's iid count sampler (``mechanisms.subset._ss_counts``): the exact joint law of the whole count vector.
 
 The moments tests (``test_fastpath.py``) check means and covariances; here the sampled count vectors of a few
 users are tested cell by cell against their exact joint law (the convolution of the users' report laws over all
@@ -15,7 +15,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.mechanisms import _ss_counts
+from uldp_jax.mechanisms.subset import _ss_counts
 
 R = 20000
 

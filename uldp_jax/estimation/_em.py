@@ -36,7 +36,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
-from uldp_jax.mechanisms._glutf_em import SupportRatio
+from uldp_jax.mechanisms.core._likelihood import SupportRatio
 
 DEFAULT_MAX_ITERS = 10_000
 

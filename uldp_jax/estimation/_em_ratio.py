@@ -20,7 +20,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core
-from uldp_jax.mechanisms._glutf_em import SupportRatio
+from uldp_jax.mechanisms.core._likelihood import SupportRatio
 
 CHUNK_ENTRIES = 2**20  # bits per chunk (a 4 MiB float32 temporary)
 

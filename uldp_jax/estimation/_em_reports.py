@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _compact
+from uldp_jax.mechanisms.core import _compact
 from uldp_jax.estimation import _em_core, _support, _threshold
 from uldp_jax.estimation._em_passes import dense_gain, dense_update, support_gain, support_update
 from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support

@@ -12,7 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 
 
 RANK_MODES = ("warn", "raise", "ignore")

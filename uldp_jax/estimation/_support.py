@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base, _compact
+from uldp_jax.mechanisms.core import _base, _compact
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
 MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot

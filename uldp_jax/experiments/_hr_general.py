@@ -23,7 +23,7 @@ import uldp_jax as ul
 from uldp_jax import data as _data
 from uldp_jax.experiments import _claims, _common, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
-from uldp_jax.mechanisms._forms import general_hr as _ghr
+from uldp_jax.mechanisms.hadamard import _general_forms as _ghr
 
 HR_LABEL, GHR_LABEL, PURE_LABEL, AUTH_LABEL = ("HR (one block, ul.HR)", "HadamardResponse (default B)",
                                                "pure-LDP HR", "HadamardResponse (authors' B)")

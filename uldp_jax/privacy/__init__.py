@@ -10,4 +10,4 @@ from uldp_jax.privacy._hypothesis import (
     tradeoff_curve,
     tradeoff_eps,
 )
-from uldp_jax.privacy._matrices import bsldp_matrix, hlldp_matrix, ldp_matrix, uldp_matrix
+from uldp_jax.mechanisms.hadamard._matrices import bsldp_matrix, hlldp_matrix, ldp_matrix, uldp_matrix

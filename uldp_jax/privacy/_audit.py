@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.

@@ -15,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms._base import Mechanism
+from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
 # up to 2**24 entries pairwise (NumPy) stays far below this.

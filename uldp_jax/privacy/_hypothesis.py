@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax.mechanisms._base import Mechanism
+from uldp_jax.mechanisms.core._base import Mechanism
 from uldp_jax.privacy import _channel
 
 

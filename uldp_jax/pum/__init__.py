@@ -1,6 +1,6 @@
 """Personalized ULDP mechanism (PUM, 001 §5): estimation, Theorem 1 terms, exact privacy checks, simulation."""
 
-from uldp_jax.mechanisms._pum import PUM, PUMUser, preprocess
+from uldp_jax.mechanisms.pum._pum import PUM, PUMUser, preprocess
 from uldp_jax.pum._audit import PUMAudit, audit_pum, cross_user_log_ratio
 from uldp_jax.pum._estimate import (
     PUMEstimate,

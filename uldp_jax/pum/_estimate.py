@@ -12,8 +12,8 @@ import numpy as np
 from uldp_jax import _api
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms import _pum
+from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.pum import _pum
 
 
 class PUMEstimate(NamedTuple):

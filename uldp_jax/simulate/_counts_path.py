@@ -23,17 +23,17 @@ BlockHR                            ``Multinomial(n, p Q)`` (``p Q`` by fast Wals
 uUE; GLUTF over    exact           per non-sensitive item ``Multinomial(n_x, (1 - f, f z, f (1 - z)))`` (alone /
 a base with a                      pair / protected-only); the go users' ``x'`` are iid uniform, so the base runs
 counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
-(GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``mechanisms._glutf_counts``.
+(GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``mechanisms.transform._glutf_counts``.
 SS                 iid model:      a mixture: w.p. ``beta = (1 - p*) d / (d - k)`` a uniform k-subset of all
                    exact;          items (no ``x``), else ``{x}`` + a uniform (k - 1)-subset of the others; one scan
                    fixed model:    over the items with users binned by how many items they still need, the
                    none            forced users by whether ``x`` is passed; iid ``x`` make every step a set of
-                                   binomials (``mechanisms._ss_counts``, ``d`` steps of O(window) draws, any n).
+                                   binomials (``mechanisms.subset._ss_counts``, ``d`` steps of O(window) draws, any n).
                                    Given fixed counts the "x is passed" moves are multivariate hypergeometric
                                    (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
-                                   ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms._ksubset``).
+                                   ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms.subset._ksubset``).
 uSS; GLUTF over    iid model:      sensitive users are iid from ``p | X_S`` and go users iid uniform on ``X_S``:
-SS                 exact; fixed    two iid populations of the SS scan above (``mechanisms._glutf_counts.glutf_iid``).
+SS                 exact; fixed    two iid populations of the SS scan above (``mechanisms.transform._glutf_counts.glutf_iid``).
                    model: none     Given fixed counts it would need SS's fixed-model sampler. Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
@@ -48,7 +48,7 @@ exact law of ``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)
 ``iid_count_sampler()`` returns ``fn(key, n, p)`` for the iid model (SS has only the latter); both default to
 ``None`` (the per-user path). The samplers live with their mechanisms; the building blocks ``multinomial``,
 ``keep_or_common(_iid)``, ``independent_bits``, ``multinomial_rows`` and ``channel_counts``
-(``uldp_jax.mechanisms._counts``) are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
+(``uldp_jax.mechanisms.core._counts``) are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
 
 In the iid model the reports of an item mechanism are iid from ``p Q``, so its histogram is one
 ``Multinomial(n, p Q)`` (GRR, uRR, BinaryCA); bit mechanisms first draw the true counts ``Multinomial(n, p)``.
@@ -64,7 +64,7 @@ from typing import Any
 
 import jax
 
-from uldp_jax.mechanisms._counts import (
+from uldp_jax.mechanisms.core._counts import (
     binomial,
     channel_counts,
     count_dtype,

@@ -34,7 +34,7 @@ float32 resolution: most per-user samplers compare float32 uniforms with float32
 event of probability below ~6e-8 is never drawn (e.g. a bit flip of OUE/RAPPOR at eps >~ 17); the exact channel,
 the audit and the theory still use float64. At such eps the mechanism is numerically non-private in simulation
 only; the counts path (float64 binomials) keeps these probabilities. GRR and uRR threshold their flip event on a
-uint32 word (``mechanisms/_uniform.py``), so their flips are drawn down to probability 2^-32.
+uint32 word (``mechanisms/core/_uniform.py``), so their flips are drawn down to probability 2^-32.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.estimation import _support
-from uldp_jax.mechanisms import _compact
+from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch

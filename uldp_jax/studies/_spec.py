@@ -21,7 +21,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms._base import Mechanism
+from uldp_jax.mechanisms.core._base import Mechanism
 
 SAMPLES = ("iid", "fixed", "population")
 

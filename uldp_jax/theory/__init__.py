@@ -1,10 +1,10 @@
 """Closed-form utility (001, 003, 004 with docs/errata.md corrections), optimal parameters, exact channel risks.
 
 Units: ``mse`` is the expected squared l2 loss summed over items, ``sum_x E(p_hat(x) - p(x))^2``; ``nmse`` is
-``n`` times the fixed-model ``mse``. See ``_dispatch`` for the variance models.
+``n`` times the fixed-model ``mse``. See ``_mse`` for the variance models.
 """
 
-from uldp_jax.theory._dispatch import (
+from uldp_jax.theory._mse import (
     check_theta_n,
     item_variance,
     l1,
@@ -24,7 +24,7 @@ from uldp_jax.theory._exact import (
     support_moments,
 )
 from uldp_jax.theory._families import Family, family_of
-from uldp_jax.theory._forms import (
+from uldp_jax.mechanisms.core._nmse import (
     grr_nmse,
     nonprivate_nmse,
     olh_nmse,
@@ -39,7 +39,7 @@ from uldp_jax.theory._forms import (
     uwheel_nmse,
     wheel_nmse,
 )
-from uldp_jax.theory._hr import (
+from uldp_jax.mechanisms.hadamard._forms import (
     block_hr_item_nvar,
     block_hr_l2_risk,
     block_hr_users_for_tv,
@@ -72,7 +72,7 @@ from uldp_jax.theory._murakami import (
     urr_worst_l1,
     urr_worst_l2,
 )
-from uldp_jax.theory._optima import (
+from uldp_jax.mechanisms.core._optima import (
     optimal_g,
     optimal_g_continuous,
     optimal_k,
@@ -81,8 +81,8 @@ from uldp_jax.theory._optima import (
     optimal_p,
     optimal_theta,
 )
-from uldp_jax.theory._nonpure_uldp import nonpure_covariance_gap, nonpure_estimate, nonpure_variance_eq31
-from uldp_jax.theory._pure_uldp import (
+from uldp_jax.mechanisms.transform._nonpure_uldp import nonpure_covariance_gap, nonpure_estimate, nonpure_variance_eq31
+from uldp_jax.mechanisms.core._pure_uldp import (
     glutf_f,
     glutf_f_nonpure,
     glutf_z_max,

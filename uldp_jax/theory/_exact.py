@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 from uldp_jax.privacy import _channel
 from uldp_jax.theory._grid import grid_shape, per_point
 

@@ -1,6 +1,6 @@
 """Which closed form belongs to which mechanism: the mechanism says so itself (``mech.closed_form()``).
 
-A ``Family`` (defined in the leaf module ``mechanisms/_forms/family.py``) names the tunable parameter, its
+A ``Family`` (defined in the leaf module ``mechanisms/core/_family.py``) names the tunable parameter, its
 closed-form risk ``risk(eps, s, theta_n, param)`` (n * fixed-model MSE), the pure probabilities
 ``probs(eps, s, param) -> (p*, q*, z*)`` (003 Def 6), the parameter's domain and its closed-form optimum. LDP
 families use ``s = d`` and ``theta_n = 0``. Nothing here is keyed by class name.
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from uldp_jax.mechanisms import _base
-from uldp_jax.mechanisms._forms.family import Family  # noqa: F401  (re-exported)
+from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core._family import Family  # noqa: F401  (re-exported)
 
 
 def uses_generic(mech: Any, fam: Family) -> bool:

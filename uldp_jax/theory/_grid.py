@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 
 
 def grid_shape(mech: Any) -> tuple[int, ...]:

@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import optax
 
 from uldp_jax import mechanisms as _mechanisms
-from uldp_jax.mechanisms import _base
-from uldp_jax.theory import _dispatch, _families
+from uldp_jax.mechanisms.core import _base
+from uldp_jax.theory import _families, _mse
 
 OBJECTIVES = ("mse", "l1")
 MAX_G = 2.0**31 - 1.0  # largest hash range a ULH/OLH accepts (int32 values)
@@ -172,7 +172,7 @@ def risk_fn(fam: _families.Family, eps: Any, s: Any, theta_n: Any, objective: st
     if objective == "l1":
         def l1(x):
             P, Q, Z = fam.probs(eps, s, x)
-            var = _dispatch.pure_item_variance(P, Q, None if fam.ldp else Z, mask, p, 1.0, "iid")
+            var = _mse.pure_item_variance(P, Q, None if fam.ldp else Z, mask, p, 1.0, "iid")
             return jnp.sum(jnp.sqrt(jnp.maximum(var, 0.0)), axis=-1)
         return l1
     raise ValueError(f"Expected objective={objective!r} in {OBJECTIVES}.")

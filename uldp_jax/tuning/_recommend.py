@@ -14,9 +14,9 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax import mechanisms as _m
-from uldp_jax.mechanisms import _wheel
-from uldp_jax.theory import _dispatch, _exact
-from uldp_jax.mechanisms._forms import optima as _optima
+from uldp_jax.mechanisms.wheel import _wheel
+from uldp_jax.theory import _exact, _mse
+from uldp_jax.mechanisms.core import _optima
 
 SORT_KEYS = ("mse", "comm")
 
@@ -106,7 +106,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
         if len(sens) == d:
             raise ValueError(f"Expected sensitive to be a proper subset of [0, {d}), got all {d} items.")
     eps = float(_validate.check_eps(eps))
-    th = float(_dispatch.check_theta_n(theta_n))
+    th = float(_mse.check_theta_n(theta_n))
     _exact.check_model(model)
     if sort_by not in SORT_KEYS:
         raise ValueError(f"Expected sort_by={sort_by!r} in {SORT_KEYS}.")
@@ -117,7 +117,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
     with jax.enable_x64(True):
         for name, build, ldp in _candidates(d, sens, eps, th, include_ldp):
             mech = build()
-            risk = float(_dispatch.mse(mech, p, n, model))
+            risk = float(_mse.mse(mech, p, n, model))
             recs.append(Recommendation(name, mech, risk, float(mech.comm_bits()), ldp))
     key = (lambda r: (r.mse, r.comm_bits)) if sort_by == "mse" else (lambda r: (r.comm_bits, r.mse))
     return sorted(recs, key=key)

@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms import _base
+from uldp_jax.mechanisms.core import _base
 from uldp_jax.privacy import audit as run_audit
-from uldp_jax.theory import _dispatch, _families
+from uldp_jax.theory import _families, _mse
 from uldp_jax.tuning import _optimize
 
 # Largest channel (d * m entries) that ``tune`` audits by default.
@@ -116,7 +116,7 @@ def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective
             raise ValueError("objective='l1' depends on the whole distribution: pass p=... (theta_n is not enough).")
         if theta_n is None and not fam.ldp:
             raise ValueError("Pass p=... or theta_n=... (the non-sensitive mass the objective depends on).")
-        th = 0.0 if fam.ldp else float(_dispatch.check_theta_n(theta_n))
+        th = 0.0 if fam.ldp else float(_mse.check_theta_n(theta_n))
         p64 = np.full(mech.d, 1.0 / mech.d)
     x0 = _families.param_value(mech, fam)
     with jax.enable_x64(True):

@@ -1,0 +1,93 @@
+r"""Exact-likelihood EM for pure LDP bases (SS, OLH, Wheel, GRR, UE) and their GLUTF mechanisms.
+
+Every pure base here has a report likelihood of "support-ratio" form: for a report ``y`` with support
+``S(y)``, :math:`P(y|x) = C(y)\,(t + (1-t)\,1[x \in S(y)])` with :math:`t = e^{-\varepsilon}` (OLH per fixed
+hash, SS, Wheel's density, GRR, UE). For GLUTF (003 Alg. 1) a protected-only report has, up to the same
+``C(y)``, likelihood :math:`t + (1-t) 1[x \in S(y)]` for sensitive ``x`` and
+:math:`f(1-z)\,(t + (1-t)\,k(y)/s)` for every non-sensitive ``x`` (``k(y) = |S(y) \cap X_S|``); an invertible
+report (``x`` alone or paired) comes from its ``x`` only. EM for the mixture weights ``p`` is then
+
+.. math:: p'_x = \frac{1}{n}\Big(\sum_{i \in Y'} \frac{p_x L_{ix}}{\sum_u p_u L_{iu}} + N_x\Big),
+
+where ``N_x`` counts the invertible reports of ``x``: the exact MLE on the simplex (a fixed point of EM),
+from per-report support bits (``SupportRatio``: one byte per report and base item, never an ``n x d`` float
+likelihood) built on device. The mechanisms offer these terms through the
+protocol method ``report_likelihood(ys)``; the EM loop is estimation's one core (``ul.estimation.em``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from uldp_jax.mechanisms.core import _base, _compact
+
+
+def report_support(base: Any, ys: Any) -> jax.Array:
+    """``bool[n, s]``: the base items each base report supports."""
+    if hasattr(base, "support"):
+        return base.support(ys)
+    if base.report_kind == "bits":
+        return jnp.asarray(_compact.to_dense(ys), bool)  # the factors L[n, d] are dense anyway
+    return jnp.asarray(ys)[:, None] == jnp.arange(base.d)
+
+
+@_base.pytree_dataclass(data_fields=("bits", "items", "low", "high", "other", "weight", "inverted"),
+                        meta_fields=())
+@dataclasses.dataclass(frozen=True)
+class SupportRatio:
+    r"""Per-report likelihood of support-ratio form, kept as bits (never an ``n x d`` float matrix).
+
+    Report ``i`` has likelihood proportional to ``high[i]`` at the items of its support, ``low[i]`` at the other
+    items of ``items`` (the base domain), and ``other[i]`` at every item outside ``items``, so that with
+    :math:`s_i = \sum_{x \in S_i} p_x`, :math:`P_S = \sum_{x \in items} p_x` and :math:`P_N = 1 - P_S`:
+    :math:`D_i = low_i (P_S - s_i) + high_i s_i + other_i P_N`. Estimation runs EM on it in chunks of rows.
+
+    Attributes:
+      bits: ``bool[n, s]``: the base items each report supports (column ``j`` is item ``items[j]``).
+      items: ``int32[s]``: the domain item of each column.
+      low, high, other: ``float[n]``: the factors above (row-scaled so that none underflows at large eps).
+      weight: ``float[n]``: 1 for a report in the likelihood, 0 for an invertible (or padding) report.
+      inverted: ``float[d]``: invertible reports per item (likelihood proportional to ``p_x``).
+    """
+
+    bits: Any
+    items: Any
+    low: Any
+    high: Any
+    other: Any
+    weight: Any
+    inverted: Any
+
+
+def pure_terms(mech: Any, ys: Any) -> SupportRatio:
+    """``SupportRatio`` of a pure base: factor ``t + (1 - t) 1[x in S(y)]`` (``t = e^{-eps}``), all reports
+    weighted. A report with an empty support has the factor ``t`` on every item: it is stored as 1 (a row's
+    scale does not change EM), so ``t`` underflowing at large eps keeps the report."""
+    t = jnp.exp(-jnp.asarray(mech.eps))
+    sup = report_support(mech, ys)
+    n = sup.shape[0]
+    empty = ~jnp.any(sup, axis=1)
+    low = jnp.where(empty, 1.0, t).astype(t.dtype)
+    ones = jnp.ones(n, t.dtype)
+    return SupportRatio(sup, jnp.arange(mech.d, dtype=jnp.int32), low, ones, jnp.zeros(n, t.dtype), ones,
+                        jnp.zeros(mech.d, t.dtype))
+
+
+def glutf_terms(mech: Any, ys: Any) -> SupportRatio:
+    """``SupportRatio`` of a GLUTF mechanism: the protected reports' factors (base support over the sensitive
+    items; ``f(1-z)(t + (1-t) k/s)`` at every non-sensitive item), their 0/1 weights, the invertible counts."""
+    t = jnp.exp(-jnp.asarray(mech.eps))
+    sup = report_support(mech.base, ys.base)  # [n, s]
+    k = jnp.sum(sup, axis=1)
+    empty = k == 0  # every factor carries t: divided by t (row scales do not change EM; t underflows at eps ~ 87)
+    low = jnp.where(empty, 1.0, t).astype(t.dtype)
+    other = (mech.f_protected() * jnp.where(empty, 1.0, t + (1.0 - t) * k / mech.s)).astype(t.dtype)
+    protected = ys.has_base & (ys.item < 0)
+    item = jnp.where(ys.item >= 0, ys.item, 0)
+    N = jnp.zeros(mech.d, t.dtype).at[item].add((ys.item >= 0).astype(t.dtype))
+    return SupportRatio(sup, jnp.asarray(mech.sensitive, jnp.int32), low, jnp.ones_like(low), other,
+                        protected.astype(t.dtype), N)

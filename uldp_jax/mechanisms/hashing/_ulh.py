@@ -1,0 +1,78 @@
+"""Utility-optimized local hashing (uLH, 003 §5.3) with docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected z."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing
+from uldp_jax.mechanisms import transform as _glutf
+from uldp_jax.mechanisms.hashing import _olh
+from uldp_jax.mechanisms.hashing._olh import OLH
+
+
+class ULH(_glutf.GLUTFMixin, _base.Mechanism):
+    r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
+
+    Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
+    corrected :math:`z = e(e-1)/((e+g-1)(e+s-1))`. 003 eq 45 averages the other inputs over the hash family,
+    but the hash function is part of the report, so privacy must hold for each fixed hash: the published
+    :math:`z = (e-1)/(e+g-1)` gives a worst ratio up to ``2.93 e^eps`` and is available only as
+    ``z_rule="published_unsafe"`` (``ul.audit`` reports it as exceeding eps).
+
+    Privacy: ``(X_S, Y_P, eps)``-ULDP (``z_rule="max"``), tight for the ``"full"`` family;
+    ``Y_P`` = (seed, value) pairs.
+
+    Attributes:
+      d: domain size (static).
+      sensitive: sensitive items (static; ``1 <= s < d``).
+      eps: privacy budget (leaf).
+      g: hash range (static int >= 2). ``None``: the integer MSE optimum, the better of floor/ceil of docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l
+        exact :math:`g^* = 1 + \sqrt{e(es - (1-\theta_N)(e-1))/(s + (1-\theta_N)(e-1))}` (needs a concrete eps).
+      theta_n: assumed non-sensitive mass for the default ``g`` (default 0).
+      z_rule: ``"max"`` (corrected, default), ``"zero"``, or ``"published_unsafe"`` (violates ULDP).
+      family, num_hashes: the hash family of the base (see ``OLH``).
+
+    References:
+      He et al. (GLUTF) §5.3; docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp (corrected z and g*).
+    """
+
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
+    eps: Any
+    g: Any = _base.static_field(default=None)
+    theta_n: Any = _base.static_field(default=0.0)
+    z_rule: str = _base.static_field(default="max")
+    family: str = _base.static_field(default="hash")
+    num_hashes: Any = _base.static_field(default=None)
+
+    closed_form_family = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
+                                        domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g)
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> ULH:
+        """A copy with ``g = value`` and ``theta_n`` recorded (the ``"full"`` family's size follows ``g``)."""
+        changes = {"g": value, "num_hashes": None if self.family == "full" else self.num_hashes}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
+
+    rule = "pure"
+
+    def __post_init__(self):
+        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", sensitive)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
+        s = len(sensitive)
+        g = self.g
+        if g is None:
+            g = _olh.default_g(s, _glutf.concrete_eps(self.eps, "g"), self.theta_n)
+        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "family", _hashing.check_family(self.family))
+        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes(self.family, self.num_hashes, g, s))
+
+    @property
+    def base(self) -> OLH:
+        return _glutf.raw(OLH, d=self.s, eps=self.eps, g=self.g, family=self.family, num_hashes=self.num_hashes)

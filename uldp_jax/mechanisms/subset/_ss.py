@@ -1,0 +1,189 @@
+"""Subset selection (k-subset mechanism; Wang et al. 2016, Ye & Barg 2018; 003 §5.1)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _base, _likelihood, _pure_uldp as _th, _family, _nmse, _optima
+from uldp_jax.mechanisms.subset import _ksubset, _ss_counts
+
+# Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
+MAX_SS_CHANNEL_D = 20
+
+
+class SS(_base.Mechanism):
+    r"""eps-subset selection over ``d`` items: report a ``k``-subset of ``[0, d)``.
+
+    The report contains the true item w.p. :math:`p^* = ke^\varepsilon/(ke^\varepsilon+d-k)` (then the other
+    ``k - 1`` items are a uniform subset of the rest), otherwise it is a uniform ``k``-subset of the other
+    items. Every subset containing ``x`` has probability ``e^eps`` times that of every subset avoiding it.
+    Reports are ``bool[d]`` indicator vectors with exactly ``k`` ones; the support of a report is its subset, so
+    ``aggregate`` (bit sums) gives the per-item support counts. ``k = 1`` is GRR.
+
+    Pure LDP (003 §2.3): :math:`p^*` as above and :math:`q^* = k(ke^\varepsilon+d-k-e^\varepsilon)/
+    ((ke^\varepsilon+d-k)(d-1))`.
+
+    Privacy: ``eps``-LDP, tight.
+
+    Attributes:
+      d: domain size (static, >= 2).
+      eps: privacy budget (leaf).
+      k: subset size (static int in ``[1, d - 1]``); ``None`` gives the MSE-optimal integer (the better of
+        floor/ceil of ``d / (e^eps + 1)``, i.e. 003 eq 37 with ``s = d`` and ``theta_N = 0``); needs a concrete eps.
+
+    Channel columns: the ``C(d, k)`` subsets in ``itertools.combinations(range(d), k)`` order
+    (``report_index`` maps reports to them).
+
+    References:
+      Wang et al. (2016) arXiv:1607.08025; Ye & Barg (IEEE T-IT 2018); He et al. (GLUTF) §5.1.
+    """
+
+    d: int = _base.static_field()
+    eps: Any
+    k: Any = _base.static_field(default=None)
+
+    report_kind = "bits"
+
+    def __post_init__(self):
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        k = self.k
+        if k is None:
+            if not _validate.is_concrete(self.eps) or np.ndim(self.eps) != 0:
+                raise ValueError("SS: k=None needs a concrete scalar eps; pass k explicitly.")
+            k = _th.uss_k_opt(d, float(self.eps), 0.0)
+        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=d - 1))
+
+    @property
+    def num_outputs(self) -> int:
+        return math.comb(self.d, self.k)
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def _pq(self) -> tuple[jax.Array, jax.Array]:
+        return _th.ss_probs(self.d, self.eps, self.k)
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, nan)`` as floats (an LDP mechanism has no non-sensitive items, so no ``z*``)."""
+        with _th.x64():
+            p, q = _th.ss_probs(self.d, _base.eps_value(self.eps), self.k)
+            return float(p), float(q), float("nan")
+
+    def glutf_share(self) -> jax.Array:
+        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm} = e/(ke+d-k)` (any subset containing ``i``)."""
+        return _th.ss_share(self.d, self.eps, self.k)
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones.
+
+        Own item w.p. ``p*`` (one float32 uniform), then the rest by Floyd's algorithm
+        (``min(k, d - k) + 2`` exact uniform integers per user; see ``uldp_jax.mechanisms.subset._ksubset``).
+        """
+        p, _ = self._pq()
+        k_in, k_u = jax.random.split(key)
+        include = jax.random.uniform(k_in, xs.shape, dtype=jnp.float32) < p
+        flat = jnp.reshape(xs, (-1,))
+        bits = _ksubset.subset_bits(k_u, flat, jnp.reshape(include, (-1,)), self.d, self.k)
+        return bits.reshape(xs.shape + (self.d,))
+
+    def iid_count_sampler(self) -> Any:
+        """iid model only: one scan over the ``d`` items (``mechanisms.subset._ss_counts``).
+
+        Also takes ``P`` populations (``n float[P]``, ``p float[P, d]``) in one scan. Given fixed counts the
+        moves would be multivariate hypergeometric (not implemented), so ``count_sampler()`` stays ``None``.
+        """
+
+        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+            if jnp.ndim(n) == 0:
+                return _ss_counts.ss_counts_iid(key, self, n, p)
+            return _ss_counts.ss_counts_mixed(key, self, n, p)
+
+        return sample
+
+    def count_draws(self, iid: bool) -> float:
+        """The scan's binomials: ``d`` steps of ``3`` draws per occupied bin (``_ss_counts.scan_draws``)."""
+        return _ss_counts.scan_draws(self.d, self.k)
+
+    def count_memory(self, iid: bool) -> float:
+        """O(k) bins held at once, whatever the number of draws (``_ss_counts.scan_bytes``)."""
+        return _ss_counts.scan_bytes(self.d, self.k)
+
+    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.bit_sums(ys, weights)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
+        return _likelihood.pure_terms(self, ys)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        t = jnp.exp(-jnp.asarray(self.eps))
+        d, k = self.d, self.k
+        gap = k * (d - k) * -jnp.expm1(-jnp.asarray(self.eps)) / ((k + (d - k) * t) * (d - 1))
+        _, q = self._pq()
+        return jnp.full((d,), gap), jnp.full((d,), q)
+
+    def _subsets(self) -> np.ndarray:
+        if self.d > MAX_SS_CHANNEL_D:
+            raise ValueError(f"SS: exact channels need d <= {MAX_SS_CHANNEL_D}, got d={self.d}.")
+        _base.check_channel_size("SS", self.d, math.comb(self.d, self.k))
+        combos = np.array(list(itertools.combinations(range(self.d), self.k)), dtype=np.int64)
+        bits = np.zeros((combos.shape[0], self.d), dtype=bool)
+        bits[np.arange(combos.shape[0])[:, None], combos] = True
+        return bits
+
+    def channel_support(self) -> np.ndarray:
+        """bool ``[C(d, k), d]``: the items each channel column (subset) supports."""
+        return self._subsets()
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        eps, d, k = _base.eps_value(self.eps), self.d, self.k
+        bits = self._subsets()
+        t = np.exp(-eps)
+        norm = math.comb(d - 1, k - 1) + math.comb(d - 1, k) * t
+        Q = np.where(bits.T, 1.0, t) / norm
+        return Q, np.ones(bits.shape[0], dtype=bool)
+
+    def report_index(self, ys: Any) -> np.ndarray:
+        """Channel column of each report ``bool[..., d]`` (its rank among the k-subsets)."""
+        bits = self._subsets()
+        table = np.full(2**self.d, -1, dtype=np.int64)
+        table[(bits.astype(np.int64) << np.arange(self.d)).sum(axis=1)] = np.arange(bits.shape[0])
+        ys = np.asarray(ys)
+        idx = table[(ys.astype(np.int64) << np.arange(self.d)).sum(axis=-1)]
+        if np.any(idx < 0):
+            raise ValueError(f"Expected reports with exactly k={self.k} items set.")
+        return idx
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family(
+        "SS", "k", lambda e, s, th, k: _nmse.ss_nmse(e, s, k), _family.uss_probs, ldp=True, integer=True,
+        domain=lambda s: (1, s - 1), optimum=lambda e, s, th: _optima.optimal_k(e, s, 0.0))
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self._pq()
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        return _th.uss_z_max(s, self.eps, self.k)
+
+    def comm_bits(self) -> float:
+        """003 Def 5: ``log2 C(d, k)`` bits (one k-subset)."""
+        return float(np.log2(float(math.comb(self.d, self.k))))

@@ -1,0 +1,131 @@
+"""GLUTF: the general LDP-to-ULDP transformation (003 Algorithm 1), with docs/errata.md#003-theorem-1-glutfs-valid-z largest valid z."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
+    RULES,
+    Z_RULES,
+    GLUTFMixin,
+    GLUTFReport,
+    base_index,
+    base_support,
+    raw,
+    share_from_channel,
+)
+
+
+def check_common(d: Any, sensitive: Any, z_rule: Any, allow_full: bool = False) -> tuple[int, tuple[int, ...]]:
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
+    sensitive = _validate.check_index_set("sensitive", sensitive, d)
+    if len(sensitive) == d and not allow_full:
+        raise ValueError(
+            f"Expected sensitive to be a proper subset of [0, {d}), got all {d} items: with no non-sensitive "
+            "item ULDP is LDP; use the LDP base mechanism (e.g. ul.SS, ul.UE, ul.OLH, ul.Wheel) instead.")
+    if z_rule not in Z_RULES:
+        raise ValueError(f"Expected z_rule={z_rule!r} in {Z_RULES}.")
+    return d, sensitive
+
+
+def check_theta_n(theta_n: Any) -> float:
+    theta_n = _validate.as_param("theta_n", theta_n, lower=0.0, upper=1.0, lower_open=False, upper_open=False)
+    return float(theta_n)
+
+
+def concrete_eps(eps: Any, param: str) -> float:
+    if not _validate.is_concrete(eps) or eps.ndim != 0:
+        raise ValueError(f"{param}=None needs a concrete scalar eps; pass {param} explicitly.")
+    return float(eps)
+
+
+class GLUTF(GLUTFMixin, _base.Mechanism):
+    r"""A ULDP mechanism built by GLUTF (003 Algorithm 1) from a pure LDP ``base`` over the sensitive items.
+
+    A sensitive item ``sensitive[r]`` is randomized by ``base`` as its item ``r``. A non-sensitive ``x`` is
+    reported as itself w.p. ``1 - f``; otherwise a uniform sensitive ``x'`` goes through ``base`` and ``x`` is
+    attached to that output w.p. ``z`` (003 eq 8). ``f`` is 003 eq 9 (``rule="pure"``, default) or eq 10
+    (``rule="non_pure"``); ``z`` is the largest valid value (docs/errata.md#003-theorem-1-glutfs-valid-z):
+    :math:`z = 1 - e^{-\varepsilon}(s/f)\max_{i,m} p_{im}/\sum_t p_{tm}`, the max taken over the base's actual
+    outputs (hash function included), from the base's closed form or, failing one, its exact channel.
+
+    Pure ULDP (003 Theorem 5, ``rule="pure"``): ``p* = p*_LDP``, ``q* = q*_LDP``, ``z* = 1 - f + f z``.
+
+    Privacy: ``(X_S, Y_P, eps)``-ULDP with ``Y_P`` = the base's outputs, tight whenever some base output
+    attains the max share (all bases in this library). ``z_rule="zero"`` is also private (not tight);
+    ``z_rule="published_unsafe"`` (OLH/Wheel bases only) uses 003's published z, which VIOLATES ULDP for
+    ``s >= 2`` (docs/errata.md) and exists only to reproduce 003's figures.
+
+    Attributes:
+      base: pure LDP mechanism over ``s = len(sensitive)`` items (``pure_probs`` and a support function).
+      d: domain size (static).
+      sensitive: sorted tuple of sensitive items (static, a proper subset of ``[0, d)``).
+      rule: ``"pure"`` or ``"non_pure"`` (static).
+      z_rule: ``"max"``, ``"zero"`` or ``"published_unsafe"`` (static).
+    """
+
+    base: Any
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
+    rule: str = _base.static_field(default="pure")
+    z_rule: str = _base.static_field(default="max")
+
+    def __post_init__(self):
+        d, sensitive = check_common(self.d, self.sensitive, self.z_rule)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", sensitive)
+        check_base(self.base, len(sensitive), self.rule)
+        if self.z_rule == "published_unsafe" and self.base.glutf_z_published() is None:
+            raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
+                             f"got {type(self.base).__name__}.")
+
+    @property
+    def eps(self) -> Any:
+        """The privacy budget (the base's ``eps`` leaf)."""
+        return self.base.eps
+
+
+def check_base(base: Any, s: int, rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"Expected rule={rule!r} in {RULES}.")
+    if not isinstance(base, _base.Mechanism):
+        raise TypeError(f"Expected base to be a uldp_jax LDP mechanism, got {type(base).__name__}.")
+    if getattr(base, "sensitive", None) is not None:  # field probe: privacy_spec() would build an s x s matrix
+        raise TypeError(f"Expected base to be an LDP mechanism over the sensitive items, got {type(base).__name__}.")
+    if rule == "pure" and base.pure_pq() is None:
+        raise TypeError(
+            f"Expected base to be a pure LDP mechanism (with pure_pq and a support function), got "
+            f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
+    if base.d != s:
+        raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
+    if base.num_stats != base.d or (base.pure_pq() is None and base.support_affine() is None):
+        raise TypeError(
+            f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
+            f"debiasing, got {type(base).__name__} (num_stats={base.num_stats}); GLUTF's "
+            "estimators (003 eqs 21, 30) need them.")
+
+
+def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max") -> Any:
+    """Transforms a pure LDP mechanism over the sensitive items into a ULDP mechanism (003 Algorithm 1).
+
+    Args:
+      base: pure LDP mechanism over ``s = len(sensitive)`` items (e.g. ``ul.SS(s, eps)``, ``ul.OLH(s, eps)``).
+      d: domain size.
+      sensitive: the sensitive items ``X_S`` (base item ``r`` is ``sorted(sensitive)[r]``).
+      rule: ``"pure"`` (003 eq 9) or ``"non_pure"`` (003 eq 10).
+      z_rule: ``"max"`` (docs/errata.md#003-theorem-1-glutfs-valid-z largest valid z, default), ``"zero"``, or ``"published_unsafe"``.
+
+    Returns:
+      A ``GLUTF`` mechanism; when ``sensitive`` is the whole domain, ``base`` itself (ULDP reduces to LDP).
+
+    Raises:
+      TypeError: ``base`` is not a pure LDP mechanism.
+      ValueError: bad ``d``, ``sensitive``, ``rule`` or ``z_rule``, or ``base.d != len(sensitive)``.
+    """
+    d, sensitive = check_common(d, sensitive, z_rule, allow_full=True)
+    if len(sensitive) == d:
+        check_base(base, d, rule)
+        return base
+    return GLUTF(base, d, sensitive, rule, z_rule)

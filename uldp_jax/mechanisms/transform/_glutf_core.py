@@ -1,0 +1,403 @@
+"""GLUTF machinery shared by ``GLUTF`` and the named ULDP mechanisms: reports, sampling, aggregation, exact channels."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th
+from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
+
+# Any pure base: 003 eq 28 from the instance's own (p*, q*, z*).
+GENERIC_FAMILY = _family.Family("GLUTF", None, None, None, ldp=False, generic=True)
+
+RULES = ("pure", "non_pure")
+Z_RULES = ("max", "zero", "published_unsafe")
+
+
+class GLUTFReport(NamedTuple):
+    """A GLUTF report (003 eqs 8, 11-12).
+
+    Attributes:
+      base: the base mechanism's report (a pytree with leading shape ``[...]``); meaningful only where
+        ``has_base`` (elsewhere it holds an unused draw).
+      has_base: ``bool[...]``: the report contains a base output ``y_1``.
+      item: ``int32[...]``: the disclosed non-sensitive item ``x`` (``-1`` when none). ``has_base & item < 0``
+        is a protected output ``y_1`` (``Y_P``); ``~has_base`` is ``x`` alone; ``has_base & item >= 0`` is the
+        pair ``<y_1, x>`` (both invertible, ``Y_I``).
+    """
+
+    base: Any
+    has_base: jax.Array
+    item: jax.Array
+
+
+def raw(cls: type, **fields: Any) -> Any:
+    """Builds a mechanism without ``__post_init__`` (for bases rebuilt from leaves, possibly tracers)."""
+    obj = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def base_support(base: Any) -> np.ndarray:
+    """bool ``[m_b, s]``: items supported by each channel column of a pure base."""
+    S = base.channel_support()
+    if S is None:
+        raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
+    return np.asarray(S, dtype=bool)
+
+
+def base_index(base: Any, ys: Any) -> np.ndarray:
+    """Channel column of each base report."""
+    return np.asarray(base.report_index(ys)).astype(np.int64)
+
+
+def share_from_channel(base: Any) -> float:
+    r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over the base's actual outputs (exact channel, float64)."""
+    Q, _ = base.channel_matrix()
+    tot = Q.sum(axis=0)
+    keep = tot > 0
+    return float((Q[:, keep] / tot[keep]).max())
+
+
+class GLUTFMixin:
+    """ULDP behaviour shared by ``GLUTF`` and the named mechanisms (``USS``, ``UUE``, ``ULH``, ``UWheel``).
+
+    Subclasses provide ``base`` (a pure LDP mechanism over ``[0, s)``; sensitive item ``sensitive[r]`` is base
+    item ``r``), ``d``, ``sensitive``, ``rule`` and ``z_rule``.
+    """
+
+    report_kind = "glutf"
+
+    # ---- sizes and parameters
+    @property
+    def s(self) -> int:
+        return len(self.sensitive)
+
+    @property
+    def num_stats(self) -> int:
+        return self.d if self.rule == "pure" else self.d + 1
+
+    @property
+    def num_outputs(self) -> int:
+        m_b, dn = self.base.num_outputs, self.d - self.s
+        return m_b * (1 + dn) + dn
+
+    def _masks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sensitive bool[d], rank among sensitive int32[d] (-1 elsewhere), rank among non-sensitive)."""
+        sens = _base.sensitive_mask(self.d, self.sensitive)
+        rank_s = np.where(sens, np.cumsum(sens) - 1, -1).astype(np.int32)
+        rank_n = np.where(~sens, np.cumsum(~sens) - 1, -1).astype(np.int32)
+        return sens, rank_s, rank_n
+
+    def f(self) -> jax.Array:
+        """GLUTF's f: 003 eq 9 (``rule="pure"``) or eq 10 (``rule="non_pure"``)."""
+        if self.rule == "pure":
+            p, q = self.base.pure_pq()
+            return _th.glutf_f(p, q, self.s)
+        return _th.glutf_f_nonpure(self.base.eps, self.s)
+
+    def _share(self) -> Any:
+        share = self.base.glutf_share()
+        return share_from_channel(self.base) if share is None else share
+
+    def z(self) -> jax.Array:
+        """The probability of disclosing ``x`` with the base output (Algorithm 1 line 6)."""
+        if self.z_rule == "zero":
+            return jnp.zeros_like(jnp.asarray(self.f()))
+        if self.z_rule == "published_unsafe":
+            return self._published_z()
+        closed = self._closed_z() if self.rule == "pure" else None
+        if closed is not None:
+            return closed
+        return jnp.maximum(_th.glutf_z_max(self.base.eps, self.s, self.f(), self._share()), 0.0)
+
+    def _closed_z(self) -> Any:
+        """The base's closed form of the largest valid z (exact zeros stay exact), or ``None``."""
+        return self.base.glutf_z_max(self.s)
+
+    def _published_z(self) -> jax.Array:
+        z = self.base.glutf_z_published()
+        if z is None:
+            raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
+                             f"got {type(self.base).__name__}.")
+        return z
+
+    def f_protected(self) -> jax.Array:
+        r"""``f (1 - z)``: probability that a non-sensitive input gives a protected output, without cancellation.
+
+        For the largest valid z it is :math:`e^{-\varepsilon} s \max_{i,m} p_{im}/\sum_t p_{tm}` (capped at f),
+        which stays accurate when ``z`` rounds to 1 (large eps).
+        """
+        f = self.f()
+        if self.z_rule == "zero":
+            return f
+        if self.z_rule == "published_unsafe":
+            return f * (1.0 - self.z())
+        z = self.z()
+        t = jnp.exp(-jnp.asarray(self.base.eps))
+        # Both forms are exact in real arithmetic; take the one without cancellation (z = 0 stays exactly f).
+        return jnp.where(z < 0.5, f * (1.0 - z), jnp.minimum(self.s * t * self._share(), f))
+
+    def z_star(self) -> jax.Array:
+        """003 Theorem 5: ``z* = 1 - f + f z`` (computed as ``1 - f (1 - z)``)."""
+        return 1.0 - self.f_protected()
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, z*)`` as floats (003 Def 6, Theorem 5). Raises for ``rule="non_pure"``."""
+        if self.rule != "pure":
+            raise ValueError("A GLUTF mechanism with rule='non_pure' (003 eq 10) is not pure.")
+        with _th.x64():
+            mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
+            p, q = mech.base.pure_pq()
+            return float(p), float(q), float(mech.z_star())
+
+    # ---- sampling
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> GLUTFReport:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> GLUTFReport:
+        """Randomizes ``xs: int32[...]`` by Algorithm 1; returns a ``GLUTFReport`` with leading shape ``xs.shape``."""
+        return self._perturb(key, xs, self.base.perturb_batch)
+
+    def prefers_compact(self) -> bool:
+        """As the base (uUE over many sensitive items: the base part as ``CompactBits``)."""
+        return self.base.prefers_compact()
+
+    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> GLUTFReport:
+        """``perturb_batch`` with the base part drawn by the base's compact sampler (``CompactBits``; same law,
+        no ``n x s`` bits). Every consumer (``aggregate``, emp, EM, ``check_reports``) takes either form."""
+        return self._perturb(key, xs, lambda k, b: self.base.perturb_compact(k, b, num_chunks))
+
+    def check_reports(self, ys: Any) -> None:
+        if isinstance(ys, GLUTFReport) and isinstance(ys.base, _compact.CompactBits):
+            self.base.check_reports(ys.base)
+            n = len(ys.base)
+            for name, leaf, kind in (("has_base", ys.has_base, "b"), ("item", ys.item, "iu")):
+                if jnp.shape(leaf) != (n,) or jnp.dtype(leaf.dtype).kind not in kind:
+                    raise TypeError(f"Expected ys.{name} of shape ({n},) matching ys.base, got "
+                                    f"{getattr(leaf, 'dtype', type(leaf).__name__)}{list(jnp.shape(leaf))}.")
+            return
+        _base.Mechanism.check_reports(self, ys)
+
+    def _perturb(self, key: jax.Array, xs: jax.Array, base_sampler: Any) -> GLUTFReport:
+        sens_np, rank_np, _ = self._masks()
+        sens = jnp.asarray(sens_np)[xs]
+        k_go, k_x, k_base, k_z = jax.random.split(key, 4)
+        xprime = jax.random.randint(k_x, xs.shape, 0, self.s, dtype=jnp.int32)
+        b_in = jnp.where(sens, jnp.asarray(rank_np)[xs], xprime).astype(jnp.int32)
+        yb = base_sampler(k_base, b_in)
+        go = jax.random.uniform(k_go, xs.shape, dtype=jnp.float32) < self.f()
+        pair = jax.random.uniform(k_z, xs.shape, dtype=jnp.float32) * self.f() >= self.f_protected()
+        has_base = sens | go
+        disclose = ~sens & (~go | pair)
+        return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))
+
+    def count_sampler(self) -> Any:
+        """Exact whenever the base has one: per-item alone/pair/protected-only cells + the base's own sampler."""
+        if self.base.count_sampler() is None:
+            return None
+        return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's item scan)."""
+        if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
+            return None
+        return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
+
+    def count_draws(self, iid: bool) -> float:
+        """A base with only an iid sampler (uSS) runs it on two populations: at most twice its draws, plus the
+        true counts and the per-item cells. Otherwise the default."""
+        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
+            return super().count_draws(iid)
+        return float(self.d + 3 * (self.d - self.s) + 2 * self.base.count_draws(True))
+
+    def count_memory(self, iid: bool) -> float | None:
+        """Twice the base's own figure for a base with only an iid sampler (two populations), else ``None``."""
+        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
+            return super().count_memory(iid)
+        base = self.base.count_memory(True)
+        return None if base is None else 2.0 * float(base) + 32.0 * self.d
+
+    # ---- aggregation
+    def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:
+        """Per-item support counts ``int32[d]`` (003 eqs 22, 29) for ``rule="pure"``.
+
+        For ``rule="non_pure"`` the statistic of 003 eq 30 (``int32[d + 1]``): base support counts of the
+        protected-only reports ``Y'`` at the sensitive items, counts of ``x`` alone at the non-sensitive items,
+        and ``|Y'|`` last.
+        """
+        if self.rule != "pure":
+            return self.eq30_stats(ys, weights)
+        w = jnp.ones(ys.item.shape, bool) if weights is None else weights.astype(bool)
+        has_item = ys.item >= 0
+        return self._counts(ys, ys.has_base & w, has_item & w)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Exact per-report likelihood of GLUTF reports (protected factors, weights, invertible counts)."""
+        return _likelihood.glutf_terms(self, ys)
+
+    def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
+        counts_s = self.base.aggregate(ys.base, wb)
+        counts = jnp.zeros(self.d, jnp.int32).at[jnp.where(ys.item >= 0, ys.item, 0)].add(wn.astype(jnp.int32))
+        return counts.at[jnp.asarray(self.sensitive, jnp.int32)].set(counts_s.astype(jnp.int32))
+
+    def eq30_stats(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:
+        """The statistic of 003 eq 30 (``int32[d + 1]``, any ``rule``); see ``theory.nonpure_estimate``."""
+        w = jnp.ones(ys.item.shape, bool) if weights is None else weights.astype(bool)
+        protected_only = ys.has_base & (ys.item < 0) & w
+        counts = self._counts(ys, protected_only, ~ys.has_base & w)
+        return jnp.append(counts, jnp.sum(protected_only, dtype=jnp.int32))
+
+    def estimate_eq30(self, stats: jax.Array, n: Any) -> jax.Array:
+        """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
+        p, q = self.base.pure_pq()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        f = self.f()
+        return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
+
+    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
+        if self.rule != "pure":
+            return self.estimate_eq30(stats, n)
+        a, b = self.support_affine()
+        return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
+
+    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+        """iid per-item variance of ``debias``: 003 eq 21's affine form (``rule="pure"``), else from the channel."""
+        if self.rule != "pure":
+            return self.debias_variance_from_channel(p, n)
+        return _base.affine_variance(self.support_affine(), p, n)
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return self.aggregate(self.perturb_batch(key, xs), weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``.
+        """
+        if self.rule != "pure":
+            raise ValueError("rule='non_pure' GLUTF is not pure (003 eq 10): estimate with "
+                             "mech.estimate_eq30(stats, n) (003 eq 30) on mech.aggregate(reports).")
+        a_b, b_b = self.base.support_affine()
+        zs = self.z_star()
+        idx = jnp.asarray(self.sensitive, jnp.int32)
+        a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
+        b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
+        return a, b
+
+    # ---- exact channel (float64 NumPy)
+    def _fz64(self) -> tuple[float, float]:
+        with _th.x64():
+            mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
+            return float(mech.f()), float(mech.f_protected())
+
+    def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """Columns: ``[0, m_b)`` base outputs (``Y_P``, base order); ``m_b + j``: non-sensitive item of rank ``j``
+        alone; ``m_b + d_N + j m_b + c``: the pair (base column ``c``, non-sensitive item of rank ``j``)."""
+        Qb, _ = self.base.channel_matrix()
+        m_b, dn = Qb.shape[1], self.d - self.s
+        _base.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
+        f, f1z = self._fz64()
+        sens, rank_s, rank_n = self._masks()
+        Q = np.zeros((self.d, m_b * (1 + dn) + dn))
+        Q[sens, :m_b] = Qb[rank_s[sens]]
+        mean = Qb.mean(axis=0)
+        for x in np.flatnonzero(~sens):
+            j = rank_n[x]
+            Q[x, :m_b] = f1z * mean
+            Q[x, m_b + j] = 1.0 - f
+            start = m_b + dn + j * m_b
+            Q[x, start:start + m_b] = (f - f1z) * mean
+        protected = np.zeros(Q.shape[1], dtype=bool)
+        protected[:m_b] = True
+        return Q, protected
+
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)`` in the column order of ``channel_matrix``, from the base's log channel when it
+        has one (bit-product bases underflow float64 at large ``s * eps``)."""
+        base_log = self.base.log_channel_matrix()
+        if base_log is None:
+            Q, protected = self.channel_matrix()
+            with np.errstate(divide="ignore"):
+                return np.log(Q), protected
+        logQb, _ = base_log
+        m_b, dn = logQb.shape[1], self.d - self.s
+        _base.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
+        f, f1z = self._fz64()
+        sens, rank_s, rank_n = self._masks()
+        logmean = np.logaddexp.reduce(logQb, axis=0) - np.log(logQb.shape[0])
+        with np.errstate(divide="ignore"):
+            lf1z, l1mf, lrest = np.log(f1z), np.log1p(-f), np.log(f - f1z)
+        logQ = np.full((self.d, m_b * (1 + dn) + dn), -np.inf)
+        logQ[sens, :m_b] = logQb[rank_s[sens]]
+        for x in np.flatnonzero(~sens):
+            j = rank_n[x]
+            logQ[x, :m_b] = lf1z + logmean
+            logQ[x, m_b + j] = l1mf
+            start = m_b + dn + j * m_b
+            logQ[x, start:start + m_b] = lrest + logmean
+        protected = np.zeros(logQ.shape[1], dtype=bool)
+        protected[:m_b] = True
+        return logQ, protected
+
+    def channel_support(self) -> np.ndarray:
+        """bool ``[m, d]``: items supported by each channel column (003 eq 29)."""
+        Sb = base_support(self.base)
+        m_b, dn = Sb.shape[0], self.d - self.s
+        sens, _, _ = self._masks()
+        nonsens = np.flatnonzero(~sens)
+        S = np.zeros((m_b * (1 + dn) + dn, self.d), dtype=bool)
+        S[:m_b, sens] = Sb
+        S[m_b + np.arange(dn), nonsens] = True
+        for j, x in enumerate(nonsens):
+            start = m_b + dn + j * m_b
+            S[start:start + m_b, sens] = Sb
+            S[start:start + m_b, x] = True
+        return S
+
+    def report_index(self, ys: GLUTFReport) -> np.ndarray:
+        m_b = int(self.base.num_outputs)
+        dn = self.d - self.s
+        _, _, rank_n = self._masks()
+        has_base, item = np.asarray(ys.has_base), np.asarray(ys.item).astype(np.int64)
+        bi = base_index(self.base, ys.base)
+        j = rank_n[np.maximum(item, 0)].astype(np.int64)
+        return np.where(~has_base, m_b + j, np.where(item < 0, bi, m_b + dn + j * m_b + bi))
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.base.eps))
+
+
+    def closed_form(self) -> _family.Family:
+        """The class's closed form when ``z_rule="max"``; otherwise 003 eq 28 from this instance's (p*, q*, z*).
+
+        Raises:
+          TypeError: for ``rule="non_pure"`` (003 eqs 30-31 have no exact closed form here).
+        """
+        if self.rule != "pure":
+            raise TypeError(f"Expected a pure GLUTF mechanism (rule='pure'), got rule={self.rule!r}: 003 eqs 30-31 "
+                            "are approximate and have no exact closed form here.")
+        if self.closed_form_family is not None and self.z_rule == "max":
+            return self.closed_form_family
+        return GENERIC_FAMILY
+
+    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``(p*, q*, z*)`` as traceable values: the base's pure probabilities and 003 Theorem 5's z*."""
+        p, q = self.base.pure_pq()
+        return p, q, self.z_star()
+
+    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
+        """A copy with the tuned parameter and the assumed ``theta_n`` recorded (named GLUTF mechanisms)."""
+        changes = {self.closed_form().param: value}
+        if theta_n is not None:
+            changes["theta_n"] = theta_n
+        return _base.replace(self, **changes)
+
+    def comm_bits(self) -> float:
+        r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
+        cb, dn = float(self.base.comm_bits()), self.d - self.s
+        return cb + float(np.log2((1 + dn) + dn * 2.0 ** (-cb)))

@@ -1,0 +1,260 @@
+"""Unary encoding: generalized RAPPOR (001 §2.4), UE (003), and the SUE/OUE presets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _likelihood
+from uldp_jax.mechanisms.core import _family
+from uldp_jax.mechanisms.core import _nmse
+from uldp_jax.mechanisms.core import _optima
+from uldp_jax.mechanisms.core import _pure_uldp as _th
+
+
+def keep_pair(theta: Any, eps: Any, default: bool, xp=jnp) -> tuple[Any, Any]:
+    """``(theta, 1 - theta)``; for 001's default ``theta = sigmoid(eps / 2)`` both come from eps directly,
+    so ``1 - theta = sigmoid(-eps / 2)`` keeps full precision at large eps (float32 would round theta to 1)."""
+    if default:
+        half = xp.asarray(eps) / 2.0
+        return 1.0 / (1.0 + xp.exp(-half)), 1.0 / (1.0 + xp.exp(half))
+    theta = xp.asarray(theta)
+    return theta, 1.0 - theta
+
+
+def resolve_theta(theta: Any, eps: Any) -> Any:
+    """Checks an explicit keep-probability, or derives 001's default ``e^{eps/2}/(e^{eps/2}+1)`` from eps."""
+    if theta is not None:
+        return _validate.check_keep_probability("theta", theta)
+    if not _validate.is_concrete(eps):
+        return jax.nn.sigmoid(jnp.asarray(eps) / 2.0)
+    # Derived from eps; 1 - theta is computed from eps too (keep_pair), so no float32 check is needed. The leaf
+    # stays below 1 in float64 (it rounds to 1 beyond eps ~ 73); keep_pair never reads it for the default.
+    theta = np.minimum(1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), np.nextafter(1.0, 0.0))
+    return _validate.as_param("theta", theta, 0.0, 1.0)
+
+
+def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
+    r"""(keep, q) of a unary encoding: ``q = keep / ((1 - keep) e^eps + keep)`` (computed with ``e^{-eps}``)."""
+    keep = jnp.asarray(keep)
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
+    t = jnp.exp(-jnp.asarray(eps))
+    return keep, keep * t / (omk + keep * t)
+
+
+def ue_gap(keep: Any, eps: Any, one_minus_keep: Any = None) -> jax.Array:
+    r"""``keep - q = keep (1 - keep)(1 - e^{-eps}) / ((1 - keep) + keep e^{-eps})`` without cancellation."""
+    keep = jnp.asarray(keep)
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
+    eps = jnp.asarray(eps)
+    return keep * omk * (-jnp.expm1(-eps)) / (omk + keep * jnp.exp(-eps))
+
+
+def _ue_q64(keep: float, eps: float, one_minus_keep: float | None = None) -> float:
+    omk = 1.0 - keep if one_minus_keep is None else one_minus_keep
+    t = np.exp(-eps)
+    return keep * t / (omk + keep * t)
+
+
+def product_bernoulli_channel(probs: np.ndarray, protected_fn=None, comp: np.ndarray | None = None,
+                              log: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Channel of independent bits: ``probs[x, j] = P(bit j = 1 | x)``; columns are bit patterns (bit j of y).
+
+    ``comp`` optionally gives ``P(bit j = 0 | x)`` exactly (for probabilities within 1e-11 of one). With
+    ``log=True`` returns ``log Q`` (products of ``d`` small factors underflow float64 at large ``d * eps``;
+    the audit reads log ratios from it).
+    """
+    d, m = probs.shape
+    _base.check_channel_size("channel", d, 2**m)
+    bits = _base.bits_table(m)  # [2^m, m]
+    # log Q(y|x) = sum_j log(bits ? p : 1-p); zero-probability factors give exact zeros.
+    with np.errstate(divide="ignore"):
+        lp1 = np.log(probs)
+        lp0 = np.log1p(-probs) if comp is None else np.log(comp)
+    # Masked sums (not a matmul) so that zero-probability bits give exact zeros, never 0 * -inf.
+    logq = np.zeros((d, 2**m))
+    for j in range(m):
+        logq += np.where(bits[None, :, j], lp1[:, j : j + 1], lp0[:, j : j + 1])
+    protected = np.ones(2**m, dtype=bool) if protected_fn is None else protected_fn(bits)
+    return (logq if log else np.exp(logq)), protected
+
+
+class _UnaryMixin:
+    """Behaviour shared by UE and RAPPOR; subclasses define ``keep`` (P(own bit = 1))."""
+
+    report_kind = "bits"
+
+    @property
+    def num_outputs(self) -> int:
+        return 2**self.d
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def keep_pair(self, xp=jnp) -> tuple[Any, Any]:
+        return keep_pair(self.keep, self.eps, getattr(self, "default_theta", False), xp)
+
+    def probs(self) -> tuple[jax.Array, jax.Array]:
+        keep, omk = self.keep_pair()
+        return ue_probs(keep, self.eps, omk)
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
+        eps = _base.eps_value(self.eps)
+        keep, omk = (float(v) for v in self.keep_pair(np))  # 1 - keep exact for the default theta
+        return keep, _ue_q64(keep, eps, omk), float("nan")
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
+        keep, q = self.probs()
+        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
+        u = jax.random.uniform(key, xs.shape + (self.d,), dtype=jnp.float32)
+        return u < jnp.where(own, keep, q)
+
+    def count_sampler(self) -> Any:
+        """Exact: ``stats_j = Bin(n_j, keep) + Bin(n - n_j, q)``, independent over j."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            keep, q = self.probs()
+            full = lambda v: jnp.full((self.d,), v, counts.dtype)
+            return _counts.independent_bits(key, counts, full(keep), full(q))
+
+        return sample
+
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
+        return _base.bit_sums(ys, weights)
+
+    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
+        return _likelihood.pure_terms(self, ys)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """Every bit is in the product likelihood (no invertible reports)."""
+        return np.ones(self.d, bool), False
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
+        keep, q = self.probs()
+        return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        return _base.Mechanism.sample_stats(self, key, xs, weights)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        keep, omk = self.keep_pair()
+        _, q = ue_probs(keep, self.eps, omk)
+        gap = ue_gap(keep, self.eps, omk)
+        return jnp.full((self.d,), gap), jnp.full((self.d,), q)
+
+    def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        eps = _base.eps_value(self.eps)
+        keep, omk = (float(v) for v in self.keep_pair(np))
+        q = _ue_q64(keep, eps, omk)
+        probs = np.full((self.d, self.d), q)
+        np.fill_diagonal(probs, keep)
+        comp = 1.0 - probs
+        np.fill_diagonal(comp, omk)
+        return product_bernoulli_channel(probs, comp=comp, log=log)
+
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
+        return self.channel_matrix(log=True)
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+
+
+    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
+        return self.probs()
+
+    def glutf_share(self) -> jax.Array:
+        return _th.ratio_share(self.eps, self.d)
+
+    def glutf_z_max(self, s: int) -> jax.Array:
+        t = jnp.exp(-jnp.asarray(self.eps))
+        return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
+
+    def comm_bits(self) -> float:
+        return float(self.d)
+
+
+class RAPPOR(_UnaryMixin, _base.Mechanism):
+    r"""(theta, eps)-generalized RAPPOR (001 §2.4): one-hot encode, keep the own bit 1 w.p. ``theta``.
+
+    Every other bit is 1 w.p. :math:`q = \theta/((1-\theta)e^\varepsilon+\theta)`. ``theta=None`` gives basic
+    RAPPOR (SUE), :math:`\theta = e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`; ``theta=1/2`` is OUE.
+
+    Privacy: ``eps``-LDP for any ``theta`` in (0, 1), tight.
+
+    References:
+      Erlingsson et al. (CCS 2014); Wang et al. (USENIX Security 2017); Murakami & Kawamoto (2019) §2.4.
+    """
+
+    d: int = _base.static_field()
+    eps: Any
+    theta: Any = None
+    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
+
+    closed_form_family = _family.Family(
+        "RAPPOR", "theta", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True,
+        domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "default_theta", self.theta is None)
+        object.__setattr__(self, "theta", resolve_theta(self.theta, self.eps))
+
+    @property
+    def keep(self) -> Any:
+        return self.theta
+
+
+class UE(_UnaryMixin, _base.Mechanism):
+    r"""Unary encoding with keep-probability ``p`` (003 §4.2): own bit 1 w.p. ``p``, others w.p. ``q*``.
+
+    :math:`q^* = p/(e^\varepsilon(1-p)+p)`. ``p=None`` defaults to the MSE-optimal ``p = 1/2`` (OUE).
+
+    Privacy: ``eps``-LDP, tight.
+
+    References:
+      Wang et al. (USENIX Security 2017); He et al. (GLUTF) §4.2.
+    """
+
+    d: int = _base.static_field()
+    eps: Any
+    p: Any = None
+
+    closed_form_family = _family.Family(
+        "UE", "p", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True, domain=_family.UNIT,
+        optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
+
+    def __post_init__(self):
+        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        p = 0.5 if self.p is None else self.p
+        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
+
+    @property
+    def keep(self) -> Any:
+        return self.p
+
+
+def OUE(d: int, eps: Any) -> UE:
+    """Optimized unary encoding (Wang et al. 2017): ``UE`` with ``p = 1/2``."""
+    return UE(d, eps, p=0.5)
+
+
+def SUE(d: int, eps: Any) -> RAPPOR:
+    """Symmetric unary encoding = basic RAPPOR: ``RAPPOR`` with ``theta = e^{eps/2}/(e^{eps/2}+1)``."""
+    return RAPPOR(d, eps)

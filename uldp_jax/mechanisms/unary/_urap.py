@@ -1,0 +1,156 @@
+"""Utility-optimized RAPPOR (001 Def 4), any theta."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _nmse, _optima
+from uldp_jax.mechanisms.unary import _ue
+
+
+class URAP(_base.Mechanism):
+    r"""(X_S, theta, eps)-utility-optimized RAPPOR (001 Def 4).
+
+    Sensitive bits follow the (theta, eps)-generalized RAPPOR: the own bit is 1 w.p. :math:`\theta`, other
+    sensitive bits w.p. :math:`d_1 = \theta/((1-\theta)e^\varepsilon+\theta)`. A non-sensitive item sets its own
+    bit w.p. :math:`1-d_2 = \theta(1-e^{-\varepsilon})`; all other non-sensitive bits are 0.
+    ``theta=None`` is 001's default :math:`e^{\varepsilon/2}/(e^{\varepsilon/2}+1)`.
+
+    Reports are ``bool[d]``. ``Y_P``: all non-sensitive bits 0; ``Y_I``: exactly one non-sensitive bit set
+    (reports with two or more have probability 0; see docs/errata.md#001-uraps-output-space).
+
+    Privacy: (X_S, Y_P, eps)-ULDP (001 Prop 3) for any theta in (0, 1), tight. As a pure ULDP protocol its
+    support probabilities are ``p* = theta``, ``q* = d_1``.
+    """
+
+    d: int = _base.static_field()
+    sensitive: Any = _base.static_field()
+    eps: Any
+    theta: Any = None
+    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
+
+    report_kind = "bits"
+
+    def __post_init__(self):
+        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
+        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        object.__setattr__(self, "default_theta", self.theta is None)
+        object.__setattr__(self, "theta", _ue.resolve_theta(self.theta, self.eps))
+
+    @property
+    def s(self) -> int:
+        return len(self.sensitive)
+
+    @property
+    def num_outputs(self) -> int:
+        return 2**self.d
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    def probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """(theta, d1, 1 - d2): own sensitive bit, other sensitive bit, own non-sensitive bit."""
+        theta, omt = self.keep_pair()
+        _, d1 = _ue.ue_probs(theta, self.eps, omt)
+        return theta, d1, -theta * jnp.expm1(-jnp.asarray(self.eps))
+
+    def keep_pair(self, xp=jnp):
+        """``(theta, 1 - theta)``, exact at large eps for the default theta."""
+        return _ue.keep_pair(self.theta, self.eps, self.default_theta, xp)
+
+    def _sensitive_part(self, key: jax.Array, xs: jax.Array):
+        theta, d1, keep_n = self.probs()
+        items = jnp.asarray(self.sensitive, dtype=xs.dtype)
+        k_s, k_n = jax.random.split(key)
+        own = xs[..., None] == items
+        bits_s = jax.random.uniform(k_s, xs.shape + (self.s,), dtype=jnp.float32) < jnp.where(own, theta, d1)
+        nonsens = ~jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
+        bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
+        return items, bits_s, bit_n
+
+    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        return self.perturb_batch(key, jnp.asarray(x))
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` (s + 1 uniform draws per user)."""
+        items, bits_s, bit_n = self._sensitive_part(key, xs)
+        own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
+        out = own & bit_n[..., None]
+        return out.at[..., items].set(bits_s)
+
+    def count_sampler(self) -> Any:
+        """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
+
+        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+            a, b = self.support_affine()
+            return _counts.independent_bits(key, counts, jnp.asarray(a + b, counts.dtype), jnp.asarray(b, counts.dtype))
+
+        return sample
+
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        if isinstance(ys, _compact.CompactBits):
+            return _compact.aggregate(ys, weights)
+        return _base.bit_sums(ys, weights)
+
+    def product_likelihood(self) -> tuple[np.ndarray, bool]:
+        """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
+        return _base.sensitive_mask(self.d, self.sensitive), True
+
+    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
+        """Own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits w.p. ``d1``."""
+        theta, d1, keep_n = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        return np.asarray(sorted(self.sensitive)), jnp.where(sens, theta, keep_n).astype(jnp.float32), d1
+
+    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+        if self.compact_stats():
+            return _base.Mechanism.sample_stats(self, key, xs, weights)
+        items, bits_s, bit_n = self._sensitive_part(key, xs)
+        w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
+        counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)
+        counts = jnp.zeros(self.d, jnp.int32).at[xs].add((bit_n & w).astype(jnp.int32))
+        return counts.at[items].set(counts_s)
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+        _, d1, keep_n = self.probs()
+        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        theta, omt = self.keep_pair()
+        return jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n), jnp.where(sens, d1, 0.0)
+
+    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
+        return self.channel_matrix(log=True)
+
+    def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        eps, d = _base.eps_value(self.eps), self.d
+        theta, omt = (float(v) for v in self.keep_pair(np))
+        sens = _base.sensitive_mask(d, self.sensitive)
+        d1 = _ue._ue_q64(theta, eps, omt)
+        probs = np.zeros((d, d))
+        probs[:, sens] = d1
+        probs[np.arange(d), np.arange(d)] = np.where(sens, theta, -theta * np.expm1(-eps))
+        comp = 1.0 - probs
+        comp[np.arange(d), np.arange(d)] = np.where(sens, omt, omt + theta * np.exp(-eps))  # 1 - theta(1 - e^-eps)
+        return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1), comp=comp, log=log)
+
+    def privacy_spec(self) -> _base.PrivacySpec:
+        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+
+
+    closed_form_family = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,
+                                        domain=_family.UNIT, optimum=_optima.optimal_theta)
+
+    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
+        return self.probs()
+
+    def comm_bits(self) -> float:
+        return float(self.d)

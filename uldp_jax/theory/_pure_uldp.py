@@ -1,6 +1,0 @@
-"""Re-export of the leaf formula module ``uldp_jax.mechanisms._forms.pure_uldp``.
-
-Mechanisms need these formulas, so they live below them (ARCHITECTURE: leaf modules both layers import).
-"""
-
-from uldp_jax.mechanisms._forms.pure_uldp import *  # noqa: F401,F403
