@@ -5,8 +5,9 @@
     python notebooks/build.py quickstart.ipynb --timeout 1200
 
 Each notebook runs in a fresh kernel in a temporary folder (its files, e.g. results/, are thrown away); the kernel
-sees this process's environment (CPU unless JAX finds a GPU). The run is recorded in the notebook's metadata
-(``uldp_build``: mode, JAX backend, cores, date, seconds), and the install cell prints the mode and devices.
+sees this process's environment (CPU unless JAX finds a GPU; ``ULDP_PROGRESS=0`` unless set, so the outputs carry
+no progress bars). The run is recorded in the notebook's metadata (``uldp_build``: mode, JAX backend, cores, date,
+seconds, the 1-minute load average before and after), and the install cell prints the mode and devices.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def build(name: str, small: bool = True, timeout: int = 1200, out_dir: str = HER
     nb = nbformat.reads(json.dumps(make_notebooks.notebook(make_notebooks.NOTEBOOKS[name])), as_version=4)
     os.environ["SMALL"] = "1" if small else "0"
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # figures embedded in the outputs
+    os.environ.setdefault("ULDP_PROGRESS", "0")  # the committed outputs carry results, not progress bars
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
         NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": work}}).execute()
@@ -41,7 +44,8 @@ def build(name: str, small: bool = True, timeout: int = 1200, out_dir: str = HER
     nb.metadata["uldp_build"] = {
         "mode": "reduced (SMALL=1)" if small else "full", "backend": jax.default_backend(),
         "cores": os.cpu_count(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "seconds": round(seconds, 1), "by": "notebooks/build.py"}
+        "seconds": round(seconds, 1), "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+        "by": "notebooks/build.py"}
     nbformat.write(nb, os.path.join(out_dir, name))
     return seconds
 

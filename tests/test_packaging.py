@@ -47,3 +47,68 @@ def test_ci_runs_readme_commands():
     assert commands[1] == 'pip install -e ".[test]" && python -m pytest'
     assert 'pip install -e ".[plot]" && uldp demo' in ci and commands[1] in ci
     assert "mkdocs build --strict" in ci and "CHANGELOG.md" in os.listdir(ROOT)
+
+
+def _sections(text, heading_level="## "):
+    """{heading: body} of a Markdown text's sections at one level."""
+    parts = re.split(rf"^{heading_level}(.+)$", text, flags=re.M)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def test_stated_run_times_say_2_cores_and_the_load():
+    """Honest hints (issue 24): every run time README's set-up, quickstart, documentation and experiment sections,
+    the docs' getting started and the CLI's help state is a measurement on 2 cores with its load average."""
+    from uldp_jax import cli
+
+    readme = _sections(_read("README.md"))
+    chunks = [readme[k] for k in ("Set-up (two commands, on a fresh machine with Python >= 3.11)", "Documentation",
+                                  "Quickstart", "Experiments (paper reproductions)")]
+    chunks += [_read("docs", "index.md"), cli._DEMO_HELP, cli._QUICK_HELP]
+    timed = [c for c in chunks if re.search(r"\b\d+ s\b", c)]
+    assert len(timed) >= 6
+    for chunk in timed:
+        for para in re.split(r"\n\s*\n", chunk):  # each paragraph (or comment block) that states a time
+            if re.search(r"\b\d+(-\d+)? s\b", para.replace("longer than 3 s", "")):  # not the progress delay
+                assert "2 cores" in para or "2 CPU cores" in para, para
+                assert "load average" in para or "quiet machine" in para, para
+
+
+# Public functions whose mechanism argument is still typed ``Any``: files that other open work is moving or rewriting
+# (issue 25 moves mechanisms/ and PUM; the EM work owns estimation/). Type them as they land; nothing is added here.
+UNTYPED_MECH = {
+    "ul.glutf", "ul.replace",  # uldp_jax/mechanisms/ (issue 25)
+    "ul.audit_pum", "ul.pum_estimate", "ul.pum_loss", "ul.pum_truth", "ul.simulate_pum", "pum.check_prior",
+    "pum.combine",  # PUM's drivers (issue 25 gathers PUM in one place)
+    "theory.item_variance", "theory.nmse", "theory.pure_probs", "theory.theta_n_of",  # theory/_mse.py (issue 25)
+    "estimation.em", "estimation.em_likelihood", "estimation.em_reports", "estimation.em_stats",
+    "estimation.empirical", "estimation.empirical_threshold", "estimation.empirical_variance",
+    "estimation.get_method", "estimation.histogram_update", "estimation.significance_threshold",
+    "estimation.to_support",  # estimation/ (the EM work)
+}
+
+
+def _mech_params():
+    """(qualified name, parameter, annotation) of every public function's mechanism argument."""
+    import inspect
+
+    import uldp_jax as ul
+
+    mods = {"ul": ul, **{m: getattr(ul, m) for m in ("theory", "tuning", "privacy", "estimation", "testing", "pum")}}
+    seen, out = set(), []
+    for prefix, mod in mods.items():
+        for name in getattr(mod, "__all__", dir(mod)):
+            obj = getattr(mod, name, None)
+            if name.startswith("_") or not inspect.isfunction(obj) or obj in seen:
+                continue
+            seen.add(obj)
+            for param in inspect.signature(obj).parameters.values():
+                if param.name in ("mech", "pilot_mech", "base"):
+                    out.append((f"{prefix}.{name}", param.name, str(param.annotation)))
+    return out
+
+
+def test_public_mechanism_arguments_are_typed_with_the_protocol():
+    params = _mech_params()
+    assert {"ul.simulate", "ul.audit", "theory.mse", "tuning.collaborative_simulate"} <= {q for q, _, _ in params}
+    untyped = {q for q, _, ann in params if "Mechanism" not in ann and "PUM" not in ann}
+    assert untyped <= UNTYPED_MECH, sorted(untyped - UNTYPED_MECH)

@@ -47,6 +47,22 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     if xs.ndim == 1 and mech.prefers_compact():  # compact: at most d / 8 ones expected per report
         return mech.perturb_compact(key, xs, *args)
     check_report_size(mech, mech.perturb_batch, key, xs, *args)
+    if _is_traced((key, mech, xs, args)):  # inside the caller's jit/vmap/grad: trace straight through
+        return mech.perturb_batch(key, xs, *args)
+    return _perturb_batch_jit(key, mech, xs, *args)
+
+
+def _is_traced(tree: Any) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+@jax.jit
+def _perturb_batch_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: Any) -> Any:
+    """``mech.perturb_batch`` compiled once per mechanism class, static fields and shapes (the parameters are
+    traced leaves). Eager calls went op by op, and every call compiled fresh XLA programs for the ops that close
+    over its key or parameters (the Lemire redraw's ``while_loop``: about 60 memory mappings per call, never
+    freed), so a long-lived process hit ``vm.max_map_count`` (65530) after about 1000 calls and LLVM's next
+    compile crashed the process. Compiled once, eager and ``jax.jit(perturb)`` calls also give the same reports."""
     return mech.perturb_batch(key, xs, *args)
 
 

@@ -184,7 +184,7 @@ def _check_rank(mech: Any, A: np.ndarray | None) -> CheckRow:
     return CheckRow("rank", status, detail)
 
 
-def check(mech: Any, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
+def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
           alpha: float = DEFAULT_ALPHA) -> CheckReport:
     """Checks a mechanism: exact audit, sampler versus channel on every input, debias exactness, rank.
 

@@ -1,4 +1,4 @@
-"""The ``uldp`` command line: list and run the paper reproductions, and a few-minute demo.
+"""The ``uldp`` command line: list and run the paper reproductions, and a short demo.
 
     uldp --version
     uldp list
@@ -16,9 +16,11 @@ optional ``[plot]`` extra the figures are skipped with a one-line note on how to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
+from uldp_jax import _progress
 from uldp_jax._version import __version__
 
 
@@ -38,16 +40,23 @@ def _positive_int(text: str) -> int:
     return v
 
 
+# Run times in the help, measured 2026-11-25 on the project's 2-core machine with an empty compile cache (`uptime`
+# before and after each run): quiet = load average 0.2-1.5, loaded = shared with other sessions at 11-19.
+_DEMO_HELP = "reduced 001 Fig 5 (on 2 cores: 16 s quiet, 72-95 s loaded at load average 12-14; measured 2026-11-25)"
+_QUICK_HELP = ("CI-sized run (on 2 cores, 2026-11-25: demo 8 s, 001-fig5 16 s at load average below 2; 43-49 s "
+               "and 106-143 s at load average 11-19)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="uldp", description="Utility-optimized LDP: reproduce the papers' experiments.")
     p.add_argument("--version", action="version", version=f"uldp {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("list", help="list the experiments and datasets")
-    for name, hlp in (("run", "run one experiment"), ("demo", "reduced 001 Fig 5 (72 s on 2 cores, measured 2026-11-25 under load)")):
+    for name, hlp in (("run", "run one experiment"), ("demo", _DEMO_HELP)):
         r = sub.add_parser(name, help=hlp)
         if name == "run":
             r.add_argument("experiment", help="experiment name (see 'uldp list')")
-        r.add_argument("--quick", action="store_true", help="CI-sized run (001-fig5: 143 s, demo: 43 s on 2 cores, measured 2026-11-25 under load)")
+        r.add_argument("--quick", action="store_true", help=_QUICK_HELP)
         r.add_argument("--reps", type=_positive_int, default=None, help="repetitions (overrides the config)")
         r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE[,VALUE...]", dest="set",
                        help="override a config key, e.g. --set eps=0.1,1,6 --set report_reps=2 (repeatable; "
@@ -55,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         r.add_argument("--data", default=None, help="real data: PATH for the first dataset, or name=PATH[,...]")
         r.add_argument("--out", default="results", help="output directory (default: results/)")
         r.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
-        r.add_argument("--no-progress", action="store_true", help="no progress bar")
+        r.add_argument("--no-progress", action="store_true",
+                       help="no progress bar (also silences the simulations' own; ULDP_PROGRESS=0 does so anywhere)")
     return p
 
 
@@ -78,8 +88,10 @@ def _run(name: str, args) -> None:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out!r} is an existing file, not a directory; pass a directory for the results")
     os.environ.setdefault("MPLBACKEND", "Agg")
-    experiments.run_experiment(name, quick=args.quick, reps=args.reps, data=args.data, out=args.out,
-                               seed=args.seed, progress=not args.no_progress, overrides=overrides)
+    quiet = _progress.quiet_auto() if args.no_progress else contextlib.nullcontext()
+    with quiet:  # --no-progress: the run's bar and every simulate call's automatic bar stay silent
+        experiments.run_experiment(name, quick=args.quick, reps=args.reps, data=args.data, out=args.out,
+                                   seed=args.seed, progress=not args.no_progress, overrides=overrides)
 
 
 def _user_errors() -> tuple:

@@ -99,7 +99,7 @@ class ChiSquare(NamedTuple):
     pvalue: float
 
 
-def report_index(mech: Any, ys: Any) -> np.ndarray:
+def report_index(mech: Mechanism, ys: Any) -> np.ndarray:
     """Maps a batch of reports to channel column indices (items as is; bits as sum_j bit_j 2^j)."""
     return np.asarray(mech.report_index(ys))
 
@@ -129,7 +129,7 @@ def _chi2_sf(stat: float, dof: int) -> float:
         return float(jax.scipy.special.gammaincc(jnp.float64(dof / 2.0), jnp.float64(stat / 2.0)))
 
 
-def sampler_vs_channel(key: jax.Array, mech: Any, x: int, n: int, batched: bool = True,
+def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched: bool = True,
                        Q: np.ndarray | None = None) -> ChiSquare:
     """Draws ``n`` reports of input ``x`` and tests them against row ``x`` of the exact channel.
 

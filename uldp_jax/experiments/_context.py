@@ -12,7 +12,7 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax import data as _data
-from uldp_jax.experiments import _claims, _common, _datasets, _plot
+from uldp_jax.experiments import _claims, _common, _datasets, _plot, _studies
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 
@@ -32,46 +32,42 @@ def _dist(name: str, k: int):
     return _data.zipf(k, float(lam))
 
 
-def _tv(key, mech, p, n, reps, methods, path):
-    res = ul.simulate(key, mech, p=p, n=n, reps=reps, methods=tuple(methods), **_common._simulate_kwargs(path))
-    out = {}
-    for m in methods:
-        err = np.asarray(ul.metrics.tv(res.estimates[m], np.asarray(res.target, np.float32)), np.float64)
-        out[m] = _common._summarise(err)
-    return out
+def fig2_mechanisms(k: int, blocks: list) -> dict:
+    """004 Fig 2's mechanisms as study factories of eps: HR (classical LDP) and block HR on ``m`` equal blocks."""
+    mechs = {"HR (LDP)": lambda eps: ul.HR(k, eps)}
+    for m in blocks:
+        mechs[f"BS-LDP m={m}"] = lambda eps, b=_blocks(_data.index_blocks(k, m)): ul.BlockHR(b, eps)
+    return mechs
 
 
 def run_fig2(cfg: dict, ctx: Context) -> Report:
-    """004 Fig 2: n vs TV for HR (LDP) and block HR with m equal index blocks, per distribution."""
+    """004 Fig 2: n vs TV for HR (LDP) and block HR with m equal index blocks, per distribution.
+
+    One ``ul.study`` per distribution: the mechanisms x n = 1000 * 2^i, users iid from p, ``reps`` repetitions,
+    every method; the study's ``theory`` / ``z`` are the normal-approximation TV of the unbiased estimator.
+    """
     k, eps, reps = cfg["k"], cfg["eps"], cfg["reps"]
     ns = [1000 * 2**i for i in cfg["powers"]]
     methods = _common.available_methods(cfg["methods"])
-    mechs = {"HR (LDP)": ul.HR(k, eps)}
-    for m in cfg["blocks"]:
-        mechs[f"BS-LDP m={m}"] = ul.BlockHR(_blocks(_data.index_blocks(k, m)), eps)
+    mechs = fig2_mechanisms(k, cfg["blocks"])
     rows, panels, notes = [], [], []
-    with _common.progress(len(cfg["distributions"]) * len(mechs) * len(ns), "004 Fig 2", ctx.progress) as bar:
+    with _common.progress(len(cfg["distributions"]), "004 Fig 2", ctx.progress) as bar:
         for di, dname in enumerate(cfg["distributions"]):
-            p = _dist(dname, k).p
-            acc = {}
-            for mi, (label, mech) in enumerate(mechs.items()):
-                for ni, n in enumerate(ns):
-                    for meth, (mean, se) in _tv(ctx.key(di, mi, ni), mech, p, n, reps, methods,
-                                                cfg.get("path")).items():
-                        acc.setdefault((label, meth), []).append(float(mean))
-                        rows.append(dict(distribution=dname, mechanism=label, method=meth, n=n, eps=eps, k=k,
-                                         metric="tv", value=float(mean), se=float(se), reps=reps))
-                    bar.update(1, f"{dname} {label} n={n}")
-            lines = [(f"{lab} ({meth})", "HR" if lab.startswith("HR") else _BLOCK_COLORS.get(lab, "uRAP"), meth, ns, ys)
-                     for (lab, meth), ys in acc.items()]
+            res = ul.study(ctx.key(di), mechs, eps=[eps], n=ns, reps=reps, methods=methods, metrics=("tv",),
+                           p=_dist(dname, k).p, simulate_options=_common._simulate_kwargs(cfg.get("path")))
+            mine = [dict(r, k=k) for r in _studies.rows(res, distribution=dname)]
+            rows += mine
+            lines = [(f"{lab} ({meth})", "HR" if lab.startswith("HR") else _BLOCK_COLORS.get(lab, "uRAP"), meth, ns,
+                      [r["value"] for r in mine if r["mechanism"] == lab and r["method"] == meth])
+                     for lab in mechs for meth in methods]
             panels.append((f"{dname}, k={k}, eps={eps}", lines))
             meth = methods[-1]
-            last = {r["mechanism"]: (r["value"], r["se"]) for r in rows
-                    if r["distribution"] == dname and r["method"] == meth and r["n"] == ns[-1]}
+            last = {r["mechanism"]: (r["value"], r["se"]) for r in mine if r["method"] == meth and r["n"] == ns[-1]}
             # 004: every BS-LDP beats HR, and finer blocks (larger m) give lower error: tests at family level 0.05.
-            notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.decreasing(
-                [(lab, last[lab]) for lab in ["HR (LDP)"] + [f"BS-LDP m={m}" for m in cfg["blocks"]]], "TV"))
+            notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.decreasing([(lab, last[lab]) for lab in mechs],
+                                                                                 "TV"))
             notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.best(last, "TV"))
+            bar.update(1, f"{dname} ({res.timing['wall_s']:.0f} s)")
     fig = _plot.line_panels(panels, "n (users)", "TV", suptitle="dotted: the unbiased estimator (emp, eq 19 / HR's); "
                             "solid: its projection onto the simplex (project); color: mechanism")
     table = format_table([r for r in rows if r["n"] == ns[-1]], ("distribution", "mechanism"), "method")
@@ -92,17 +88,14 @@ def run_table1(cfg: dict, ctx: Context) -> Report:
         p = ds.p.reshape(r // f, f, c // f, f).sum((1, 3)).ravel()
         ds = _data.Dataset(ds.name, p, (), ds.n, (r // f, c // f), ds.source, ds.description + f" Coarsened {f}x.")
     rows_, cols_ = ds.shape
-    mechs = {"LDP": ul.HR(ds.d, cfg["eps"])}
+    mechs = {"LDP": lambda eps: ul.HR(ds.d, eps)}
     for m1, m2 in cfg["partitions"]:
-        mechs[f"({m1},{m2})"] = ul.BlockHR(_blocks(_data.grid_blocks(rows_, cols_, m1, m2)), cfg["eps"])
+        mechs[f"({m1},{m2})"] = lambda eps, b=_blocks(_data.grid_blocks(rows_, cols_, m1, m2)): ul.BlockHR(b, eps)
     methods = _common.available_methods(cfg["methods"])
-    rows = []
-    with _common.progress(len(mechs), "004 Table 1", ctx.progress) as bar:
-        for mi, (label, mech) in enumerate(mechs.items()):
-            for meth, (mean, se) in _tv(ctx.key(mi), mech, ds.p, ds.n, cfg["reps"], methods, cfg.get("path")).items():
-                rows.append(dict(partition=label, method=meth, value=float(mean), se=float(se), metric="tv",
-                                 eps=cfg["eps"], n=ds.n, d=ds.d, reps=cfg["reps"]))
-            bar.update(1, label)
+    res = ul.study(ctx.key(0), mechs, eps=[cfg["eps"]], n=[ds.n], reps=cfg["reps"], methods=methods,
+                   metrics=("tv",), p=ds.p, simulate_options=_common._simulate_kwargs(cfg.get("path")),
+                   progress="stderr" if ctx.progress else False)
+    rows = [dict(partition=r.pop("mechanism"), **r, d=ds.d) for r in _studies.rows(res)]
     paper = {"LDP": 0.591, "(5,7)": 0.298, "(25,35)": 0.108, "(25,70)": 0.082}
     for r in rows:
         r["paper_tv"] = paper.get(r["partition"], "")

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import statistics
 
-import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.experiments import _common, _datasets, _plot
+from uldp_jax.experiments import _common, _datasets, _plot, _studies
 from uldp_jax.experiments._glutf import (_DS, EPS_003, FIXED_SIM, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking, fixed_users,
-                                         make, theory_mse)
+                                         make)
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 
@@ -30,61 +29,65 @@ def _fig_name(metric: str) -> str:
     return f"eps_vs_{metric.replace('@', '_at_')}"
 
 
+def _factory(label: str, ds):
+    """``eps -> mechanism``: 003's ``label`` in dataset ``ds``'s setting (a study's mechanism factory)."""
+    return lambda eps: make(label, ds.d, ds.sensitive, eps, ds.theta_n)
+
+
 def run_eps(cfg: dict, ctx: Context) -> Report:
-    """003 Fig 4 (MSE) / Fig 8 (MAE) / Fig 9 (F1, NDCG): eps vs each metric, simulated, MSE theory overlaid."""
+    """003 Fig 4 (MSE) / Fig 8 (MAE) / Fig 9 (F1, NDCG): eps vs each metric, simulated.
+
+    One ``ul.study`` per dataset: 003's mechanisms x eps, the fixed model (``xs`` = 003's users), ``reps``
+    repetitions, the emp estimator, every metric of ``cfg["metric"]`` scored on the same estimates; the study's
+    ``theory`` / ``z`` columns are the MSE closed form and the z-score of the simulated mean against it.
+    """
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     metrics = [cfg["metric"]] if isinstance(cfg["metric"], str) else list(cfg["metric"])
-    reps = cfg["reps"]
     labels = cfg["mechanisms"] + cfg.get("published", [])
     rows, notes = [], []
     panels: dict = {m: [] for m in metrics}
-    with _common.progress(len(datasets) * len(labels), cfg.get("title", "003 eps sweep"), ctx.progress) as bar:
+    with _common.progress(len(datasets), cfg.get("title", "003 eps sweep"), ctx.progress) as bar:
         for di, ds in enumerate(datasets):
             xs = fixed_users(ds.p, ds.n)
-            target = jnp.asarray(np.bincount(xs, minlength=ds.d) / xs.size, jnp.float32)
             ms = [m for m in metrics if _applies(m, ds.d)]
-            lines: dict = {m: [] for m in ms}
-            for li, label in enumerate(labels):
-                means: dict = {m: [] for m in ms}
-                for ei, e in enumerate(cfg["eps"]):
-                    mech = make(label, ds.d, ds.sensitive, e, ds.theta_n)
-                    res = ul.simulate(ctx.key(di, li, ei), mech, xs=xs, reps=reps, methods=("emp",),
-                                      **_common._simulate_kwargs(cfg.get("path")))
-                    for metric in ms:
-                        err = np.asarray(_common.METRICS[metric](res.estimates["emp"], target), np.float64)
-                        mean, se = _common._summarise(err)
-                        th = theory_mse(mech, np.asarray(target, np.float64), xs.size) if metric == "mse" else np.nan
-                        row = dict(dataset=ds.name, mechanism=label, eps=e, metric=metric, value=float(mean),
-                                   se=float(se), theory=th, reps=reps, n=int(xs.size), d=ds.d, s=ds.s)
-                        if metric == "mse":  # 003's unit: the sum over items (003 eq 28)
-                            row.update(value_sum=float(mean) * ds.d, se_sum=float(se) * ds.d, theory_sum=th * ds.d)
-                        rows.append(row)
-                        means[metric].append(float(mean) * (ds.d if metric == "mse" else 1))  # MSE: 003's unit
-                for metric in ms:
-                    lines[metric].append((label, label.split(" ")[0], "emp" if label in cfg["mechanisms"]
-                                          else "emp+thr", cfg["eps"], means[metric]))
-                bar.update(1, f"{ds.name} {label}")
+            res = ul.study(ctx.key(di), {label: _factory(label, ds) for label in labels}, eps=cfg["eps"],
+                           xs=xs, sample="fixed", reps=cfg["reps"], methods=("emp",),
+                           metrics=_studies.study_metrics(ms),
+                           simulate_options=_common._simulate_kwargs(cfg.get("path")))
+            mine = _studies.rows(res, dataset=ds.name)
+            for r in mine:
+                r.update(d=ds.d, s=ds.s)
+                if r["metric"] == "mse":  # 003's unit: the sum over items (003 eq 28)
+                    r.update(value_sum=r["value"] * ds.d, se_sum=r["se"] * ds.d, theory_sum=r["theory"] * ds.d)
+            rows += mine
             for metric in ms:
-                panels[metric].append((f"{ds.name}: d={ds.d}, s={ds.s}, n={xs.size}", lines[metric]))
-                notes += _ranking([r for r in rows if r["metric"] == metric], ds.name, cfg["mechanisms"], cfg["eps"],
+                scale = ds.d if metric == "mse" else 1
+                lines = [(label, label.split(" ")[0], "emp" if label in cfg["mechanisms"] else "emp+thr", cfg["eps"],
+                          [r["value"] * scale for r in mine if r["mechanism"] == label and r["metric"] == metric])
+                         for label in labels]
+                panels[metric].append((f"{ds.name}: d={ds.d}, s={ds.s}, n={xs.size}", lines))
+                notes += _ranking([r for r in mine if r["metric"] == metric], ds.name, cfg["mechanisms"], cfg["eps"],
                                   metric)
+            bar.update(1, f"{ds.name} ({res.timing['wall_s']:.0f} s)")
     mse_rows = [r for r in rows if r["metric"] == "mse" and r["mechanism"] in cfg["mechanisms"]
-                and np.isfinite(r["theory"]) and r["theory"] > 0]
-    if mse_rows and reps >= 10:  # z-test of "simulated MSE = closed form" (Bonferroni); needs >= 10 reps for the SE
-        zs = [((r["value"] - r["theory"]) / r["se"], r["dataset"], r["mechanism"], r["eps"]) for r in mse_rows
-              if r["se"] > 0]
-        crit = statistics.NormalDist().inv_cdf(1 - 0.05 / (2 * max(len(zs), 1)))
-        worst = max(zs, key=lambda t: abs(t[0]))
-        bad = sum(abs(z[0]) > crit for z in zs)
+                and np.isfinite(r["z"]) and r["theory"] > 0]
+    if mse_rows and cfg["reps"] >= 10:  # z-test of "simulated MSE = closed form" (Bonferroni); >= 10 reps for the SE
+        crit = statistics.NormalDist().inv_cdf(1 - 0.05 / (2 * len(mse_rows)))
+        worst = max(mse_rows, key=lambda r: abs(r["z"]))
+        bad = sum(abs(r["z"]) > crit for r in mse_rows)
         notes.append(f"simulated MSE = closed form (two-sided z-tests, family level 0.05 with Bonferroni over "
-                     f"{len(zs)} settings, |z| > {crit:.2f} rejects): {bad} rejected; largest |z| = "
-                     f"{abs(worst[0]):.2f} ({worst[1]}, {worst[2]}, eps={worst[3]}).")
+                     f"{len(mse_rows)} settings, |z| > {crit:.2f} rejects): {bad} rejected; largest |z| = "
+                     f"{abs(worst['z']):.2f} ({worst['dataset']}, {worst['mechanism']}, eps={worst['eps']}).")
     figs = {_fig_name(m): _plot.line_panels(panels[m], "epsilon", MSE_SUM if m == "mse" else m.upper(), logx=False,
-                                            logy=m not in _common.HIGHER_IS_BETTER) for m in metrics if panels[m]}
+                                            logy=m not in _common.HIGHER_IS_BETTER, suptitle=_STYLE_NOTE)
+            for m in metrics if panels[m]}
     keys = ("dataset", "mechanism") if len(metrics) == 1 else ("metric", "dataset", "mechanism")
     table = format_table(rows, keys, "eps")
     return Report(rows, figs, table, list(dict.fromkeys(notes)),
                   FIXED_SIM + "; ".join(ds.summary() for ds in datasets))
+
+
+_STYLE_NOTE = "dotted: simulated emp of the corrected mechanisms; dashed: 003's published z (exceeds eps)"
 
 
 _FIG4 = dict(datasets=_DS, mechanisms=GLUTF_MECHS, published=list(PUBLISHED), eps=EPS_003, reps=50,

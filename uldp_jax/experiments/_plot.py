@@ -93,13 +93,30 @@ def tidy_log_ticks(ax, axis: str = "y") -> None:
     target.set_minor_formatter(mticker.NullFormatter())
 
 
+def coinciding(lines: Sequence[tuple], rtol: float = 0.02) -> list[tuple[str, str]]:
+    """``[(label, earlier label)]``: lines ``(label, mechanism, method, x, y)`` drawn over an earlier line of the
+    same panel (same x, every y within ``rtol``), so that a reader told "hidden under" finds every legend entry."""
+    out = []
+    for j, (lab_j, _, _, x_j, y_j) in enumerate(lines):
+        y_j = np.asarray(y_j, np.float64)
+        for lab_i, _, _, x_i, y_i in lines[:j]:
+            y_i = np.asarray(y_i, np.float64)
+            if (len(x_i) == len(x_j) and np.allclose(np.asarray(x_i, np.float64), np.asarray(x_j, np.float64))
+                    and y_i.shape == y_j.shape and np.all(np.isfinite(y_j)) and np.all(np.isfinite(y_i))
+                    and np.allclose(y_j, y_i, rtol=rtol, atol=0.0)):
+                out.append((lab_j, lab_i))
+                break
+    return out
+
+
 @_or_nofigure
 def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str], logx: bool = True, logy: bool = True,
                 vlines: Sequence[float | None] = (), suptitle: str = "", vline_label: str = "eps = ln d"):
     """One subplot per panel ``(title, [(label, mechanism, method, x, y), ...])``; returns the figure.
 
     ``ylabel`` is one label for every panel or one per panel. Color encodes the mechanism, line style the
-    estimation method (``STYLES``); ``vlines[i]`` draws a labelled
+    estimation method (``STYLES``); a line that lies on an earlier one (``coinciding``) is named in the panel's
+    title; ``vlines[i]`` draws a labelled
     vertical reference line (001: ``eps = ln d``) on panel ``i``. A log y-axis spans the curves that matter
     (``log_ylim``): larger values are drawn as triangles on the top edge and the panel says so. The legend sits
     under the axes.
@@ -132,7 +149,11 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str
         if i < len(vlines) and vlines[i] is not None:
             ax.axvline(vlines[i], color="k", lw=2.5, alpha=0.4)
             handles.setdefault(vline_label, Line2D([], [], color="k", lw=2.5, alpha=0.4))
-        ax.set_title(title, fontsize=10)
+        hidden = coinciding(lines)
+        if hidden:  # a line drawn over another one: say which, so every legend entry is accounted for
+            title += "\n" + textwrap.fill("on top of each other (within 2%): " + "; ".join(
+                f"{a} = {b}" for a, b in hidden), 60)
+        ax.set_title(title, fontsize=10 if not hidden else 9)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(textwrap.fill(ylabel if isinstance(ylabel, str) else ylabel[i], 38))
         if logx:

@@ -24,16 +24,16 @@ uUE; GLUTF over    exact           per non-sensitive item ``Multinomial(n_x, (1 
 a base with a                      pair / protected-only); the go users' ``x'`` are iid uniform, so the base runs
 counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
 (GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``mechanisms.transform._glutf_counts``.
-SS                 iid model:      labels ``0 .. d - 2`` name the other items of each user (label ``l`` is item
-                   exact;          ``l`` below ``x``, ``l + 1`` from ``x`` on), so the uniform subset of labels has
-                   fixed model:    an ``x``-free law: one scan over the labels with users binned by how many they
-                   none            hold so far and by whether ``x`` is passed; iid ``x`` make every step a set of
-                                   binomials (``mechanisms.subset._ss_counts``, ``d - 1`` steps of O(window) draws, any n).
+SS                 iid model:      a mixture: w.p. ``beta = (1 - p*) d / (d - k)`` a uniform k-subset of all
+                   exact;          items (no ``x``), else ``{x}`` + a uniform (k - 1)-subset of the others; one scan
+                   fixed model:    over the items with users binned by how many items they still need, the
+                   none            forced users by whether ``x`` is passed; iid ``x`` make every step a set of
+                                   binomials (``mechanisms.subset._ss_counts``, ``d`` steps of O(window) draws, any n).
                                    Given fixed counts the "x is passed" moves are multivariate hypergeometric
                                    (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
                                    ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms.subset._ksubset``).
 uSS; GLUTF over    iid model:      sensitive users are iid from ``p | X_S`` and go users iid uniform on ``X_S``:
-SS                 exact; fixed    two iid populations of the SS label scan above (``mechanisms.transform._glutf_counts.glutf_iid``).
+SS                 exact; fixed    two iid populations of the SS scan above (``mechanisms.transform._glutf_counts.glutf_iid``).
                    model: none     Given fixed counts it would need SS's fixed-model sampler. Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)

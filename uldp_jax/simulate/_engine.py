@@ -56,6 +56,7 @@ from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported 
     pow2_floor,
     sizing,
 )
+from uldp_jax.mechanisms import Mechanism
 from uldp_jax.simulate import _reports
 from uldp_jax.simulate._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
 from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
@@ -103,10 +104,10 @@ class SimResult(NamedTuple):
     n: int
 
 
-def simulate_stats(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
+def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
                    path: str = "auto", block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None,
                    rep_batch: int | None = None, devices: Sequence[Any] | None = None, shard: str = "auto",
-                   rep_chunk: int | None = None, progress: Any = False,
+                   rep_chunk: int | None = None, progress: Any = "auto",
                    _needs_reports: bool = False) -> tuple[jax.Array, np.ndarray, int]:
     """Simulates ``reps`` repetitions and returns ``(stats int[(g,) r, m], target float64[d], n)``.
 
@@ -155,11 +156,11 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
     return out
 
 
-def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
+def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, n: Any = None, reps: int = 1,
              methods: Sequence[str] = ("emp",), method_options: dict | None = None, path: str = "auto",
              block_size: int = DEFAULT_BLOCK_SIZE, chunk_blocks: int | None = None, rep_batch: int | None = None,
              devices: Sequence[Any] | None = None, shard: str = "auto", rep_chunk: int | None = None,
-             progress: Any = False) -> SimResult:
+             progress: Any = "auto") -> SimResult:
     """Runs a Monte Carlo study: perturb every user, aggregate on device, estimate, for ``reps`` repetitions.
 
     One plan per call (``_plan.make_plan``): the arguments are checked once, each method is resolved once, the
@@ -184,7 +185,9 @@ def simulate(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: Any
       devices: devices to shard over (default all visible devices; results do not depend on it).
       shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices.
       rep_chunk: repetitions per host-side call (progress granularity; results do not depend on it).
-      progress: ``False`` (default), ``True`` (tqdm, else stderr lines) or ``"stderr"``.
+      progress: ``"auto"`` (default: a bar on stderr once the call has run 3 s, only where stderr is a terminal or
+        a notebook; ``ULDP_PROGRESS=0`` or ``1`` in the environment turns it off or on everywhere), ``True``
+        (always: tqdm, else stderr lines), ``False`` (never) or ``"stderr"`` (plain lines).
 
     Returns:
       ``SimResult`` with ``estimates[method]`` of shape ``[reps, d]`` (``[g, reps, d]`` for a grid).

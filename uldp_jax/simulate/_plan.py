@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api, _validate
+from uldp_jax import _api, _progress, _validate
 from uldp_jax._sizing import DEFAULT_CHUNK_BYTES, pow2_floor, sizing
 from uldp_jax.estimation import _registry
 from uldp_jax.simulate import _counts_path, _shard
@@ -128,12 +128,12 @@ def path_costs(mech: Any, n: int, iid: bool) -> dict:
     """``{path: (random words, bytes of temporaries)}`` per repetition of each exact path available for ``mech``.
 
     Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.count_draws(iid)``
-    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``COUNTS_BYTES_PER_DRAW`` bytes each.
+    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``counts_bytes`` bytes.
     """
     out = {"per_user": (n * per_user_words(mech, iid), 0.0)}
     if _counts_path.has_count_path(mech, iid=iid):
         draws = float(mech.count_draws(iid))
-        out["counts"] = (BINOMIAL_WORDS * draws, COUNTS_BYTES_PER_DRAW * draws)
+        out["counts"] = (BINOMIAL_WORDS * draws, counts_bytes(mech, iid))
     return out
 
 
@@ -201,9 +201,16 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
     return path
 
 
+def counts_bytes(mech: Any, iid: bool) -> float:
+    """Temporaries of one counts-path repetition: ``mech.count_memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
+    draw of ``mech.count_draws(iid)``."""
+    own = mech.count_memory(iid)
+    return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+
+
 def counts_rep_chunk(mech: Any, iid: bool, rep_chunk: int) -> int:
     """``rep_chunk`` cut so that one call's counts-path temporaries stay within ``COUNTS_MEMORY``."""
-    per_rep = COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+    per_rep = counts_bytes(mech, iid)
     return int(max(1, min(rep_chunk, COUNTS_MEMORY // max(per_rep, 1.0))))
 
 
@@ -261,7 +268,7 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     policy = sizing(devs[0])
     rep_batch = _validate.check_int("rep_batch", policy.rep_batch if rep_batch is None else rep_batch, minimum=1)
     if rep_chunk is None:
-        rep_chunk = reps if progress is False or progress is None else max(1, math.ceil(reps / 10))
+        rep_chunk = max(1, math.ceil(reps / 10)) if _progress.wanted(progress) else reps  # ~10 bar updates
         if path == "counts":
             rep_chunk = counts_rep_chunk(mech, iid, min(rep_chunk, policy.counts_rep_chunk))
     rep_chunk = min(_validate.check_int("rep_chunk", rep_chunk, minimum=1), reps)

@@ -52,7 +52,7 @@ def check_model(model: Any) -> str:
     return model
 
 
-def support_matrix(mech: Any) -> np.ndarray:
+def support_matrix(mech: _base.Mechanism) -> np.ndarray:
     """float64 ``[m, d]``: ``S[y, j] = 1`` when report ``y`` supports item ``j`` (columns of ``ul.channel``).
 
     Asks the mechanism (``channel_support()``; its default derives it from ``report_kind``: ``"item"``: report
@@ -68,7 +68,7 @@ def support_matrix(mech: Any) -> np.ndarray:
     return np.asarray(S, dtype=np.float64)
 
 
-def support_moments(mech: Any, rtol: float = 1e-9) -> SupportMoments:
+def support_moments(mech: _base.Mechanism, rtol: float = 1e-9) -> SupportMoments:
     """Support probabilities ``F`` of ``mech`` and the affine map ``(a, b)`` of its unbiased estimator.
 
     Raises:
@@ -95,7 +95,7 @@ def _uses_debias(mech: Any) -> bool:
             and int(mech.num_stats) == int(mech.num_outputs))
 
 
-def estimator_matrix(mech: Any, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:
+def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:
     """``(W float64[m, d], c float64[d])`` with ``p_hat = h @ W / n + c`` for the empirical estimator.
 
     Args:
@@ -122,7 +122,7 @@ def estimator_matrix(mech: Any, affine: str = "channel") -> tuple[np.ndarray, np
     return S / a[None, :], -b / a
 
 
-def exact_item_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> np.ndarray:
+def exact_item_mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> np.ndarray:
     """float64 ``[d]``: exact ``E (p_hat_j - p_j)^2`` (variance plus squared bias) of the empirical estimator."""
     check_model(model)
     if grid_shape(mech):
@@ -141,12 +141,12 @@ def exact_item_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = 
     return var + bias**2
 
 
-def exact_item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> np.ndarray:
+def exact_item_variance(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> np.ndarray:
     """float64 ``[d]``: exact ``Var(p_hat_j)`` of the (unbiased) empirical estimator, from the channel."""
     return exact_item_mse(mech, p, n, model)
 
 
-def exact_mse(mech: Any, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> float:
+def exact_mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid", affine: str = "channel") -> float:
     """Exact expected squared l2 loss ``sum_j E (p_hat_j - p_j)^2`` of the empirical estimator (float64).
 
     Computed from the exact channel (``ul.channel``) and the report support structure (or the histogram-linear

@@ -26,7 +26,7 @@ def generic_probs(mech: Any) -> tuple[Any, Any, Any]:
     return mech.pure_uldp_probs()
 
 
-def family_of(mech: Any) -> Family:
+def family_of(mech: _base.Mechanism) -> Family:
     """The closed-form ``Family`` of a mechanism instance (``mech.closed_form()``).
 
     Raises:

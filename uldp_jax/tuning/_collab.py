@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _api, _sizing, _validate
+from uldp_jax.mechanisms import Mechanism
 from uldp_jax.simulate import _kernels, _plan
 from uldp_jax.theory import _families
 from uldp_jax.tuning import _optimize
@@ -79,8 +80,9 @@ def _tune_many(name, eps, s, theta_hat):
     return jax.vmap(lambda t: _optimize.optimize(name, eps, s, t))(theta_hat)[0]
 
 
-def collaborative_simulate(key: jax.Array, mech: Any, *, p: Any = None, n: Any = None, xs: Any = None,
-                           reps: int = 1, pilot: float = 0.05, pilot_mech: Any = None, combine: str = "weighted",
+def collaborative_simulate(key: jax.Array, mech: Mechanism, *, p: Any = None, n: Any = None, xs: Any = None,
+                           reps: int = 1, pilot: float = 0.05, pilot_mech: Mechanism | None = None,
+                           combine: str = "weighted",
                            block_size: int = _plan.DEFAULT_BLOCK_SIZE) -> CollabResult:
     """Simulates 003's collaborative sampling protocol ``reps`` times (see the module docstring).
 

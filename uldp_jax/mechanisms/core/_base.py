@@ -555,6 +555,15 @@ class Mechanism:
         """
         return float(self.d + self.num_stats)
 
+    def count_memory(self, iid: bool) -> float | None:
+        """Bytes of temporaries one repetition of the count sampler holds at once, or ``None`` (the default).
+
+        ``None``: the engine estimates them from ``count_draws`` (every draw held at once, as in multinomial
+        splitting). Override when the draws are sequential (SS's scan holds O(k) bins, not its O(d k) draws), so
+        that the repetition chunks and ``path="auto"``'s memory check use the real size.
+        """
+        return None
+
     def tunable_params(self) -> tuple[str, ...]:
         """Names of the parameters that tuning may change (besides ``eps``).
 

@@ -100,7 +100,7 @@ class SS(_base.Mechanism):
         return bits.reshape(xs.shape + (self.d,))
 
     def iid_count_sampler(self) -> Any:
-        """iid model only: one scan over the ``d - 1`` other-item labels (``mechanisms.subset._ss_counts``).
+        """iid model only: one scan over the ``d`` items (``mechanisms.subset._ss_counts``).
 
         Also takes ``P`` populations (``n float[P]``, ``p float[P, d]``) in one scan. Given fixed counts the
         moves would be multivariate hypergeometric (not implemented), so ``count_sampler()`` stays ``None``.
@@ -112,6 +112,14 @@ class SS(_base.Mechanism):
             return _ss_counts.ss_counts_mixed(key, self, n, p)
 
         return sample
+
+    def count_draws(self, iid: bool) -> float:
+        """The scan's binomials: ``d`` steps of ``3`` draws per occupied bin (``_ss_counts.scan_draws``)."""
+        return _ss_counts.scan_draws(self.d, self.k)
+
+    def count_memory(self, iid: bool) -> float:
+        """O(k) bins held at once, whatever the number of draws (``_ss_counts.scan_bytes``)."""
+        return _ss_counts.scan_bytes(self.d, self.k)
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         return _base.bit_sums(ys, weights)

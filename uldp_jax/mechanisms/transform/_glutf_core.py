@@ -204,10 +204,24 @@ class GLUTFMixin:
         return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
 
     def iid_count_sampler(self) -> Any:
-        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's label scan)."""
+        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's item scan)."""
         if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
             return None
         return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
+
+    def count_draws(self, iid: bool) -> float:
+        """A base with only an iid sampler (uSS) runs it on two populations: at most twice its draws, plus the
+        true counts and the per-item cells. Otherwise the default."""
+        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
+            return super().count_draws(iid)
+        return float(self.d + 3 * (self.d - self.s) + 2 * self.base.count_draws(True))
+
+    def count_memory(self, iid: bool) -> float | None:
+        """Twice the base's own figure for a base with only an iid sampler (two populations), else ``None``."""
+        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
+            return super().count_memory(iid)
+        base = self.base.count_memory(True)
+        return None if base is None else 2.0 * float(base) + 32.0 * self.d
 
     # ---- aggregation
     def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:

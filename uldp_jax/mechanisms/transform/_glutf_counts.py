@@ -16,7 +16,7 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
   protected-only cell) at ``X_S``; alone counts at ``X_N``; their number ``|Y'|`` last.
 
 In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
-and its go users iid uniform on ``X_S``: two iid populations, which SS's label scan takes at once
+and its go users iid uniform on ``X_S``: two iid populations, which SS's item scan takes at once
 (``glutf_iid``, through the base's ``iid_count_sampler()`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
 result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
 resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
@@ -49,7 +49,7 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
 
     The sensitive users are ``Bin(n, p(X_S))`` iid draws from ``p | X_S`` and the go users iid uniform on
     ``X_S``, so the base's ``iid_count_sampler()`` takes both at once as populations (``n float[2]``,
-    ``p float[2, s]``; SS's label scan, ``mechanisms.subset._ss_counts.ss_counts_mixed``); bases with a fixed-count
+    ``p float[2, s]``; SS's item scan, ``mechanisms.subset._ss_counts.ss_counts_mixed``); bases with a fixed-count
     sampler draw the true counts ``Multinomial(n, p)`` and run ``glutf_counts``.
     """
     if mech.base.count_sampler() is not None:
