@@ -17,7 +17,7 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     OLH        0 -> 0                      6
     SS         1 -> 1                      8
 
-Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/core/test_hot_path_loops.py``): GRR 2,
+Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``): GRR 2,
 uRR 2, OUE 4, uRAP 4, HR 2, uUE 8, SS 7, uSS 11 data-dependent loops per compiled sampler: two per
 ``jax.random.binomial`` call site (its inversion and BTRS loops), plus SS's window loop, which sits inside the
 ``d``-step item scan and so runs once per item.

@@ -1,7 +1,7 @@
 """001-em-timing: every estimator is timed on all n users and EM on RAPPOR/uRAP runs on support lists."""
 
 from uldp_jax import experiments
-from uldp_jax.experiments import _murakami
+from uldp_jax.experiments import _murakami_timing as _murakami
 from uldp_jax.experiments._runner import Context
 
 

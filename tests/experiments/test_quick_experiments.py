@@ -43,17 +43,20 @@ def test_quick_run_writes_outputs(name, tmp_path):
 
 
 def _fig5_no_privacy(rows):
-    """001 Fig 5's "no privacy" TV against the exact expectation E TV = 1/2 sum_x E|Bin(n, p_x)/n - p_x| (scipy)."""
+    """001 Fig 5's "no privacy" TV under 001's model (n of the population's N people, scored against the
+    population) against the exact expectation E TV = 1/2 sum_x E|H_x / n - N_x / N|, H_x ~ Hypergeom(N, N_x, n)."""
     from scipy import stats as sps
 
     from uldp_jax.experiments import _datasets
+    from uldp_jax.experiments import _murakami_study as S
 
     cfg = experiments.make_config(experiments.get_experiment("001-fig5"), quick=True)
     for ds in _datasets.resolve(cfg["datasets"], None, cfg.get("n")):
         mine = [r for r in rows if r["dataset"] == ds.name and r["mechanism"] == "no privacy"]
-        assert mine
-        n, k = ds.n, np.arange(ds.n + 1)
-        exact = 0.5 * sum(float(np.sum(sps.binom.pmf(k, n, px) * np.abs(k / n - px))) for px in ds.p if px > 0)
+        assert mine and all(r["sample"] == "population" and r["population"] == str(2 * ds.n) for r in mine)
+        counts = np.bincount(S.population(ds, ds.n), minlength=ds.d)
+        N, n, k = int(counts.sum()), ds.n, np.arange(ds.n + 1)
+        exact = 0.5 * sum(float(np.sum(sps.hypergeom.pmf(k, N, c, n) * np.abs(k / n - c / N))) for c in counts if c)
         for r in mine:
             assert testing.within_se(float(r["value"]), exact, float(r["se"]), dof=int(r["reps"]) - 1), (r, exact)
 

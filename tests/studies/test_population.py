@@ -16,20 +16,24 @@ P_POP = np.bincount(POP, minlength=3) / POP.size
 
 
 def test_subsets_are_uniform():
-    """Every 2-subset of 6 users is equally likely (chi-square over the 15 subsets, 6000 draws)."""
+    """Every 2-subset of 6 users is equally likely (chi-square over the 15 subsets, 6000 draws), and a subset of
+    all users is a permutation."""
     keys = jax.random.split(jax.random.key(0), 6000)
-    perms = np.asarray(jax.vmap(_population.permute, (0, None))(keys, np.arange(6, dtype=np.int32)))
-    assert np.all(np.sort(perms, axis=1) == np.arange(6))  # permutations
+    draws = [_population.subset(k, np.arange(6, dtype=np.int32), 2) for k in keys]
     pairs = {c: i for i, c in enumerate(itertools.combinations(range(6), 2))}
-    counts = np.bincount([pairs[tuple(sorted(r[:2]))] for r in perms], minlength=15)
+    counts = np.bincount([pairs[tuple(sorted(r.tolist()))] for r in draws], minlength=15)
     assert testing.fits(testing.chi_square(counts, np.full(15, 1 / 15)))
+    whole = _population.subset(jax.random.key(1), np.arange(1000, dtype=np.int32), 1000)
+    assert whole.dtype == np.int32 and sorted(whole.tolist()) == list(range(1000))
 
 
-def test_ties_are_redrawn():
-    """A population larger than the 64-bit words could order without ties would loop; a normal one draws once
-    and still gives a permutation (the redraw path is the same function with attempt > 0)."""
-    order, tie = _population._draw(jax.random.key(1), np.int32(3), 1000)
-    assert not bool(tie) and sorted(np.asarray(order).tolist()) == list(range(1000))
+def test_subsets_follow_the_key():
+    """Same key, same subset; another key (fold_in), another subset; raw uint32[2] keys work too."""
+    pop = np.arange(50, dtype=np.int32)
+    k = jax.random.key(3)
+    np.testing.assert_array_equal(_population.subset(k, pop, 10), _population.subset(k, pop, 10))
+    assert not np.array_equal(_population.subset(k, pop, 10), _population.subset(jax.random.fold_in(k, 1), pop, 10))
+    np.testing.assert_array_equal(_population.subset(jax.random.key_data(k), pop, 10), _population.subset(k, pop, 10))
 
 
 def _hand_l2(n):
@@ -89,3 +93,25 @@ def test_population_on_the_per_user_path():
                    sample="population", metrics=("l2",), simulate_options={"path": "per_user"})
     (r,) = res.rows()
     assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r
+
+
+def test_population_estimates_all_repetitions_in_one_call():
+    """Stats-based methods (here EM on GRR's histogram, over a 2-point grid) estimate the stacked statistics of
+    every repetition at once: the same numbers as one ``ul.simulate`` per repetition (same keys) up to float32
+    rounding, as the batch has another shape."""
+    key = jax.random.key(7)
+    res = ul.study(key, {"GRR": lambda eps: ul.GRR(3, eps)}, eps=[0.5, 2.0], n=[6], reps=4, xs=POP,
+                   sample="population", methods=("emp", "em"), metrics=("l1",))
+    key_mj = jax.random.fold_in(jax.random.fold_in(key, 0), 0)
+    grid = jax.tree_util.tree_map(lambda *ls: jax.numpy.stack(ls), ul.GRR(3, 0.5), ul.GRR(3, 2.0))
+    want = {m: np.zeros((2, 4)) for m in ("emp", "em")}
+    for r in range(4):
+        key_r = jax.random.fold_in(key_mj, r)
+        sub = _population.subset(jax.random.fold_in(key_r, 0), POP, 6)
+        sim = ul.simulate(jax.random.fold_in(key_r, 1), grid, xs=sub, reps=1, methods=("emp", "em"))
+        for m in want:
+            want[m][:, r] = np.abs(np.asarray(sim.estimates[m])[:, 0] - P_POP).sum(-1)
+    got = {(row["method"], row["eps"]): res.values[i] for i, row in enumerate(res.rows())}
+    for m in want:
+        for g, e in enumerate((0.5, 2.0)):
+            np.testing.assert_allclose(got[(m, e)], want[m][g], rtol=1e-5, atol=1e-6)

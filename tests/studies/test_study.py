@@ -53,9 +53,9 @@ def _metric_values(sim, method, i, grid):
 @pytest.mark.parametrize("path", ["per_user", "counts"])
 def test_rows_equal_per_point_simulate_calls(path):
     """Key schedule: mechanism m at n-index j uses fold_in(fold_in(key, m), j); each point's values equal a
-    ``ul.simulate`` call on that point alone with that key, bit for bit (threefry). On the counts path a
-    point's statistics are those of the grid call, and its estimate is within an ulp: the engine jits a single
-    mechanism's counts-path estimate and runs a grid's eagerly, so there the check is against the grid call."""
+    ``ul.simulate`` call on that point alone with that key, bit for bit (threefry), on both paths: the statistics
+    and the estimates (the engine estimates a counts-path grid point by point with the single mechanism's jitted
+    function), and those of the grid call."""
     key = jax.random.key(3)
     res = _contract_study(key, n=[700, 3000], reps=3, simulate_options={"path": path})
     rows = res.rows()
@@ -71,10 +71,9 @@ def test_rows_equal_per_point_simulate_calls(path):
                     (k,) = [k for k, r in enumerate(rows) if (r["mechanism"], r["eps"], r["n"], r["method"]) ==
                             (name, eps, n, method)]
                     np.testing.assert_array_equal(res.values[k], _metric_values(sim_grid, method, i, True))
-                    if path == "per_user":
-                        np.testing.assert_array_equal(res.values[k], _metric_values(sim, method, 0, False))
-                    else:
-                        np.testing.assert_allclose(res.values[k], _metric_values(sim, method, 0, False), rtol=1e-5)
+                    np.testing.assert_array_equal(res.values[k], _metric_values(sim, method, 0, False))
+                    np.testing.assert_array_equal(np.asarray(sim.estimates[method]),
+                                                  np.asarray(sim_grid.estimates[method][i]))
                     assert rows[k]["mean"] == float(np.mean(res.values[k]))
 
 

@@ -1,20 +1,18 @@
-"""001 (Murakami & Kawamoto, ULDP) reproductions: Fig 5/10 (eps), Fig 6/11 (|X_S|), Fig 7/12 (attributes)."""
+"""001 (Murakami & Kawamoto, ULDP) reproductions: Fig 5/10 (eps), Fig 6/11 (|X_S|), Fig 7/12 (attributes), demo.
+
+Every sweep is declared as ``ul.study`` calls under 001's sampling model (``_murakami_study``: a random ``n`` of
+the population's people report, scored against the population's distribution; ``--set sample=iid`` is the
+labelled iid extra). This module holds the data (configs, datasets, panels) and 001's claims.
+"""
 
 from __future__ import annotations
 
 import math
-import os
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-import uldp_jax as ul
-from uldp_jax.simulate import _engine as engine
 from uldp_jax.experiments import _common, _datasets, _plot
+from uldp_jax.experiments import _murakami_study as S
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 MECHS = ["RR", "RAPPOR", "uRR", "uRAP"]
@@ -25,23 +23,44 @@ def _label(mech: str, method: str) -> str:
     return mech if not method else f"{mech} ({_common.METHOD_LABELS.get(method, method)})"
 
 
-def _report_reps(cfg: dict) -> int:
-    """Repetitions of the report-based methods (EM for RAPPOR/uRAP): ``report_reps`` = "all" (the default of the
-    registered configs: every repetition, as 001) or a number (capped at ``reps``)."""
-    rr = cfg.get("report_reps", 0) or 0
-    return int(cfg.get("reps", 1)) if rr == "all" else min(int(rr), int(cfg.get("reps", 1)))
-
-
 def _skipped(cfg: dict, methods: tuple) -> list:
     miss = [m for m in cfg["methods"] if m not in methods]
     out = [f"estimation method(s) {', '.join(miss)} not available in this build; omitted"] if miss else []
-    rr = _report_reps(cfg)
+    rr = S.report_reps(cfg)
     if "em" in methods and not rr:
         out.append("EM for RAPPOR/uRAP needs every report (exact product likelihood); skipped here "
                    "(--set report_reps=N with N > 0); EM for RR/uRR runs on the output histogram.")
     elif "em" in methods:
-        out.append(f"EM for RAPPOR/uRAP (ul.simulate, exact per-report likelihood) on {rr} of {cfg.get('reps')} "
+        out.append(f"EM for RAPPOR/uRAP (ul.study, exact per-report likelihood) on {rr} of {cfg.get('reps')} "
                    "repetitions; EM for RR/uRR on the output histogram of every repetition.")
+    return out
+
+
+def _data(ds, cfg: dict) -> tuple[dict, dict, int | None, str]:
+    """``(study data, no-privacy data, population size, model line)`` of one dataset under the config's model."""
+    if S.check_sample(cfg) == "iid":
+        return dict(p=ds.p), dict(p=ds.p), None, S.model_text("iid", ds.n, 0)
+    xs = S.population(ds, ds.n, cfg.get("population", 0))
+    counts = np.bincount(xs, minlength=ds.d)
+    return dict(xs=xs), dict(counts=counts), int(xs.size), S.model_text("population", ds.n, int(xs.size))
+
+
+def _nonprivate_rows(key, ds, cfg, nopd, xs_axis, extra) -> tuple[float, list]:
+    mean, se, draws = S.nonprivate(key, ds.n, cfg["reps"] * cfg.get("cases", 1), cfg["metric"], **nopd)
+    r = dict(mechanism="no privacy", method="", mean=mean, se=se, reps=draws, theory=math.nan, z=math.nan,
+             sample=S.check_sample(cfg))
+    return mean, [S.row(dict(r, eps=e), cfg["metric"], **extra) for e in xs_axis]
+
+
+def _lines(study_rows: list, mechs, methods, key: str = "eps", **match) -> list:
+    """Plot lines ``(label, mech, method, x, y)`` from study rows (one per mechanism x method present)."""
+    out = []
+    for mech in mechs:
+        for m in methods:
+            pts = sorted((r[key], r["mean"]) for r in study_rows if r["mechanism"] == mech and r["method"] == m
+                         and all(r.get(k) == v for k, v in match.items()))
+            if pts:
+                out.append((_label(mech, m), mech, m, [x for x, _ in pts], [y for _, y in pts]))
     return out
 
 
@@ -49,39 +68,32 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
     """001 Fig 5 (TV) / Fig 10 (MSE): eps vs error for RR/RAPPOR/uRR/uRAP x emp/emp+thr/EM, plus no privacy."""
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     methods = _common.available_methods(cfg["methods"])
-    metric, reps = cfg["metric"], cfg["reps"]
-    rows, panels, vlines, notes = [], [], [], _skipped(cfg, methods)
-    with _common.progress(len(datasets) * len(cfg["mechanisms"]), cfg.get("title", "eps sweep"), ctx.progress) as bar:
+    metric = cfg["metric"]
+    rows, panels, vlines, notes, models = [], [], [], _skipped(cfg, methods), []
+    with _common.progress(len(datasets), cfg.get("title", "eps sweep"), ctx.progress) as bar:
         for di, ds in enumerate(datasets):
-            n = ds.n
             eps = sorted(set(cfg["eps"]) | {round(math.log(ds.d), 4)})
-            lines = []
-            npm, nps = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps, metric)
-            rows += [dict(dataset=ds.name, mechanism="no privacy", method="", eps=e, metric=metric, value=npm,
-                          se=nps, reps=max(reps, 200), n=n, d=ds.d, s=ds.s) for e in eps]
-            lines.append(("no privacy", "no privacy", "", eps, [npm] * len(eps)))
-            for mi, mech in enumerate(cfg["mechanisms"]):
-                curves = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, eps, ds.p, n, reps, methods,
-                                             metric, cfg.get("path"), _report_reps(cfg))
-                for m, (mean, se) in curves.items():
-                    r_m = _common.reps_used(mech, ds.d, ds.sensitive, m, reps, _report_reps(cfg))
-                    rows += [dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                  metric=metric, value=float(v), se=float(s_), reps=r_m, n=n, d=ds.d, s=ds.s)
-                             for e, v, s_ in zip(eps, mean, se)]
-                    lines.append((_label(mech, m), mech, m, eps, mean))
-                bar.update(1, f"{ds.name} {mech}")
-            panels.append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={n}", lines))
+            data, nopd, size, model = _data(ds, cfg)
+            models.append(f"{ds.name}: {model}")
+            extra = dict(dataset=ds.name, n=ds.n, d=ds.d, s=ds.s, population=size)
+            npm, np_rows = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, eps, extra)
+            study_rows = S.curves(ctx.key(di), cfg["mechanisms"], ds.d, ds.sensitive, eps, ds.n, cfg, **data)
+            rows += np_rows + [S.row(r, metric, **extra) for r in study_rows]
+            lines = [("no privacy", "no privacy", "", eps, [npm] * len(eps))]
+            lines += _lines(study_rows, cfg["mechanisms"], methods)
+            panels.append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={ds.n}", lines))
             vlines.append(math.log(ds.d))
             notes += _eps_checks(rows, ds, metric)
+            bar.update(1, ds.name)
     fig = _plot.line_panels(panels, "epsilon", metric.upper(), vlines=vlines)
     table = format_table(rows, ("dataset", "mechanism", "method"), "eps")
     return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, notes,
-                  "; ".join(ds.summary() for ds in datasets))
+                  "; ".join([ds.summary() for ds in datasets] + models))
 
 
 def _best(rows, ds_name, mech, eps):
     """(value, se) of the lowest-error estimator of ``mech`` at ``eps`` (nan when absent)."""
-    vals = [(r["value"], r.get("se", float("nan"))) for r in rows if r["dataset"] == ds_name
+    vals = [(r["value"], math.nan if r.get("se") is None else r["se"]) for r in rows if r["dataset"] == ds_name
             and r["mechanism"] == mech and abs(r["eps"] - eps) < 1e-9]
     return min(vals) if vals else (float("nan"), float("nan"))
 
@@ -119,126 +131,118 @@ def _eps_checks(rows, ds, metric) -> list:
 def run_sensitive(cfg: dict, ctx: Context) -> Report:
     """001 Fig 6 (TV) / Fig 11 (MSE): |X_S| vs error at eps = 0.1 and ln d, X_S drawn at random.
 
-    Each of ``cases`` random sensitive sets gets ``reps`` repetitions (001: 100 sets x 1). A random X_S with a
-    fixed p is the same as X_S = {0..s-1} with p's items randomly relabelled, so every case reuses one
-    compiled mechanism and only the distribution changes.
+    Each of ``cases`` random sensitive sets gets ``reps`` repetitions (001: 100 sets x 1): one ``ul.study`` per
+    case over eps x |X_S|. A random X_S is the same as X_S = {0..s-1} with the items randomly relabelled (the
+    population's people, or p's entries in the iid model), so the grid of s is static data of the mechanisms.
+    The standard error is over the cases (it includes the repetitions' noise); with one case, the study's.
     """
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     methods = _common.available_methods(cfg["methods"])
-    metric, reps, cases = cfg["metric"], cfg["reps"], cfg["cases"]
-    rows, panels, notes = [], [], _skipped(cfg, methods)
-    total = len(datasets) * len(cfg["s_values"]) * len(cfg["mechanisms"])
-    with _common.progress(total, cfg.get("title", "|X_S| sweep"), ctx.progress) as bar:
+    metric, cases = cfg["metric"], cfg["cases"]
+    rows, panels, notes, models = [], [], _skipped(cfg, methods), []
+    with _common.progress(len(datasets) * cases, cfg.get("title", "|X_S| sweep"), ctx.progress) as bar:
         for di, ds in enumerate(datasets):
-            n = ds.n
             eps = [e if e != "ln d" else round(math.log(ds.d), 4) for e in cfg["eps"]]
             s_values = [s for s in cfg["s_values"] if s <= ds.d]
             rng = np.random.default_rng(ctx.seed + di)
             perms = [rng.permutation(ds.d) for _ in range(cases)]
-            npm, _ = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps * cases, metric)
-            acc = {}
-            for si, s in enumerate(s_values):
-                sens = tuple(range(s))
-                for mi, mech in enumerate(cfg["mechanisms"]):
-                    per_case, case_se = {}, {}
-                    for c, perm in enumerate(perms):
-                        cur = _common.error_curve(ctx.key(di, si, mi, c), mech, ds.d, sens, eps, ds.p[perm], n, reps,
-                                                  methods, metric, cfg.get("path"), _report_reps(cfg))
-                        for m, (mean, se) in cur.items():
-                            per_case.setdefault(m, []).append(np.asarray(mean, np.float64))
-                            case_se[m] = np.asarray(se, np.float64)
-                    for m, means in per_case.items():
-                        means = np.stack(means)  # [cases, eps]
-                        # SE over the random X_S cases (it includes the repetitions' noise); one case: its reps' SE.
-                        ses = means.std(0, ddof=1) / math.sqrt(len(means)) if len(means) > 1 else case_se[m]
-                        for e, v, se in zip(eps, means.mean(0), ses):
-                            acc.setdefault((e, mech, m), []).append(float(v))
-                            rows.append(dict(dataset=ds.name, mechanism=mech, method=_common.METHOD_LABELS[m], eps=e,
-                                             s=s, metric=metric, value=float(v), se=float(se), cases=cases,
-                                             reps=_common.reps_used(mech, ds.d, sens, m, reps, _report_reps(cfg)),
-                                             n=n, d=ds.d))
-                    bar.update(1, f"{ds.name} s={s} {mech}")
+            data, nopd, size, model = _data(ds, cfg)
+            models.append(f"{ds.name}: {model}")
+            npm, _ = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {})
+            acc: dict = {}
+            for c, perm in enumerate(perms):
+                inv = np.argsort(perm).astype(np.int32)
+                cdata = dict(xs=inv[data["xs"]]) if "xs" in data else dict(p=ds.p[perm])
+                for r in S.curves(ctx.key(di, c), cfg["mechanisms"], ds.d, ds.sensitive, eps, ds.n, cfg,
+                                  s_values=s_values, **cdata):
+                    for s in (s_values if r.get("s") is None else [r["s"]]):  # RR/RAPPOR: no X_S
+                        acc.setdefault((r["eps"], s, r["mechanism"], r["method"]), []).append(r)
+                bar.update(1, f"{ds.name} case {c + 1}/{cases}")
+            summ = []
+            for (e, s, mech, m), rs in acc.items():
+                means = np.array([r["mean"] for r in rs])
+                se = means.std(ddof=1) / math.sqrt(len(means)) if len(means) > 1 else rs[0]["se"]
+                summ.append(dict(rs[0], eps=e, s=s, mean=float(means.mean()), se=se, theory=math.nan, z=math.nan))
+                rows.append(S.row(summ[-1], metric, dataset=ds.name, s=s, cases=cases, n=ds.n, d=ds.d,
+                                  population=size))
             for e in eps:
                 lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
-                lines += [(_label(mech, m), mech, m, s_values, acc[(e, mech, m)])
-                          for mech in cfg["mechanisms"] for m in methods if (e, mech, m) in acc]
+                lines += _lines(summ, cfg["mechanisms"], methods, key="s", eps=e)
                 panels.append((f"{ds.name}: eps = {e:g}", lines))
                 for i in (0, -1):
-                    best = _best_at(acc, e, cfg["mechanisms"], methods, i)
-                    notes.append(f"{ds.name}, eps={e:g}, |X_S|={s_values[i]}: best {best[0]} ({best[1]:.3g}).")
+                    best = _best_at(summ, e, s_values[i])
+                    notes.append(f"{ds.name}, eps={e:g}, |X_S|={s_values[i]}: best {best[0]} ({best[1]:.3g}); "
+                                 f"no privacy {npm:.3g}.")
     fig = _plot.line_panels(panels, "|X_S|", metric.upper())
     table = format_table(rows, ("dataset", "eps", "mechanism", "method"), "s")
     return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, notes,
-                  "; ".join(ds.summary() for ds in datasets))
+                  "; ".join([ds.summary() for ds in datasets] + models))
 
 
-def _best_at(acc: dict, e, mechs, methods, i: int) -> tuple:
-    """(label, value) of the lowest error at index ``i`` of the x axis over mechanisms x methods."""
-    vals = {_label(k, m): acc[(e, k, m)][i] for k in mechs for m in methods if (e, k, m) in acc}
+def _best_at(summ: list, e, x, key: str = "s") -> tuple:
+    """(label, value) of the lowest error over mechanisms x methods at eps ``e`` and ``key`` = ``x``."""
+    vals = {_label(r["mechanism"], r["method"]): r["mean"] for r in summ if r["eps"] == e and r[key] == x}
     best = min(vals, key=vals.get)
     return best, vals[best]
 
 
 def run_attributes(cfg: dict, ctx: Context) -> Report:
-    """001 Fig 7 (TV) / Fig 12 (MSE): number of census attributes (4..9) vs error at eps = 0.1, 1, 6."""
+    """001 Fig 7 (TV) / Fig 12 (MSE): number of census attributes (4..9) vs error at eps = 0.1, 1, 6.
+
+    001 draws n = 240,000 of the census's 2,458,285 people (config ``population``) each repetition.
+    """
     methods = _common.available_methods(cfg["methods"])
-    metric, reps = cfg["metric"], cfg["reps"]
-    attrs = cfg["attributes"]
+    metric, attrs = cfg["metric"], cfg["attributes"]
     names = ["census" if a == 4 else f"census{a}" for a in attrs]
     datasets = _datasets.resolve(names, ctx.data, cfg.get("n"))
-    rows, notes = [], _skipped(cfg, methods)
-    acc = {}
-    with _common.progress(len(datasets) * len(cfg["mechanisms"]), cfg.get("title", "attributes"), ctx.progress) as bar:
+    rows, notes, models, summ, nop = [], _skipped(cfg, methods), [], [], []
+    with _common.progress(len(datasets), cfg.get("title", "attributes"), ctx.progress) as bar:
         for di, (a, ds) in enumerate(zip(attrs, datasets)):
-            n = ds.n
-            npm, _ = _common.nonprivate_error(ctx.key(di, 10_000), ds.p, n, reps, metric)
-            for e in cfg["eps"]:
-                acc.setdefault((e, "no privacy", ""), []).append(npm)
-            for mi, mech in enumerate(cfg["mechanisms"]):
-                cur = _common.error_curve(ctx.key(di, mi), mech, ds.d, ds.sensitive, cfg["eps"], ds.p, n, reps,
-                                          methods, metric, cfg.get("path"), _report_reps(cfg))
-                for m, (mean, se) in cur.items():
-                    r_m = _common.reps_used(mech, ds.d, ds.sensitive, m, reps, _report_reps(cfg))
-                    for e, v, s_ in zip(cfg["eps"], mean, se):
-                        acc.setdefault((e, mech, m), []).append(float(v))
-                        rows.append(dict(dataset=ds.name, attributes=a, mechanism=mech,
-                                         method=_common.METHOD_LABELS[m], eps=e, metric=metric, value=float(v),
-                                         se=float(s_), reps=r_m, n=n, d=ds.d, s=ds.s))
-                bar.update(1, f"{a} attrs {mech}")
+            data, nopd, size, model = _data(ds, cfg)
+            models.append(f"{a} attributes: {model}")
+            nop.append(_nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {})[0])
+            for r in S.curves(ctx.key(di), cfg["mechanisms"], ds.d, ds.sensitive, cfg["eps"], ds.n, cfg, **data):
+                summ.append(dict(r, attributes=a))
+                rows.append(S.row(r, metric, dataset=ds.name, attributes=a, n=ds.n, d=ds.d, s=ds.s,
+                                  population=size))
+            bar.update(1, f"{a} attrs")
     panels = []
     for e in cfg["eps"]:
-        lines = [("no privacy", "no privacy", "", attrs, acc[(e, "no privacy", "")])]
-        lines += [(_label(mech, m), mech, m, attrs, acc[(e, mech, m)])
-                  for mech in cfg["mechanisms"] for m in methods if (e, mech, m) in acc]
+        lines = [("no privacy", "no privacy", "", attrs, nop)]
+        lines += _lines(summ, cfg["mechanisms"], methods, key="attributes", eps=e)
         panels.append((f"census: eps = {e:g}", lines))
-        best = _best_at(acc, e, cfg["mechanisms"], methods, -1)
+        best = _best_at(summ, e, attrs[-1], key="attributes")
         notes.append(f"eps={e:g}, {attrs[-1]} attributes: best {best[0]} ({best[1]:.3g}).")
     fig = _plot.line_panels(panels, "number of attributes", metric.upper(), logx=False)
     table = format_table(rows, ("eps", "mechanism", "method"), "attributes")
     return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, notes,
-                  "; ".join(ds.summary() for ds in datasets))
+                  "; ".join([ds.summary() for ds in datasets] + models))
 
 
 _M = ["emp", "emp+thr", "em"]
-# Bit-vector mechanisms use the exact O(d) counts path (independent of n); item mechanisms the per-user path.
-_PATH = {"RAPPOR": "auto", "uRAP": "auto"}
-# EM for RAPPOR/uRAP (001 shows it in Figs 5-7, 10-12) runs through ul.simulate on every repetition by default.
+# Every mechanism takes the exact counts path for its statistics (path "auto"; ul.fastpath); EM for RAPPOR/uRAP
+# (001 shows it in Figs 5-7, 10-12) runs on every report (per-user path) on every repetition by default.
+# sample="population" is 001's model; population = 0 means 2 n people (a random half reports).
+_MODEL = dict(sample="population", population=0, path="auto")
 _FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv",
-             path=_PATH, report_reps="all")
-_FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, path=None)
+             report_reps="all", **_MODEL)
+# The quick configs give report_reps as a number (every repetition), so `--set report_reps=N` parses as one.
+_FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, report_reps=2)
 _FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=[0.1, "ln d"],
-             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=100, reps=1, metric="tv", path=_PATH,
-             report_reps="all")
+             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=100, reps=1, metric="tv",
+             report_reps="all", **_MODEL)
 _FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["uRR"], methods=["emp"], s_values=[1, 100], cases=2,
-              reps=1, n=2_000)
+              reps=1, n=2_000, report_reps=1)
 _FIG7 = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=["emp", "emp+thr", "em"], eps=[0.1, 1.0, 6.0],
-             reps=10, metric="tv", n=240_000, path=_PATH, report_reps="all")
-_FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["uRR"], methods=["emp"], reps=2, n=2_000)
+             reps=10, metric="tv", n=240_000, report_reps="all", **dict(_MODEL, population=2_458_285))
+_FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["uRR"], methods=["emp"], reps=2, n=2_000,
+              population=0, report_reps=2)
 # The demo keeps to ~2 minutes on 2 cores: EM for RAPPOR/uRAP (~20 s per repetition and eps for uRAP, more for
 # RAPPOR, at n = 1e5; experiments/demo/NOTES.md) does not fit, so it is off (report_reps = 0; emp+thr stands in and
-# run_config.json says so); `python experiments/reproduce.py demo --set report_reps=1` (or `uldp demo --set report_reps=1`) runs it on 1 repetition.
+# run_config.json says so); `python experiments/reproduce.py demo --set report_reps=1` (or `uldp demo --set
+# report_reps=1`) runs it on 1 repetition.
 _DEMO = dict(_FIG5, datasets=["foursquare"], eps=[0.1, 0.5, 1.0, 2.0, 5.0, 10.0], reps=5, n=100_000,
-             title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv", path=None, report_reps=0)
+             title="demo (001 Fig 5, reduced)", figure="demo_eps_vs_tv", report_reps=0)
 _DEMOQ = dict(_DEMO, mechanisms=["uRR", "uRAP"], methods=["emp", "emp+thr"], eps=[5.0], reps=2, n=2_000)
 
 
@@ -248,19 +252,23 @@ def _mse(cfg):
 
 
 def _NO_BITS_EM(cfg: dict) -> list:
-    """001 shows EM for all four mechanisms; RAPPOR/uRAP EM needs every report (``report_reps`` repetitions)."""
-    rr = _report_reps(cfg)
+    """001 shows EM for all four mechanisms; RAPPOR/uRAP EM needs every report (``report_reps`` repetitions).
+    A run under the iid model says so (001's model is a random subset of the population)."""
+    rr = S.report_reps(cfg)
+    out = ([] if S.check_sample(cfg) == "population" else
+           ["sample: iid (001: a random half of the population reports, scored against the population)"])
     if rr >= cfg.get("reps", 1):
-        return []
+        return out
     if rr:
-        return [f"methods: EM for RAPPOR/uRAP on {rr} of {cfg.get('reps')} repetitions (report_reps)"]
-    return ["methods: no EM for RAPPOR/uRAP (it needs every report; --set report_reps=N); emp+thr stands in "
-            "(001: 'very close' to EM)"]
+        return out + [f"methods: EM for RAPPOR/uRAP on {rr} of {cfg.get('reps')} repetitions (report_reps)"]
+    return out + ["methods: no EM for RAPPOR/uRAP (it needs every report; --set report_reps=N); emp+thr stands in "
+                  "(001: 'very close' to EM)"]
 
 
 def _demo_deviations(cfg: dict) -> list:
-    return ([f"n: {cfg.get('n')} (001 Fig 5: 179,527)", f"reps: {cfg.get('reps')} (001: 100)",
-             "datasets: Foursquare only (001 Fig 5: Foursquare and Census)",
+    size = cfg.get("population") or 2 * cfg.get("n")
+    return ([f"n: {cfg.get('n')} of a population of {size} (001 Fig 5: 179,527 of 359,054)",
+             f"reps: {cfg.get('reps')} (001: 100)", "datasets: Foursquare only (001 Fig 5: Foursquare and Census)",
              "eps: 6 values (001 Fig 5: 0.1 to 10 with ln d)"] + _NO_BITS_EM(cfg))
 
 
@@ -278,108 +286,3 @@ register(Experiment("001-fig7", "001 Fig 7: number of census attributes vs TV", 
                     paper_deviations=_NO_BITS_EM))
 register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE", _mse(_FIG7), _mse(_FIG7Q),
                     run_attributes, paper_deviations=_NO_BITS_EM))
-
-
-def _report_blocks(key: jax.Array, mech: Any, p: np.ndarray, n: int, block_size: int = 2048) -> Iterator:
-    """One repetition's reports, block by block, in ``simulate``'s per-user randomness layout (iid model)."""
-    data = engine.alias_table(p)
-
-    @jax.jit
-    def block(m, b):
-        return engine.block_reports(key, b, m, jnp.int32(n), data, True, block_size)
-
-    for b in range(-(-n // block_size)):
-        ys, w = block(mech, b)
-        yield np.asarray(ys)[np.asarray(w)]
-
-
-def _estimator(mech: Any, method: str, n: int, cfg: dict) -> Callable:
-    """``fn(mech, data) -> (p_hat, EMInfo | None)``: data is the aggregate, or ``SupportReports`` for EM on bits."""
-    opts = dict(tol=cfg["tol"], max_iters=cfg["max_iters"])
-    if method == "em" and mech.report_kind == "bits":
-        return lambda m, rep: ul.estimation.em_reports(m, rep, pass_dtype=jnp.float32, **opts)
-    if method == "em":
-        return lambda m, st: ul.estimation.em_stats(m, st, n, **opts)
-    return lambda m, st: (ul.estimate_from_stats(m, st, n, method), None)
-
-
-def _time_once(fn: Callable, *args) -> tuple:
-    """Compiles ``fn`` ahead of time, then times one call: ``(output, wall s, process CPU s, compile s)``."""
-    t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = jax.block_until_ready(compiled(*args))
-    return out, time.perf_counter() - t0, time.process_time() - c0, compile_s
-
-
-def _em_timing_rows(key: jax.Array, label: str, ds: Any, a: int, cfg: dict) -> list:
-    mech = _common.make_mechanism(label, ds.d, ds.sensitive, cfg["eps"])
-    n, bits = ds.n, mech.report_kind == "bits"
-    t0 = time.perf_counter()
-    blocks = _report_blocks(key, mech, ds.p, n)
-    if bits:  # support lists with the column layout: memory O(reported ones), never the dense n x d bits
-        reports = ul.estimation.to_support(mech, blocks, layout="columns")
-        stats, nnz = reports.stats, int(np.sum(np.asarray(reports.support) < ds.d))
-    else:
-        stats, nnz = sum(np.asarray(mech.aggregate(jnp.asarray(b)), np.int64) for b in blocks), None
-        stats = jnp.asarray(stats)
-    setup = time.perf_counter() - t0
-    rows = []
-    for method in _common.available_methods(cfg["methods"]):
-        data = reports if bits and method == "em" else stats
-        (p_hat, info), secs, cpu, compile_s = _time_once(_estimator(mech, method, n, cfg), mech, data)
-        rows.append(dict(attributes=a, d=ds.d, s=ds.s, mechanism=label, method=_common.METHOD_LABELS[method],
-                         n=n, eps=cfg["eps"], seconds=secs, cpu_seconds=cpu, compile_seconds=compile_s,
-                         setup_seconds=setup, em_map_evals=None if info is None else int(info.num_evals),
-                         converged=None if info is None else bool(info.converged), report_nnz=nnz,
-                         tv=float(ul.metrics.tv(p_hat, jnp.asarray(ds.p))), load_average=os.getloadavg()[0],
-                         metric="seconds", value=secs, backend=jax.default_backend()))
-    return rows
-
-
-def run_em_timing(cfg: dict, ctx: Context) -> Report:
-    """001 §6.2's running-time measurement: seconds to estimate p with emp, emp+thr and EM, census 4..9 attributes.
-
-    Every mechanism gets all ``n`` users (one repetition). RR/uRR estimate from the output histogram. EM for
-    RAPPOR/uRAP is the exact product likelihood over every report: the reports are generated block by block and
-    packed as support lists with the column layout (``ul.estimation.to_support``), so memory is O(reported
-    ones) (about 146M ones for RAPPOR at 9 attributes), never the dense ``n x d`` bits; its two passes over the
-    reports run in float32 (``pass_dtype``). Everything runs in float64 (x64) with the stopping rule of
-    ``experiments/benchmarks/bench_em.py`` (``tol`` per report, SQUAREM).
-
-    What is timed: each estimator alone, compiled ahead of time (``jit(...).lower(...).compile()``), one call.
-    Generating, aggregating and packing the reports (``setup_seconds``) and compiling (``compile_seconds``)
-    are not timed, as 001 times the estimation only.
-    """
-    rows = []
-    names = ["census" if a == 4 else f"census{a}" for a in cfg["attributes"]]
-    datasets = _datasets.resolve(names, ctx.data, cfg.get("n"))
-    with jax.enable_x64(True), _common.progress(len(datasets) * len(cfg["mechanisms"]), "EM timing",
-                                                 ctx.progress) as bar:
-        for di, (a, ds) in enumerate(zip(cfg["attributes"], datasets)):
-            for mi, label in enumerate(cfg["mechanisms"]):
-                rows += _em_timing_rows(ctx.key(di, mi), label, ds, a, cfg)
-                bar.update(1, f"{a} attrs {label}")
-    lines = [(f"{m} ({meth})", m, {"EM": "em"}.get(meth, meth), cfg["attributes"],
-              [r["seconds"] for r in rows if r["mechanism"] == m and r["method"] == meth])
-             for m in cfg["mechanisms"] for meth in sorted({r["method"] for r in rows})]
-    fig = _plot.line_panels([(f"estimation time, eps = {cfg['eps']}", [ln for ln in lines if ln[4]])],
-                            "number of attributes", "seconds", logx=False)
-    last = [r for r in rows if r["attributes"] == cfg["attributes"][-1]]
-    notes = [f"{cfg['attributes'][-1]} attributes, EM: "
-             + ", ".join(f"{r['mechanism']} {r['seconds']:.3g} s ({r['em_map_evals']} EM maps, TV {r['tv']:.3g})"
-                         for r in last if r["method"] == "EM")
-             + " (001: 3121 s RR, 1258 s uRR, 5225 s RAPPOR, 1073 s uRAP on a 6-core Xeon; emp/emp+thr < 1 s).",
-             f"slowest emp/emp+thr: {max([r['seconds'] for r in rows if r['method'] != 'EM'] or [0]):.3g} s.",
-             "load average (1 min) during the run: "
-             + f"{min(r['load_average'] for r in rows):.1f}..{max(r['load_average'] for r in rows):.1f}."]
-    table = format_table(rows, ("mechanism", "method"), "attributes", value_key="seconds")
-    return Report(rows, {"em_timing": fig}, table, notes, "; ".join(ds.summary() for ds in datasets))
-
-
-_EMT = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=_M, eps=6.0, n=240_000, tol=1e-7,
-            max_iters=10_000)
-_EMTQ = dict(_EMT, attributes=[4], mechanisms=["uRR", "uRAP"], n=20_000)
-register(Experiment("001-em-timing", "001 EM running time vs number of census attributes (eps = 6)", _EMT, _EMTQ,
-                    run_em_timing))

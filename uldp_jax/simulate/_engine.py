@@ -133,23 +133,38 @@ def _jitted_estimate_static(spec: Any, n: int):
     return jax.jit(lambda mech, stats: _api.estimate_with(mech, spec, stats, n))
 
 
+def _point_estimate(mech: Any, spec: Any, opts: dict, stats: Any, n: int, path: str) -> np.ndarray:
+    """``float[reps, d]`` of one mechanism, on rows padded (host side) with copies of row 0: shapes stable across
+    reps and n. Counts path without options: jitted (O(d) work; no eager dispatch per call; n as data)."""
+    st = np.asarray(stats)
+    padded = np.concatenate([st, np.repeat(st[:1], stable_rows(bucket(len(st)), mech) - len(st), axis=0)])
+    if not opts and path == "counts":
+        est = (_jitted_estimate(spec)(mech, padded, np.int32(n)) if n < 2**31 else
+               _jitted_estimate_static(spec, n)(mech, padded))
+    else:  # eager (jitting moves the per-user path's estimates by an ulp: kept as recorded)
+        est = _api.estimate_with(mech, spec, padded, n, **opts)
+    return np.asarray(est)[: len(st)]
+
+
 def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
     """``{method: float[(g,) reps, d]}`` for every method of ``plan`` (stats methods from ``stats``; report
-    methods on the regenerated reports behind them)."""
+    methods on the regenerated reports behind them).
+
+    A grid on the counts path (no method options) estimates point by point with the single mechanism's jitted
+    function, so a grid point's estimates equal a call on that mechanism alone bit for bit (a vmapped grid
+    estimate can differ in the last float32 bit); elsewhere a grid is estimated in one eager ``vmap``.
+    """
     out, n, mech = {}, plan.n, plan.mech
     for m, spec in plan.methods.items():
         opts = plan.options.get(m, {})
         if spec.input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
             out[m] = _reports.report_estimates(key, plan, m)
-        elif plan.grid is None:  # on rows padded (host side) with copies of row 0: shapes stable across reps and n
-            st = np.asarray(stats)
-            padded = np.concatenate([st, np.repeat(st[:1], stable_rows(bucket(len(st)), mech) - len(st), axis=0)])
-            if not opts and plan.path == "counts":  # O(d) work: jitted, no eager dispatch per call, n as data
-                est = (_jitted_estimate(spec)(mech, padded, np.int32(n)) if n < 2**31 else
-                       _jitted_estimate_static(spec, n)(mech, padded))
-            else:  # eager (jitting moves the per-user path's estimates by an ulp: kept as recorded)
-                est = _api.estimate_with(mech, spec, padded, n, **opts)
-            out[m] = jnp.asarray(np.asarray(est)[: len(st)])
+        elif plan.grid is None:
+            out[m] = jnp.asarray(_point_estimate(mech, spec, opts, stats, n, plan.path))
+        elif not opts and plan.path == "counts":
+            out[m] = jnp.asarray(np.stack([
+                _point_estimate(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech), spec, opts, stats[i], n,
+                                plan.path) for i in range(plan.grid)]))
         else:
             out[m] = jax.vmap(lambda mm, st, spec=spec, opts=opts: _api.estimate_with(mm, spec, st, n, **opts))(
                 mech, stats)

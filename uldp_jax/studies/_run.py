@@ -6,13 +6,16 @@ Key schedule (documented contract). Mechanism ``m`` (its index in ``mechanisms``
 * iid and fixed models: each group of grid points (one static signature) is one call
   ``ul.simulate(key_mj, grid, p=p, n=n_j, reps=reps, methods=methods)`` (``xs=xs`` for the fixed model), so every
   point of mechanism ``m`` at ``n_j`` sees the same random numbers (common random numbers, as ``ul.simulate``
-  grids do) and a point's statistics equal those of ``ul.simulate(key_mj, point_mech, ...)`` bit for bit (its
-  estimates too on the per-user path and for one-point groups; on the counts path the engine jits a single
-  mechanism's estimate but runs a grid's eagerly, which can differ in the last float32 bit);
+  grids do) and a point's statistics and estimates equal those of ``ul.simulate(key_mj, point_mech, ...)`` bit
+  for bit, on both paths (the engine estimates a counts-path grid point by point with the single mechanism's
+  jitted function);
 * population model: repetition ``r`` draws its subset with ``fold_in(fold_in(key_mj, r), 0)``
-  (``studies._population``) and runs ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset,
-  reps=1, methods=methods)``, one engine call per repetition (each subset is new data; the compiled kernels are
-  reused: same shapes every repetition).
+  (``studies._population``; once per mechanism and n, shared by the mechanism's groups) and runs
+  ``ul.simulate(fold_in(fold_in(key_mj, r), 1), grid, xs=subset, reps=1, methods=methods)``'s plan and statistics,
+  one per repetition and group (each subset is new data; the compiled kernels are reused: same shapes every
+  repetition); the statistics of all repetitions are then estimated in one call (the same estimates as per
+  repetition up to the last float32 bit: the batch has another shape), except for report-based methods, which
+  run ``ul.simulate`` per repetition.
 
 Compilation: eps and the other continuous parameters are data (the leaves of a grid), ``n`` is data in the
 engine, and each method is resolved by the engine once per call; the kernels compiled are one per static
@@ -28,6 +31,7 @@ import time
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.simulate import _engine as engine
@@ -90,7 +94,17 @@ def _grid_axis(est: dict, grid: bool) -> dict:
     return {m: np.asarray(v) if grid else np.asarray(v)[None] for m, v in est.items()}
 
 
-def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int) -> tuple[dict, Any]:
+def _subsets(spec: _spec.StudySpec, key_mj: jax.Array, n: int) -> list | None:
+    """Population model: repetition ``r``'s users, drawn with ``fold_in(fold_in(key_mj, r), 0)``, once per
+    mechanism and ``n`` (every group of the mechanism reuses them); ``None`` in the other models."""
+    if spec.sample != "population":
+        return None
+    return [_population.subset(jax.random.fold_in(jax.random.fold_in(key_mj, r), 0), spec.xs, n)
+            for r in range(spec.reps)]
+
+
+def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int,
+               subsets: list | None) -> tuple[dict, Any]:
     """``({method: float32[g, reps, d]}, target float64[d])`` of one group at one ``n``."""
     kw = dict(methods=spec.methods, progress=False, **spec.simulate_options)
     if spec.sample == "iid":
@@ -99,14 +113,27 @@ def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, 
     if spec.sample == "fixed":
         res = engine.simulate(key_mj, mech, xs=spec.xs, reps=spec.reps, **kw)
         return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
-    parts = []
-    for r in range(spec.reps):  # one engine call per repetition: each repetition is a new subset (new data)
-        key_r = jax.random.fold_in(key_mj, r)
-        sub = _population.subset(jax.random.fold_in(key_r, 0), spec.xs, n)
-        res = engine.simulate(jax.random.fold_in(key_r, 1), mech, xs=sub, reps=1, **kw)
-        parts.append(_grid_axis(res.estimates, grid))
-    est = {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in spec.methods}
-    return est, population_target(spec.xs, spec.d)
+    return _population_group(spec, key_mj, mech, grid, subsets)
+
+
+def _population_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool,
+                      subsets: list) -> tuple[dict, Any]:
+    """Population model: repetition ``r`` simulates its subset with ``fold_in(fold_in(key_mj, r), 1)`` (one
+    ``ul.simulate`` plan each: new data every repetition). Methods that read only the statistics then estimate
+    every repetition in one call on the stacked statistics (EM over a grid and all repetitions at once, instead
+    of one EM per repetition); report-based methods (EM on per-report likelihoods) run ``ul.simulate`` per
+    repetition, as their reports are regenerated from each plan's users."""
+    opts = dict(spec.simulate_options)
+    methods, method_options = engine.check_methods(spec.methods, opts.pop("method_options", None))
+    keys = [jax.random.fold_in(jax.random.fold_in(key_mj, r), 1) for r in range(len(subsets))]
+    plans = [engine.make_plan(k, mech, xs=sub, reps=1, methods=methods, method_options=method_options, **opts)
+             for k, sub in zip(keys, subsets)]
+    target = population_target(spec.xs, spec.d)
+    if plans[0].needs_reports:
+        parts = [_grid_axis(engine.estimates(pl, k, engine.run_stats(pl, k)), grid) for pl, k in zip(plans, keys)]
+        return {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in spec.methods}, target
+    stats = jnp.concatenate([engine.run_stats(pl, k) for pl, k in zip(plans, keys)], axis=1 if grid else 0)
+    return _grid_axis(engine.estimates(plans[0], keys[0], stats), grid), target
 
 
 def population_target(xs: np.ndarray, d: int) -> np.ndarray:
@@ -167,9 +194,10 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
         for m_idx, name in enumerate(spec.names):
             for j, n_j in enumerate(spec.ns):
                 key_mj = jax.random.fold_in(jax.random.fold_in(key, m_idx), j)
+                subsets = _subsets(spec, key_mj, n_j)
                 for points, mechs, mech in groups[name]:
                     t0, c0 = time.perf_counter(), _CLOCK["compile_s"]
-                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j)
+                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j, subsets)
                     compile_s = _CLOCK["compile_s"] - c0
                     run_s = max(time.perf_counter() - t0 - compile_s, 0.0)
                     for i, point in enumerate(points):

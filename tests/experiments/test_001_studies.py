@@ -1,0 +1,99 @@
+"""001 Figs 5-7/10-12 and the demo are ``ul.study`` calls under 001's sampling model (issue 20 item 5, issue 23
+item 1): a random n of the population's people report, scored against the population's distribution; the iid
+model is a labelled extra."""
+
+import dataclasses
+import math
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import experiments
+from uldp_jax.experiments import _datasets, _murakami
+from uldp_jax.experiments import _murakami_study as S
+from uldp_jax.experiments._runner import Context, run_size
+
+CTX = Context(seed=0, progress=False)
+
+
+def _cfg(name, **kw):
+    return dict(experiments.make_config(experiments.get_experiment(name), quick=True), **kw)
+
+
+@pytest.mark.slow
+def test_eps_sweep_rows_are_the_study_rows():
+    """001-fig5's rows for RR and uRR are those of one ``ul.study`` call (population model, counts path), bit
+    for bit, with the population of 2 n people built from p."""
+    cfg = _cfg("001-fig5", mechanisms=["RR", "uRR"], methods=["emp", "emp+thr"], reps=3, n=500)
+    rows = _murakami.run_eps(cfg, CTX).rows
+    ds = _datasets.resolve(["foursquare"], None, 500)[0]
+    eps = sorted({0.5, round(math.log(ds.d), 4)})
+    res = ul.study(jax.random.fold_in(CTX.key(0), 0),
+                   {"RR": lambda eps: ul.GRR(ds.d, eps), "uRR": lambda eps: ul.URR(ds.d, ds.sensitive, eps)},
+                   eps=eps, n=[500], reps=3, methods=("emp", "emp+thr"), metrics=("tv",),
+                   xs=S.population(ds, 500), sample="population", simulate_options={"path": "auto"})
+    want = {(r["mechanism"], r["method"], r["eps"]): r for r in res.rows()}
+    got = {(r["mechanism"], r["method"], r["eps"]): r for r in rows if r["mechanism"] != "no privacy"}
+    assert set(got) == set(want)
+    for k, r in got.items():
+        assert r["value"] == want[k]["mean"] and r["se"] == want[k]["se"], k
+        assert r["sample"] == "population" and r["population"] == 1000 and r["n"] == 500 and r["reps"] == 3
+        assert r["theory"] == pytest.approx(want[k]["theory"]) if r["method"] == "emp" else r["theory"] is None
+    nop = [r for r in rows if r["mechanism"] == "no privacy"]
+    assert len(nop) == len(eps) and all(r["sample"] == "population" and r["reps"] == 200 for r in nop)
+
+
+def test_iid_model_is_a_labelled_extra():
+    """``sample="iid"``: rows say so, there is no population, and the run is reduced with the model named."""
+    cfg = _cfg("001-fig5", mechanisms=["uRR"], methods=["emp"], reps=2, n=500, sample="iid")
+    report = _murakami.run_eps(cfg, CTX)
+    assert {r["sample"] for r in report.rows} == {"iid"} and {r["population"] for r in report.rows} == {None}
+    assert "sampling model: iid" in report.dataset
+    mode, devs = run_size(experiments.get_experiment("001-fig5"), dict(experiments.get_experiment("001-fig5").full,
+                                                                        sample="iid"))
+    assert mode == "reduced" and any(d.startswith("sample: iid (001:") for d in devs), devs
+    assert experiments.get_experiment("001-fig5").full["sample"] == "population"
+    with pytest.raises(ValueError, match="sample"):
+        _murakami.run_eps(dict(cfg, sample="bogus"), CTX)
+
+
+def test_population_of_a_proxy_and_of_records():
+    """A proxy's population is N people whose histogram is N p rounded by largest remainder (within 1 person per
+    item); real data (``counts``) are their own population; n above the population is refused."""
+    ds = _datasets.resolve(["census"], None, 1000)[0]
+    xs = S.population(ds, 1000)
+    counts = np.bincount(xs, minlength=ds.d)
+    assert xs.dtype == np.int32 and xs.size == 2000 and np.all(np.abs(counts - 2000 * ds.p) < 1)
+    assert S.population(ds, 1000, 5001).size == 5001
+    real = dataclasses.replace(ds, counts=np.arange(ds.d))
+    np.testing.assert_array_equal(np.bincount(S.population(real, 10), minlength=ds.d), np.arange(ds.d))
+    with pytest.raises(ValueError, match="population"):
+        S.population(dataclasses.replace(ds, counts=np.ones(ds.d, int)), 10**6)
+
+
+@pytest.mark.slow
+def test_sensitive_sweep_shares_mechanisms_without_x_s():
+    """001-fig6 as one study per case over eps x |X_S|: RR has no X_S, so its rows are the same at every |X_S|;
+    uRR's error grows with |X_S| at eps = 0.1; every row states the model and the population."""
+    cfg = _cfg("001-fig6", mechanisms=["RR", "uRR"], s_values=[1, 300], cases=2, reps=2, n=400)
+    rows = _murakami.run_sensitive(cfg, CTX).rows
+    rr = {(r["eps"], r["s"]): r["value"] for r in rows if r["mechanism"] == "RR"}
+    urr = {(r["eps"], r["s"]): r["value"] for r in rows if r["mechanism"] == "uRR"}
+    assert len(rr) == len(urr) == 4
+    for e in {k[0] for k in rr}:
+        assert rr[(e, 1)] == rr[(e, 300)]
+    assert urr[(0.1, 1)] < urr[(0.1, 300)]
+    assert all(r["sample"] == "population" and r["population"] == 800 and r["cases"] == 2 for r in rows)
+
+
+def test_nonprivate_error_population_vs_iid():
+    """The no-privacy error of a half of the population is about 1/sqrt(2) of the iid one (l2: half), 001's gap."""
+    p = np.full(50, 1 / 50)
+    counts = np.full(50, 40)  # N = 2000
+    pop, _, _ = S.nonprivate(jax.random.key(0), 1000, 400, "l2sq", counts=counts, min_reps=400)
+    iid, _, _ = S.nonprivate(jax.random.key(0), 1000, 400, "l2sq", p=p, min_reps=400)
+    exact_iid = float(np.sum(p * (1 - p))) / 1000
+    assert iid == pytest.approx(exact_iid, rel=0.1)
+    assert pop == pytest.approx(exact_iid * 1000 / 1999, rel=0.1)
