@@ -5,7 +5,7 @@ from uldp_jax.estimation._em_core import EMInfo, EMState, squarem_step
 from uldp_jax.estimation._em_core import init as em_init
 from uldp_jax.estimation._em_core import run as em_run
 from uldp_jax.estimation._em_core import step as em_step
-from uldp_jax.estimation._em_reports import SupportReports, em_reports, to_support
+from uldp_jax.estimation._em_reports import PackedReports, SupportReports, em_reports, to_packed, to_support
 from uldp_jax.estimation._empirical import channel_inverse, empirical, empirical_variance
 from uldp_jax.estimation._postprocess import base_cut, clip, norm_sub, project
 from uldp_jax.estimation._registry import Method, get_method, method_names, register_method
@@ -15,6 +15,7 @@ __all__ = [
     "EMInfo",
     "EMState",
     "Method",
+    "PackedReports",
     "SupportReports",
     "apply_threshold",
     "base_cut",
@@ -39,5 +40,6 @@ __all__ = [
     "register_method",
     "significance_threshold",
     "squarem_step",
+    "to_packed",
     "to_support",
 ]

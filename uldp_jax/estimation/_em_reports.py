@@ -9,7 +9,9 @@ Unary encodings: a report ``y`` has :math:`P(y|x) = C(y)\,\kappa\,w^{y_x}` with
 
 One EM step is two passes over the reported ones (O(number of ones); ``_em_passes``): a gather-sum for ``s``
 and a column sum for the second sum (a scatter-add on the row layout of ``SupportReports``, gathers and sorted
-segment sums on its column layout), or two mat-vecs on dense ``bool[n, d]`` reports, chunked over users.
+segment sums on its column layout). Bit-packed reports (``PackedReports``, one bit per report bit: the form of
+dense reports and of dense-ish compact ones) take one pass of byte-table gathers and scatter-adds
+(``_em_packed``); ``chunk=`` keeps the older chunked mat-vecs on dense ``bool[n, d]`` reports.
 
 uRAP: the sensitive bits follow the same form (the non-sensitive items have weight :math:`w^0` in :math:`D_i`,
 since :math:`(1-\theta)/(1-d_1) = d_2`); a report with non-sensitive bit ``j`` set comes only from ``x = j``
@@ -85,13 +87,18 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
 
     Args:
       mech: RAPPOR, UE (OUE/SUE) or URAP.
-      ys: ``bool[n, d]`` reports or ``CompactBits`` (as ``ul.perturb`` returns), or ``SupportReports``
-        (``to_support``). Concrete compact reports are packed on the host (``layout``: the
-        ``SupportReports`` layout, see ``to_support``); traced ones use the row layout.
+      ys: ``bool[n, d]`` reports or ``CompactBits`` (as ``ul.perturb`` returns), ``SupportReports``
+        (``to_support``) or ``PackedReports`` (``to_packed``). Dense reports are bit-packed (one byte per 8
+        report bits; rows bucketed, so calls in one bucket share one compiled solver). Concrete compact reports
+        are packed on the host, as ``PackedReports`` where that is smaller than support lists (``layout``),
+        traced ones as row-layout support lists.
       tol, max_iters, accelerate, init, alpha, throw: as in ``em_stats``.
-      chunk: users per chunk for dense reports (default: about ``CHUNK_ENTRIES`` entries per chunk).
+      chunk: users per chunk for dense reports: given, EM runs chunked mat-vecs on the dense bits instead of
+        packing them (default ``None``: bit-packed).
       pass_dtype: precision of the two passes over ``SupportReports`` (see ``support_update``).
-      layout: layout of the support lists packed from concrete ``CompactBits`` ("auto", "rows", "columns").
+      layout: form built from concrete ``CompactBits``: "packed" (``PackedReports``), "rows" or "columns"
+        (``SupportReports`` layouts, see ``to_support``), or "auto" (packed where it is smaller, else
+        ``to_support``'s own choice).
 
     Returns:
       ``(p_hat float[d], EMInfo)``. Pure; vmaps over a leading repetition axis of dense reports.
@@ -125,7 +132,9 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     else:
         _check_bits(mech, ys)
         _check_invertible(mech, ys)
-        if chunk is None:  # the default: bit-packed (one pass of byte-table gathers; 1 bit per report bit)
+        if chunk is None and layout != "packed" and _validate.is_concrete(ys) and not _dense_packs_smaller(mech, ys):
+            data, kind = to_support(mech, ys, layout=layout), "support"  # few ones: support lists are smaller
+        elif chunk is None:  # bit-packed (one pass of byte-table gathers; 1 bit per report bit)
             data, kind = _pack_dense(mech, ys), "packed"
         else:  # an explicit chunk: chunked mat-vecs on the dense bits, ``chunk`` users at a time
             bits, weight, inverted = _split_invertible(mech, ys, check=False)
@@ -150,6 +159,15 @@ def _packed_is_smaller(mech: Any, ys: _compact.CompactBits) -> bool:
     prod_mask, _ = _unary_parts(mech)
     ones = int(np.asarray(jnp.sum(ys.ones < mech.d, dtype=jnp.int32)))  # every report's ones, padding excluded
     return _packed.num_bytes(int(prod_mask.sum())) * ys.ones.shape[0] <= 2 * ones
+
+
+def _dense_packs_smaller(mech: Any, ys: Any) -> bool:
+    """Whether bit-packed bytes take less memory than support lists for concrete dense reports (host count)."""
+    prod_mask, _ = _unary_parts(mech)
+    bits = np.asarray(ys)
+    ones = sum(int(np.count_nonzero(bits[r:r + _support.HOST_ROWS][:, prod_mask]))
+               for r in range(0, bits.shape[0], _support.HOST_ROWS))
+    return _packed.num_bytes(int(prod_mask.sum())) * bits.shape[0] <= 2 * ones
 
 
 def _check_invertible(mech: Any, ys: Any) -> None:

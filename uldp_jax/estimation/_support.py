@@ -241,7 +241,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
         layout = "columns" if n * width >= AUTO_COLUMNS_ENTRIES else "rows"
     bucketed = chunk is None and layout == "rows"
     if bucketed:  # one compiled solver per bucket of (width, rows): a power-of-two chunk, bucketed counts
-        width = bucket(width)
+        width = bucket(width) if width > 8 else 1 << (width - 1).bit_length()  # 1, 2, 4, 8, 10, 12, ...
         chunk = _sizing.pow2_floor(max(1, CHUNK_ENTRIES // 4 // width))
     elif chunk is None:
         chunk = max(1, min(n, CHUNK_ENTRIES // 4 // width))
