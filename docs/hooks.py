@@ -21,19 +21,8 @@ EXPERIMENTS = os.path.join(ROOT, "experiments")
 
 
 def _examples(ul):
-    """A small instance of every mechanism (exact channels of a few hundred entries)."""
-    return {
-        "GRR": ul.GRR(8, 1.0), "RAPPOR": ul.RAPPOR(6, 1.0), "SUE": ul.SUE(6, 1.0), "OUE": ul.OUE(6, 1.0),
-        "UE": ul.UE(6, 1.0), "URR": ul.URR(8, [0, 3], 1.0), "URAP": ul.URAP(6, [0, 3], 1.0),
-        "PUM": ul.PUM(6, [0, 3], 2, 1.0), "SS": ul.SS(6, 1.0), "OLH": ul.OLH(6, 1.0, g=2, family="full"),
-        "Wheel": ul.Wheel(6, 1.0, num_hashes=8), "GLUTF": ul.glutf(ul.GRR(2, 1.0), 6, [0, 3]),
-        "glutf": ul.glutf(ul.GRR(2, 1.0), 6, [0, 3]), "USS": ul.USS(6, [0, 1, 3], 1.0),
-        "UUE": ul.UUE(6, [0, 3], 1.0), "ULH": ul.ULH(6, [0, 3], 1.0, g=2, family="full"),
-        "UWheel": ul.UWheel(6, [0, 3], 1.0, num_hashes=8), "HR": ul.HR(6, 1.0),
-        "HighLowHR": ul.HighLowHR(6, [0, 3], 1.0), "BlockHR": ul.BlockHR([[0, 1, 2], [3, 4, 5]], 1.0),
-        "HadamardResponse": ul.HadamardResponse(6, 4.0),
-        "BinaryCA": ul.BinaryCA(0.5, 2.0), "Warner": ul.Warner(1.0), "Mangat": ul.Mangat(1.0),
-    }
+    """A small instance of every mechanism: the example each library constructor registers (``ul.mechanisms.examples()``)."""
+    return {name: make(1.0) for name, make in ul.mechanisms.examples().items()}
 
 
 def _references(obj) -> str:

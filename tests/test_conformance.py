@@ -50,30 +50,21 @@ class LeakyKeepRR(KeepRR):
         return 1.0 / (1.0 + (self.d - 1) * jnp.exp(-2.0 * self.eps))
 
 
-# id -> eps -> mechanism (small domains; hash families use their exact "full" family where they have one).
-SENS = (0, 2, 3)
-FACTORIES = {
-    "KeepRR": lambda e: KeepRR(5, e),
-    "GRR": lambda e: ul.GRR(5, e),
-    "RAPPOR": lambda e: ul.RAPPOR(4, e),
-    "UE": lambda e: ul.UE(4, e, p=0.4),
-    "SS": lambda e: ul.SS(5, e, k=2),
-    "OLH": lambda e: ul.OLH(4, e, g=3, family="full"),
-    "Wheel": lambda e: ul.Wheel(4, e, l=0.3, num_hashes=64),
-    "HR": lambda e: ul.HR(5, e),
-    "HadamardResponse": lambda e: ul.HadamardResponse(5, e, num_blocks=2),
-    "HighLowHR": lambda e: ul.HighLowHR(6, (1, 4), e),
-    "BlockHR": lambda e: ul.BlockHR([range(3), range(3, 5)], e),
-    "BinaryCA": lambda e: ul.BinaryCA(e, 0.5 * e),
-    "URR": lambda e: ul.URR(5, SENS, e),
-    "URAP": lambda e: ul.URAP(5, SENS, e),
-    "USS": lambda e: ul.USS(5, SENS, e, k=2),
-    "UUE": lambda e: ul.UUE(5, SENS, e, p=0.4),
-    "ULH": lambda e: ul.ULH(5, SENS, e, g=3, family="full"),
-    "UWheel": lambda e: ul.UWheel(5, SENS, e, l=0.3, num_hashes=64),
-    "GLUTF": lambda e: ul.glutf(ul.GRR(3, e), 5, SENS),
-    "PUM": lambda e: ul.PUM(5, SENS, 2, e),
-}
+# id -> eps -> mechanism: every library constructor's registered example (small domains; hash families use their
+# exact "full" family where they have one; ``ul.mechanisms.examples()``), constructors that build the same
+# mechanism once, and README's KeepRR.
+
+
+def _factories() -> dict:
+    out, seen = {"KeepRR": lambda e: KeepRR(5, e)}, set()
+    for name, make in ul.mechanisms.examples().items():
+        if repr(make(1.0)) not in seen:
+            seen.add(repr(make(1.0)))
+            out[name] = make
+    return out
+
+
+FACTORIES = _factories()
 IDS = list(FACTORIES)
 # PUM perturbs with per-user tags (``perturb_batch(key, xs, personal)``); one user type, ``pum.user(personal)``
 # (``Q_cmn o f_pre``), is itself a protocol mechanism over X, so the sampler, estimator and grid checks run on it

@@ -30,6 +30,7 @@ ALLOWED = {
     # cli and the experiment runner import lazily for start-up time; lazy imports at the top layer hide no cycle.
     ("local-import", "uldp_jax.cli", "uldp_jax.data"),
     ("local-import", "uldp_jax.cli", "uldp_jax.experiments"),
+    ("local-import", "uldp_jax.cli", "uldp_jax.mechanisms"),  # `uldp list` reads the mechanism registry
     ("local-import", "uldp_jax.cli", "uldp_jax.experiments._runner"),
     ("local-import", "uldp_jax.experiments._runner", "uldp_jax"),
 }
@@ -244,6 +245,14 @@ def test_no_reexport_only_modules():
     pass-through: import the real module instead."""
     bad = [m for m, tree in TREES.items() if not _is_package(m) and _reexport_only(tree)]
     assert bad == []
+
+
+def test_required_members_are_declared_on_the_base():
+    """Every member ``Mechanism.__init_subclass__`` requires is declared on the base (a field annotation or an
+    attribute), so the base class reads as the protocol."""
+    from_base = set(ul.Mechanism.__annotations__) | set(vars(ul.Mechanism))
+    from uldp_jax.mechanisms.core._base import REQUIRED
+    assert [name for name in REQUIRED if name not in from_base] == []
 
 
 def _local_imports(tree: ast.Module):

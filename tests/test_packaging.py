@@ -77,9 +77,6 @@ def test_stated_run_times_say_2_cores_and_the_load():
 # (issue 25 moves mechanisms/ and PUM; the EM work owns estimation/). Type them as they land; nothing is added here.
 UNTYPED_MECH = {
     "ul.glutf", "ul.replace",  # uldp_jax/mechanisms/ (issue 25)
-    "ul.audit_pum", "ul.pum_estimate", "ul.pum_loss", "ul.pum_truth", "ul.simulate_pum", "pum.check_prior",
-    "pum.combine",  # PUM's drivers (issue 25 gathers PUM in one place)
-    "theory.item_variance", "theory.nmse", "theory.pure_probs", "theory.theta_n_of",  # theory/_dispatch.py (issue 25)
     "estimation.em", "estimation.em_likelihood", "estimation.em_reports", "estimation.em_stats",
     "estimation.empirical", "estimation.empirical_threshold", "estimation.empirical_variance",
     "estimation.get_method", "estimation.histogram_update", "estimation.significance_threshold",

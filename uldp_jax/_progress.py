@@ -15,6 +15,7 @@ import contextlib
 import os
 import sys
 import time
+import warnings
 from typing import Any
 
 ENV_SWITCH = "ULDP_PROGRESS"
@@ -58,7 +59,9 @@ class TqdmProgress:
     """A tqdm bar on stderr (``tqdm.auto``: a widget in notebooks when ipywidgets is there)."""
 
     def __init__(self, total: int, desc: str, unit: str = "rep", delay: float = 0.0):
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():  # in a notebook without ipywidgets tqdm.auto warns, then draws a text bar
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
 
         self.bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, delay=delay)
 

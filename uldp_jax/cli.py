@@ -71,10 +71,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list() -> None:
-    from uldp_jax import data, experiments
+    from uldp_jax import data, experiments, mechanisms
     print("Experiments (uldp run NAME [--quick]):")
     for name in experiments.experiment_names():
         print(f"  {name:<16} {experiments.get_experiment(name).title}")
+    print("\nMechanisms (ul.<name>; the example is a small instance):")
+    for name, make in mechanisms.examples().items():
+        print(f"  {name:<16} {make(1.0)!r}")
     print("\nDatasets (synthetic proxies by default; --data PATH loads the real files):")
     for name, desc in data.describe_datasets().items():
         print(f"  {name:<16} {desc}")

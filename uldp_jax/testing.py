@@ -76,6 +76,8 @@ class FixedChannel(Mechanism):
     protected: Any
     spec: Any = static_field()
 
+    report_kind = "item"
+
     @property
     def d(self) -> int:
         return np.shape(self.Q)[0]
@@ -89,6 +91,11 @@ class FixedChannel(Mechanism):
 
     def privacy_spec(self) -> Any:
         return self.spec
+
+    def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
+        """Draws each user's report from its row of ``Q`` (meaningful for a valid channel only)."""
+        logits = jnp.log(jnp.asarray(self.Q, jnp.float32))[jnp.asarray(xs, jnp.int32)]
+        return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
 class ChiSquare(NamedTuple):

@@ -12,7 +12,7 @@ d + 2, uRAP |X_S| + 1 + 2, OLH 3 + 2, SS ``min(k, d - k) + 2`` (Floyd's algorith
 
 Counts rows: every mechanism with an exact count sampler (GRR, uRR, OUE, RAPPOR, uRAP, uUE, HR, SS, uSS; iid
 model, ``path="counts"``) at each ``--d`` (default 625 and 12800), 10^9 users x ``--counts-reps`` repetitions
-(100 by default; SS and uSS, whose label scans take seconds per repetition, ``--ss-reps``).
+(100 by default; SS and uSS, whose item scans take seconds per repetition, ``--ss-reps``).
 
 EM rows (``path="em"``): RAPPOR and uRAP at 001 Fig 7's setting (d = 12800, s = 2432, n = 240000, eps = 6;
 ``--reduced``: d, s and n / 10, labelled with their sizes), timed two ways: ``ul.perturb`` then
@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--d", type=int, nargs="+", default=[625, 12800], help="domain sizes of the counts rows")
     ap.add_argument("--counts-reps", type=int, default=100)
     ap.add_argument("--ss-reps", type=int, default=None, help="repetitions of the SS/uSS counts rows "
-                    "(default: --counts-reps; the label scans take seconds per repetition at d = 12800)")
+                    "(default: --counts-reps; the item scans take seconds per repetition at d = 12800)")
     ap.add_argument("--counts-mechs", nargs="+", default=None, help="restrict the counts rows")
     args = ap.parse_args()
     dev = jax.devices()[0]

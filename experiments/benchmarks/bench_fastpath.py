@@ -3,8 +3,8 @@
 ``ul.simulate(..., path="counts")`` end to end (sample the stats of every repetition exactly in distribution,
 estimate "emp") for GRR, uRR, OUE, uRAP and uUE (GLUTF over UE: per-item alone/pair/protected multinomials,
 then the base's independent bits), iid model with a Zipf-like p; uRR/uRAP/uUE protect the first 10% of items.
-``--mechs`` restricts the list; ``--mechs SS uSS`` times the iid-model label scans of subset selection
-(``uldp_jax/mechanisms/subset/_ss_counts.py``; ``d - 1`` sequential steps per repetition, so not under the 2 s target). Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
+``--mechs`` restricts the list; ``--mechs SS uSS`` times the iid-model item scans of subset selection
+(``uldp_jax/mechanisms/subset/_ss_counts.py``; ``d`` sequential steps per repetition, so not under the 2 s target). Reported: the first call (includes XLA compilation) and the best of ``--repeat`` warm calls.
 
 Run: ``python experiments/benchmarks/bench_fastpath.py`` (prints JSON). Target: < 2 s per warm call at d = 625,
 < 10 s at d = 12800.

@@ -14,8 +14,8 @@ per-user path and, where exact (GRR, OUE, and SS in the iid model), on the count
 (``path="counts"``), plus ``counts-fused``: the same exact counts draw and the "emp" estimate as one jitted call
 (median of 20; no eager work per call; what ``simulate``'s fixed per-call cost adds is the difference). OLH
 aggregates in O(n d) vectorised work on the per-user path (no exact count path); SS's per-user path draws
-``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm), its counts path scans the ``d - 1``
-other-item labels with binomials (``uldp_jax/mechanisms/subset/_ss_counts.py``). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
+``min(k, d - k) + 2`` exact uniform integers per user (Floyd's algorithm), its counts path scans the ``d``
+items with binomials (``uldp_jax/mechanisms/subset/_ss_counts.py``). Per-user runs whose ``n x draws per user`` exceeds ``--max-draws`` are timed
 at the largest n under it (reported as ``measured_at_n``; the per-user path's cost is linear in n, so users/s
 carries over).
 

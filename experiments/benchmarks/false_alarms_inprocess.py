@@ -1,55 +1,206 @@
-"""Reduced false-alarm measurement in one process: the conformance sampler checks (README's KeepRR and every
-library mechanism: ``tests/test_conformance.py::test_sampler_matches_channel``'s chi-square test of every input)
-and the compact-sampler checks, re-run on ``S`` seed shifts with the compiled samplers reused.
+"""Suite-wide false-alarm rate of the statistical tests, in one pytest process: every statistical test on S seed shifts.
 
-Each shift replaces the tests' fixed key ``s`` by ``s + shift * 1_000_003`` (the same rule as ``pytest
---seed-shift``) and applies the same ``ul.testing.fits`` check at the suite's per-check level. Prints, per
-shift, how many checks ran and failed; then the fraction of shifts with a failure. Used where a full
-``false_alarms.py`` run per shift does not fit the machine.
+``false_alarms.py`` starts one pytest process per shift and recompiles every program each time; on a loaded 2-core
+machine that did not fit. This driver runs the statistical test files once, in one process (``-n 0``), with every
+test parametrized over the shifts ``1..S``: the compiled programs are reused across shifts (a key is a run-time
+argument), so only the first shift pays the compilation.
+
+- Every integer seed given to ``jax.random.key``/``PRNGKey`` or ``np.random.default_rng`` inside a test becomes
+  ``(s + shift * 1_000_003) mod 2**31``, the rule of ``pytest --seed-shift`` (tests/conftest.py), with the shift of
+  the test being run. Seeds made at import or collection time take the first shift.
+- A test is statistical when it makes at least one ``uldp_jax.testing`` check (``fits``/``within_se``) on the first
+  shift; the others run once and are skipped on later shifts.
+- A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
+  draws or is broken, not a false alarm: it is listed apart.
+
+Usage (one process per file by default: a line per file with running totals, then one line per shift)::
+
+    python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
 """
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-import uldp_jax as ul
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 STRIDE = 1_000_003
+# The test files that make statistical checks (``fits``, ``within_se``, ``sampler_vs_channel``, ``ul.check``).
+FILES = [
+    "tests/context/test_binary_ca.py",
+    "tests/context/test_general_hr.py",
+    "tests/context/test_hadamard.py",
+    "tests/context/test_hr_family.py",
+    "tests/core/test_estimation_core.py",
+    "tests/core/test_simulate_core.py",
+    "tests/core/test_word_samplers.py",
+    "tests/estimation/test_compact.py",
+    "tests/experiments/test_quick_experiments.py",
+    "tests/glutf/test_bases.py",
+    "tests/glutf/test_glutf_estimation.py",
+    "tests/glutf/test_glutf_nonpure.py",
+    "tests/glutf/test_glutf_sampling.py",
+    "tests/glutf/test_ss_sampler.py",
+    "tests/mechanisms/test_binomial.py",
+    "tests/mechanisms/test_rr_family.py",
+    "tests/pum/test_pum_mechanism.py",
+    "tests/pum/test_pum_scenario.py",
+    "tests/reliability/test_check.py",
+    "tests/reliability/test_mutants.py",
+    "tests/scale/test_fastpath.py",
+    "tests/studies/test_population.py",
+    "tests/studies/test_theory_z.py",
+    "tests/test_conformance.py",
+    "tests/tuning/test_collab.py",
+    "tests/tuning/test_urap_gain.py",
+]
 
 
-def _load(rel: str):
-    spec = importlib.util.spec_from_file_location(rel.replace("/", "_"), ROOT / rel)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+class ShiftEveryTest:
+    """pytest plugin: parametrizes every test over the shifts and records checks and failures per shift."""
+
+    def __init__(self, shifts: list[int]):
+        self.shifts = shifts
+        self.current = shifts[0]
+        self.statistical: dict[str, int] = {}  # base node id -> checks on the first shift
+        self.checks = collections.Counter()  # shift -> checks made
+        self.failed = collections.defaultdict(set)  # shift -> base ids of failed statistical tests
+        self.started: dict[str, tuple[int, int]] = {}  # node id -> (shift, checks before)
+
+    def pytest_configure(self, config):
+        import jax
+        import numpy as np
+
+        def shifted(seed):
+            if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+                return (int(seed) + self.current * STRIDE) % 2**31
+            return seed
+
+        key, prng_key, default_rng = jax.random.key, jax.random.PRNGKey, np.random.default_rng
+        jax.random.key = lambda seed, *a, **k: key(shifted(seed), *a, **k)
+        jax.random.PRNGKey = lambda seed, *a, **k: prng_key(shifted(seed), *a, **k)
+        np.random.default_rng = lambda seed=None, *a, **k: default_rng(shifted(seed), *a, **k)
+
+    def pytest_generate_tests(self, metafunc):
+        metafunc.fixturenames.append("fa_shift")
+        metafunc.parametrize("fa_shift", self.shifts, ids=[f"fa{s}" for s in self.shifts])
+
+    @staticmethod
+    def base(nodeid: str, shift: int) -> str:
+        """The node id without its shift (the same string for every shift of one test)."""
+        return re.sub(rf"(?<=[\[-])fa{shift}(?=[\]-])", "", nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        from uldp_jax import testing
+
+        self.current = item.callspec.params["fa_shift"]
+        if self.current != self.shifts[0] and self.statistical.get(self.base(item.nodeid, self.current), 1) == 0:
+            pytest.skip("not statistical (no uldp_jax.testing check on the first shift)")
+        self.started[item.nodeid] = (self.current, testing.checks_run())
+
+    def pytest_runtest_logreport(self, report):
+        from uldp_jax import testing
+
+        if report.nodeid not in self.started:
+            return
+        shift, before = self.started[report.nodeid]
+        base = self.base(report.nodeid, shift)
+        if report.failed:
+            self.failed[shift].add(base)
+        if report.when == "teardown":
+            made = testing.checks_run() - before
+            del self.started[report.nodeid]
+            self.checks[shift] += made
+            if shift == self.shifts[0]:
+                self.statistical[base] = made
 
 
-def main(shifts: int) -> int:
-    conf = _load("tests/test_conformance.py")
-    alarms = 0
-    for shift in range(1, shifts + 1):
-        checks = failed = 0
-        for name in conf.IDS:
-            m = conf._user_view(name, 1.0, conf.USER_TAGS)
-            Q = ul.channel(m).Q
-            xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), conf.DRAWS)
-            key = jax.random.key((7 + shift * STRIDE) % 2**31)
-            idx = ul.testing.report_index(m, conf._SAMPLER(m, key, xs)).reshape(m.d, conf.DRAWS)
-            for x in range(m.d):
-                checks += 1
-                failed += not ul.testing.fits(ul.testing.chi_square(np.bincount(idx[x], minlength=Q.shape[1]), Q[x]))
-        alarms += failed > 0
-        print(f"shift {shift}: {checks} checks, {failed} failed", flush=True)
-    print(f"shifts with a false alarm: {alarms} of {shifts} (per-check level {ul.testing.ALPHA:g})")
+def run_files(files: list[str], shifts: list[int]) -> dict:
+    """Runs ``files`` in this process over ``shifts``; returns the counts (JSON-ready)."""
+    plugin = ShiftEveryTest(shifts)
+    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line"],
+                plugins=[plugin])
+    other = {b for s in shifts for b in plugin.failed[s] if not plugin.statistical.get(b)}
+    failed = {s: plugin.failed[s] - other for s in shifts}
+    everywhere = set.intersection(*failed.values())
+    return {"checks": {str(s): plugin.checks[s] for s in shifts},
+            "failed": {str(s): sorted(failed[s] - everywhere) for s in shifts},
+            "everywhere": sorted(everywhere), "other": sorted(other),
+            "statistical": sum(1 for v in plugin.statistical.values() if v)}
+
+
+def _merge(total: dict, part: dict) -> None:
+    for k in ("checks", "failed"):
+        for s, v in part[k].items():
+            total[k][s] = total[k].get(s, 0 if k == "checks" else []) + v
+    for k in ("everywhere", "other"):
+        total[k] += part[k]
+    total["statistical"] += part["statistical"]
+
+
+def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> str:
+    lines = [f"shift {s}: {total['checks'].get(str(s), 0)} checks, failed: "
+             f"{', '.join(total['failed'].get(str(s), [])) or 'none'}" for s in shifts]
+    alarms = sum(1 for s in shifts if total["failed"].get(str(s)))
+    checks = sum(total["checks"].values())
+    failed_checks = sum(len(v) for v in total["failed"].values())
+    lines.append(f"files: {files_done}; statistical tests: {total['statistical']}; checks per shift: "
+                 f"{total['checks'].get(str(shifts[0]), 0)}; total checks {checks}")
+    if total["everywhere"]:
+        lines.append(f"failing on every shift (fixed draws or broken, not counted): {', '.join(total['everywhere'])}")
+    if total["other"]:
+        lines.append(f"non-statistical tests that failed (not counted): {', '.join(total['other'])}")
+    lines.append(f"shifts with a false alarm: {alarms} of {len(shifts)}; failed statistical tests: {failed_checks}; "
+                 f"wall {wall:.0f} s")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shifts", type=int, default=20, help="shifts 1..S (default 20)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="all files in this process (default: one process per file, running totals printed "
+                             "after each file, so memory stays that of one file and a cut-short run still counts)")
+    parser.add_argument("files", nargs="*", default=FILES)
+    args = parser.parse_args(argv)
+    os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
+    os.chdir(ROOT)
+    shifts = list(range(1, args.shifts + 1))
+    t0 = time.perf_counter()
+    if args.one_process:
+        part = run_files(args.files, shifts)
+        print("RESULT " + json.dumps(part), flush=True)
+        if len(args.files) > 1:
+            print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
+        return 0
+    total = {"checks": {}, "failed": {}, "everywhere": [], "other": [], "statistical": 0}
+    for i, f in enumerate(args.files, 1):
+        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts), f],
+                              capture_output=True, text=True)
+        found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if not found:
+            print(f"{f}: no result (rc {proc.returncode}): {proc.stdout[-2000:]}{proc.stderr[-2000:]}", flush=True)
+            continue
+        part = json.loads(found[-1][len("RESULT "):])
+        _merge(total, part)
+        bad = sum(len(v) for v in part["failed"].values())
+        print(f"[{i}/{len(args.files)}] {f}: {part['statistical']} statistical tests, "
+              f"{sum(part['checks'].values())} checks, {bad} failed; running total: "
+              f"{sum(1 for s in shifts if total['failed'].get(str(s)))} shifts with a false alarm, "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+    print(_summary(total, shifts, len(args.files), time.perf_counter() - t0))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 20))
+    sys.exit(main())

@@ -17,10 +17,10 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     OLH        0 -> 0                      6
     SS         1 -> 1                      8
 
-Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/core/test_hot_path_loops.py``): GRR 2,
+Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``): GRR 2,
 uRR 2, OUE 4, uRAP 4, HR 2, uUE 8, SS 7, uSS 11 data-dependent loops per compiled sampler: two per
 ``jax.random.binomial`` call site (its inversion and BTRS loops), plus SS's window loop, which sits inside the
-``d - 1``-step label scan and so runs once per label.
+``d``-step item scan and so runs once per item.
 
 The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/core/_uniform.py`` (SS: after a
 spare word per user); its module docstring says why no fixed number of tries can be exact. "Uniform other than

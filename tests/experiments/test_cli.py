@@ -75,6 +75,8 @@ def test_demo_quick_writes_csv_and_png(tmp_path, capsys):
     assert not (folder / "results.csv").read_text().startswith("#")  # plain CSV; the configuration is beside it
     meta = json.loads((folder / "run_config.json").read_text())
     assert meta["versions"]["uldp_jax"] == ul_version and meta["config"]["eps"]
+    assert meta["cores"] >= 1 and len(meta["load_average"]) == 2  # a run time is read with the machine's load
+    assert f"s on {meta['cores']} cores, load average " in out
 
 
 def test_version(capsys):

@@ -11,6 +11,8 @@ def test_coinciding_names_lines_on_top_of_an_earlier_one():
     assert _plot.coinciding(lines) == [("uLH", "uUE"), ("uWheel", "uUE")]
     assert _plot.coinciding(lines, rtol=1e-3) == [("uWheel", "uUE")]
     assert _plot.coinciding([("a", "a", "", [1, 2], [1.0, float("nan")]), ("b", "b", "", [1, 2], [1.0, 2.0])]) == []
+    same_mech = [("HR (theory)", "HR", "theory", [1, 2], [1.0, 2.0]), ("HR (emp)", "HR", "emp", [1, 2], [1.0, 2.0])]
+    assert _plot.coinciding(same_mech) == []  # a simulation on its own theory: told apart by the line style
 
 
 def test_line_panels_title_says_which_line_is_hidden():
@@ -21,5 +23,5 @@ def test_line_panels_title_says_which_line_is_hidden():
               ("p2", [("uUE", "uUE", "theory", [1, 2], [1.0, 2.0]), ("uLH", "uLH", "theory", [1, 2], [3.0, 4.0])])]
     fig = _plot.line_panels(panels, "eps", "MSE", logx=False)
     titles = [ax.get_title() for ax in fig.axes if ax.get_lines()]
-    assert "uLH = uUE" in titles[0] and titles[1] == "p2"
+    assert "uUE = uLH" in titles[0] and titles[1] == "p2"
     plt.close(fig)

@@ -15,6 +15,7 @@ class _Fixed(ul.Mechanism):
     Q: np.ndarray
     protected: np.ndarray
     spec: object = ul.static_field()
+    report_kind = "item"
 
     def __post_init__(self):
         object.__setattr__(self, "Q", np.asarray(self.Q, float))
@@ -27,6 +28,9 @@ class _Fixed(ul.Mechanism):
     @property
     def num_outputs(self):
         return self.Q.shape[1]
+
+    def perturb_batch(self, key, xs):
+        raise NotImplementedError  # the audit never samples
 
     def channel_matrix(self):
         return self.Q, self.protected

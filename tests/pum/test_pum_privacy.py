@@ -91,6 +91,10 @@ def test_mislabelled_personal_items_fail_the_audit():
     class Leaky(ul.Mechanism):
         d = D
         num_outputs = leaky.num_outputs
+        report_kind = leaky.report_kind
+
+        def perturb_batch(self, key, xs):
+            return leaky.perturb_batch(key, xs)
 
         def channel_matrix(self):
             return leaky.channel_matrix()

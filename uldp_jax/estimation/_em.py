@@ -196,6 +196,23 @@ def _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate):
     return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate, likelihood_gain(L, w, N))
 
 
+# Largest per-report likelihood (reports x items) EM iterates over: each iteration reads all of it, up to
+# ``max_iters`` times. OLH(10^4) with 2 x 10^4 reports (2 x 10^8 cells) took 319 s and 2.7 GB before this bound.
+MAX_LIKELIHOOD_CELLS = 2**26
+
+
+def _check_likelihood_size(mech: Any, terms: Any, max_iters: int) -> None:
+    """Refuses, before anything runs, a per-report likelihood larger than ``MAX_LIKELIHOOD_CELLS``."""
+    shape = terms.bits.shape if isinstance(terms, SupportRatio) else terms[0].shape
+    n, d = int(np.prod(shape[:-1])), int(shape[-1])
+    if n * d > MAX_LIKELIHOOD_CELLS:
+        raise ValueError(
+            f"EM on the per-report likelihood of {type(mech).__name__}(d={mech.d}) with {n} reports iterates over "
+            f"{n} x {d} = {n * d:.3g} cells (every iteration, up to max_iters={max_iters}), more than "
+            f"{MAX_LIKELIHOOD_CELLS} (2^26). Use method='emp' or 'norm-sub' (one pass over the aggregated "
+            "statistics), or run EM on fewer reports (a random subset) or a smaller domain.")
+
+
 def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAULT_MAX_ITERS,
                   accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the per-report likelihood ``mech.report_likelihood(ys)`` (subset, hashed and GLUTF reports).
@@ -211,6 +228,7 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     if terms is None:
         raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
                          f"{type(mech).__name__} has none; use method='em'.")
+    _check_likelihood_size(mech, terms, max_iters)
     dtype = _float_dtype()
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)

@@ -20,17 +20,10 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core
+from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
 
 CHUNK_ENTRIES = 2**20  # bits per chunk (a 4 MiB float32 temporary)
-
-
-def bucket(k: int) -> int:
-    """The smallest size ``>= k`` of the form ``m 2^j`` with ``m`` in 4..7 (at most 25% padding)."""
-    if k <= 8:
-        return max(int(k), 1)
-    j = max(int(k).bit_length() - 3, 0)
-    return -(-int(k) // 2**j) * 2**j
 
 
 def chunk_rows(num_items: int) -> int:

@@ -27,14 +27,17 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
-from uldp_jax.estimation import _em_core, _support, _threshold
+from uldp_jax.estimation import _em_core, _packed, _support, _threshold
+from uldp_jax.estimation._em_packed import packed_gain, packed_update
 from uldp_jax.estimation._em_passes import dense_gain, dense_update, support_gain, support_update
+from uldp_jax.estimation._packed import PackedReports, to_packed
 from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
 from uldp_jax.estimation._support import check_bits as _check_bits
 from uldp_jax.estimation._support import split_invertible as _split_invertible
 from uldp_jax.estimation._support import unary_parts as _unary_parts
 
-__all__ = ["SupportReports", "dense_update", "em_reports", "support_update", "to_support"]
+__all__ = ["PackedReports", "SupportReports", "dense_update", "em_reports", "support_update", "to_packed",
+           "to_support"]
 
 
 def _check_support(mech: Any, rep: SupportReports) -> None:
@@ -101,25 +104,35 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
     _unary_parts(mech)
+    if layout not in ("auto", "rows", "columns", "packed"):
+        raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
     dtype = jnp.zeros(()).dtype
     eps = jnp.asarray(mech.eps, dtype)
     if isinstance(ys, _compact.CompactBits):
         _compact.check(mech, ys)
-        concrete = _validate.is_concrete(ys.ones)
-        ys = to_support(mech, ys, chunk, layout=layout) if concrete else _support.compact_rows(mech, ys, chunk)
-    if isinstance(ys, SupportReports):
+        if not _validate.is_concrete(ys.ones):
+            ys = _support.compact_rows(mech, ys, chunk)
+        elif layout == "packed" or (layout == "auto" and _packed_is_smaller(mech, ys)):
+            ys = to_packed(mech, ys)
+        else:
+            ys = to_support(mech, ys, chunk, layout=layout)
+    if isinstance(ys, PackedReports):
+        _packed.check_packed(mech, ys)
+        data, kind = ys, "packed"
+    elif isinstance(ys, SupportReports):
         _check_support(mech, ys)
-        stats, n = ys.stats.astype(dtype), jnp.sum(ys.weight) + jnp.sum(ys.inverted)
         data, kind = ys, "support"
     else:
         _check_bits(mech, ys)
-        bits, weight, inverted = _split_invertible(mech, ys, check=True)
-        bits = bits & weight[:, None]
-        if chunk is None:
-            chunk = max(1, min(ys.shape[0], CHUNK_ENTRIES // mech.d))
-        chunk = _validate.check_int("chunk", chunk, minimum=1)
-        data, kind = (bits, weight, inverted), chunk
-        stats, n = mech.aggregate(ys), ys.shape[0]
+        _check_invertible(mech, ys)
+        if chunk is None:  # the default: bit-packed (one pass of byte-table gathers; 1 bit per report bit)
+            data, kind = _pack_dense(mech, ys), "packed"
+        else:  # an explicit chunk: chunked mat-vecs on the dense bits, ``chunk`` users at a time
+            bits, weight, inverted = _split_invertible(mech, ys, check=False)
+            chunk = _validate.check_int("chunk", chunk, minimum=1)
+            data, kind = (bits & weight[:, None], weight, inverted), chunk
+    stats = data.stats.astype(dtype) if kind in ("packed", "support") else mech.aggregate(ys).astype(dtype)
+    n = jnp.sum(data.weight) + jnp.sum(data.inverted) if kind in ("packed", "support") else ys.shape[0]
     if init is None:
         p_init = _threshold.empirical_threshold(mech, stats, n, alpha)
     else:
@@ -132,10 +145,48 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     return p_hat, info
 
 
+def _packed_is_smaller(mech: Any, ys: _compact.CompactBits) -> bool:
+    """Whether bit-packed bytes (``d / 8`` per report) take less memory than support lists (2 bytes per one)."""
+    prod_mask, _ = _unary_parts(mech)
+    ones = int(np.asarray(jnp.sum(ys.ones < mech.d, dtype=jnp.int32)))  # every report's ones, padding excluded
+    return _packed.num_bytes(int(prod_mask.sum())) * ys.ones.shape[0] <= 2 * ones
+
+
+def _check_invertible(mech: Any, ys: Any) -> None:
+    """Rejects concrete uRAP reports with two or more non-sensitive bits (probability 0), on the host."""
+    prod_mask, has_inv = _unary_parts(mech)
+    if has_inv and _validate.is_concrete(ys):
+        bits = np.asarray(ys)
+        for r in range(0, bits.shape[0], _support.HOST_ROWS):
+            if np.any(np.sum(bits[r:r + _support.HOST_ROWS][:, ~prod_mask], axis=1) > 1):
+                raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two "
+                                 "or more have probability 0); got a report with more: wrong mechanism?")
+
+
+def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
+    """Dense ``bool[n, d]`` reports -> ``PackedReports`` (rows bucketed: one compiled packer and solver per
+    bucket; traced reports are padded to the chunk only)."""
+    prod_mask, _ = _unary_parts(mech)
+    n = ys.shape[0]
+    chunk = _packed.chunk_rows(_packed.num_bytes(int(prod_mask.sum())))
+    rows = _packed.padded_rows(n, chunk) if _validate.is_concrete(ys) else -(-n // chunk) * chunk
+    if _validate.is_concrete(ys):
+        ys = np.pad(np.asarray(ys), ((0, rows - n), (0, 0)))
+    else:
+        ys = jnp.pad(ys, ((0, rows - n), (0, 0)))
+    by, w, inv, st = _pack_masked(mech, ys, np.arange(rows) < n)
+    return PackedReports(by, w, inv, st, jnp.asarray(np.flatnonzero(prod_mask), jnp.int32), chunk)
+
+
+_pack_masked = jax.jit(_packed.pack_dense)
+
+
 def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
     t, log_t = jnp.exp(-eps), -eps
     if kind == "support":
         update, gain = support_update(t, data, pass_dtype, log_t), support_gain(t, data)
+    elif kind == "packed":
+        update, gain = packed_update(t, data, pass_dtype, log_t), packed_gain(t, data)
     else:
         bits, weight, inverted = data
         update = dense_update(t, bits, weight, inverted, kind, log_t)

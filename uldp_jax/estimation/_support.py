@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
+from uldp_jax import _sizing, _validate
 from uldp_jax.mechanisms.core import _base, _compact
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
@@ -214,6 +214,15 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     return out.reshape(-1, seg), np.repeat(np.arange(d, dtype=np.int32), nseg)
 
 
+def bucket(k: int) -> int:
+    """The smallest size ``>= k`` of the form ``m 2^j`` with ``m`` in 4..7 (at most 25% padding): the report-count
+    and width buckets of the report-based EM solvers."""
+    if k <= 8:
+        return max(int(k), 1)
+    j = max(int(k).bit_length() - 3, 0)
+    return -(-int(k) // 2**j) * 2**j
+
+
 def _ceil(a: int, b: int) -> int:
     return max(-(-a // b), 1)
 
@@ -230,7 +239,11 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
     n = sum(s.shape[0] for s in packed)
     if layout == "auto":
         layout = "columns" if n * width >= AUTO_COLUMNS_ENTRIES else "rows"
-    if chunk is None:
+    bucketed = chunk is None and layout == "rows"
+    if bucketed:  # one compiled solver per bucket of (width, rows): a power-of-two chunk, bucketed counts
+        width = bucket(width)
+        chunk = _sizing.pow2_floor(max(1, CHUNK_ENTRIES // 4 // width))
+    elif chunk is None:
         chunk = max(1, min(n, CHUNK_ENTRIES // 4 // width))
     chunk = _validate.check_int("chunk", chunk, minimum=1)
     num_blocks, block_rows = 1, 0
@@ -244,7 +257,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
             block_rows = _ceil(_ceil(n, num_blocks), chunk) * chunk
         n_pad = num_blocks * block_rows
     else:
-        n_pad = _ceil(n, chunk) * chunk
+        n_pad = (chunk * bucket(_ceil(n, chunk))) if bucketed else _ceil(n, chunk) * chunk
     support = np.full((n_pad, width), d, dtype=dtype)
     row = 0
     packed.reverse()

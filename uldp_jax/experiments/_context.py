@@ -100,9 +100,11 @@ def run_table1(cfg: dict, ctx: Context) -> Report:
     for r in rows:
         r["paper_tv"] = paper.get(r["partition"], "")
     meth = methods[-1]
-    vals = [r["value"] for r in rows if r["method"] == meth]
+    sel = [r for r in rows if r["method"] == meth]
     notes = table1_claims(rows, meth)
-    fig = _plot.bar_chart(f"Gowalla ({ds.source}), eps={cfg['eps']}, n={ds.n}", list(mechs), vals, f"TV ({meth})")
+    fig = _plot.bar_chart(f"Gowalla ({ds.source}), eps={cfg['eps']}, n={ds.n}, {cfg['reps']} repetitions",
+                          list(mechs), [r["value"] for r in sel], f"TV ({meth})", errors=[r["se"] for r in sel],
+                          reference=[paper.get(r["partition"]) for r in sel], reference_label="004 (real Gowalla)")
     table = format_table(rows, ("method",), "partition")
     return Report(rows, {"table1_tv": fig}, table, notes, IID + ds.summary())
 

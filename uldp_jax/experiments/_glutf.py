@@ -257,8 +257,10 @@ def run_proportion(cfg: dict, ctx: Context) -> Report:
             panels.append((f"{ds.name}: d={ds.d}, eps={cfg['eps']}", lines))
             first = [r["value"] for r in rows if r["dataset"] == ds.name and r["share"] == cfg["shares"][0]]
             last = [r["value"] for r in rows if r["dataset"] == ds.name and r["share"] == cfg["shares"][-1]]
-            notes.append(f"{ds.name}: MSE grows with the sensitive share for every mechanism: "
-                         f"{all(b >= a for a, b in zip(first, last) if np.isfinite(a) and np.isfinite(b))}.")
+            grows = all(b >= a for a, b in zip(first, last) if np.isfinite(a) and np.isfinite(b))
+            notes.append(f"{ds.name}: 003's 'MSE grows with the sensitive share' (every mechanism, smallest vs largest "
+                         f"share; exact closed forms, so decided exactly, no test needed): "
+                         f"{'holds' if grows else 'does not hold'}.")
     fig = _plot.line_panels(panels, "sensitive share s/d", MSE_SUM + " (theory)", logx=False)
     table = format_table(rows, ("dataset", "mechanism"), "share", fmt="{:.3g}")
     return Report(rows, {"share_vs_mse": fig}, table, notes, FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))

@@ -1,9 +1,10 @@
 """003's simulated figures: Fig 4 (eps vs MSE), Fig 8 (MAE), Fig 9 (top-30 F1 / NDCG), and ``003-sims`` (all four
 metrics from one simulation per setting).
 
-Every (dataset, mechanism, eps) setting is one simulation (the fixed model, one compilation: GLUTF parameters
-are static); its estimates are scored with every metric in ``cfg["metric"]`` (a name or a list), so the four
-figures cost one set of simulations. Top-k metrics are skipped on datasets with fewer than k items (Drug, d = 10;
+Each dataset is one ``ul.study`` (mechanisms x eps, the fixed model, the emp estimator): the study groups the
+eps points that share static parameters into one engine call (GLUTF mechanisms whose static parameters follow eps
+get one call per eps), and scores every setting's estimates with every metric in ``cfg["metric"]`` (a name or a
+list), so the four figures cost one set of simulations. Top-k metrics are skipped on datasets with fewer than k items (Drug, d = 10;
 003 Fig 9 leaves Drug out too).
 """
 
@@ -15,8 +16,8 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax.experiments import _common, _datasets, _plot, _studies
-from uldp_jax.experiments._glutf import (_DS, EPS_003, FIXED_SIM, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking, fixed_users,
-                                         make)
+from uldp_jax.experiments._glutf import (_DS, EPS_003, FIXED_SIM, GLUTF_MECHS, MSE_SUM, PUBLISHED, _ranking,
+                                         fixed_users, make)
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 

@@ -94,14 +94,15 @@ def tidy_log_ticks(ax, axis: str = "y") -> None:
 
 
 def coinciding(lines: Sequence[tuple], rtol: float = 0.02) -> list[tuple[str, str]]:
-    """``[(label, earlier label)]``: lines ``(label, mechanism, method, x, y)`` drawn over an earlier line of the
-    same panel (same x, every y within ``rtol``), so that a reader told "hidden under" finds every legend entry."""
+    """``[(label, earlier label)]``: lines ``(label, mechanism, method, x, y)`` drawn over an earlier line of another
+    mechanism in the same panel (same x, every y within ``rtol``), so that a reader finds every legend entry. Lines
+    of the same mechanism (a simulation on its theory, emp on emp+thr) are told apart by their line style."""
     out = []
-    for j, (lab_j, _, _, x_j, y_j) in enumerate(lines):
+    for j, (lab_j, mech_j, _, x_j, y_j) in enumerate(lines):
         y_j = np.asarray(y_j, np.float64)
-        for lab_i, _, _, x_i, y_i in lines[:j]:
+        for lab_i, mech_i, _, x_i, y_i in lines[:j]:
             y_i = np.asarray(y_i, np.float64)
-            if (len(x_i) == len(x_j) and np.allclose(np.asarray(x_i, np.float64), np.asarray(x_j, np.float64))
+            if (mech_i != mech_j and len(x_i) == len(x_j) and np.allclose(np.asarray(x_i, np.float64), np.asarray(x_j, np.float64))
                     and y_i.shape == y_j.shape and np.all(np.isfinite(y_j)) and np.all(np.isfinite(y_i))
                     and np.allclose(y_j, y_i, rtol=rtol, atol=0.0)):
                 out.append((lab_j, lab_i))
@@ -151,9 +152,12 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str
             handles.setdefault(vline_label, Line2D([], [], color="k", lw=2.5, alpha=0.4))
         hidden = coinciding(lines)
         if hidden:  # a line drawn over another one: say which, so every legend entry is accounted for
-            title += "\n" + textwrap.fill("on top of each other (within 2%): " + "; ".join(
-                f"{a} = {b}" for a, b in hidden), 60)
-        ax.set_title(title, fontsize=10 if not hidden else 9)
+            groups: dict = {}
+            for a, b in hidden:
+                groups.setdefault(b, [b]).append(a)
+            title += "\n" + textwrap.fill("coincide (within 2%): " + "; ".join(" = ".join(g) for g in groups.values()),
+                                          int(4.6 / 0.06))
+        ax.set_title(title, fontsize=10 if not hidden else 8)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(textwrap.fill(ylabel if isinstance(ylabel, str) else ylabel[i], 38))
         if logx:
@@ -178,15 +182,27 @@ def line_panels(panels: Sequence[tuple], xlabel: str, ylabel: str | Sequence[str
 
 
 @_or_nofigure
-def bar_chart(title: str, labels: Sequence[str], values: Sequence[float], ylabel: str, logy: bool = True):
+def bar_chart(title: str, labels: Sequence[str], values: Sequence[float], ylabel: str, logy: bool = True,
+              errors: Sequence[float] | None = None, reference: Sequence[float | None] | None = None,
+              reference_label: str = "paper"):
+    """Bars with optional +-1 SE error bars (``errors``) and reference values drawn as black ticks over the bars
+    (``reference``, ``None`` where there is none), both named in a legend."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(labels), 3.4))
-    ax.bar(range(len(labels)), values, color="tab:blue")
+    fig, ax = plt.subplots(figsize=(1.6 + 0.8 * len(labels), 3.6))
+    ax.bar(range(len(labels)), values, color="tab:blue", label="this run" + (" (+-1 SE)" if errors is not None else ""),
+           yerr=errors, capsize=3 if errors is not None else 0)
+    if reference is not None:
+        pts = [(i, r) for i, r in enumerate(reference) if r is not None and np.isfinite(r)]
+        if pts:
+            ax.plot([i for i, _ in pts], [r for _, r in pts], "_", color="black", ms=22, mew=2.5, label=reference_label)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     if logy:
         ax.set_yscale("log")
+        tidy_log_ticks(ax, "y")
+    if errors is not None or reference is not None:
+        ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return fig

@@ -50,12 +50,32 @@ def _paired_z(a: np.ndarray, b: np.ndarray) -> float:
     return float(diff.mean() / se) if se > 0 else float("inf") * np.sign(diff.mean())
 
 
+def figure(rows: list, title: str, metric: str, d: int):
+    """The eps-vs-error figure of 001 Figs 8/13 from the rows ``run`` writes (also from a committed CSV's rows):
+    one line per mechanism x case (line style: case (I) dotted, (II) dashed, (III) solid), the non-private error,
+    and a labelled ``eps = ln d`` line."""
+    curves = [r for r in rows if r["case"] in _CASE_STYLE]
+    eps_list = sorted({float(r["eps"]) for r in curves})
+    lines = []
+    for label in dict.fromkeys(r["mechanism"] for r in curves):
+        for case, style in _CASE_STYLE.items():
+            pts = {float(r["eps"]): float(r["value"]) for r in curves if r["mechanism"] == label and r["case"] == case}
+            if pts:
+                lines.append((f"{label} ({case})", label, style, sorted(pts), [pts[e] for e in sorted(pts)]))
+    nonpriv = [float(r["value"]) for r in rows if r["mechanism"] == "no privacy"]
+    if nonpriv:
+        lines.append(("no privacy", "no privacy", "", eps_list, nonpriv * len(eps_list)))
+    return _plot.line_panels([(title, lines)], "epsilon", metric.upper(), vlines=[math.log(d)],
+                             suptitle="line style: case (I) dotted, (II) dashed, (III) solid; color: mechanism",
+                             vline_label=f"eps = ln d = {math.log(d):.2f}")
+
+
 def run(cfg: dict, ctx: Context) -> Report:
     sc, users = population_and_users(cfg, ctx)
     xs, personal = sc.xs[users], sc.personal[users]
     d = sc.grid**2
     eps_list = sorted(set(cfg["eps"]) | {round(math.log(d), 4)})
-    rows, lines, table1, checks = [], [], [], []
+    rows, table1, checks = [], [], []
     metric = cfg["metric"]
     score = _common.METRICS[metric]
     mech0 = ul.PUM(d, sc.sensitive, 2, 1.0)
@@ -93,9 +113,6 @@ def run(cfg: dict, ctx: Context) -> Report:
                                            second_se=sd(sec),
                                            bound_holds=bool(np.all(l1 <= np.asarray(loss.bound) + 1e-9))))
                 bar.update(1, f"{label} eps={e:g}")
-            lines += [(f"{label} ({case})", label, _CASE_STYLE[case], eps_list, [float(v.mean()) for v in
-                                                                                 per_case[case]])
-                      for case in priors]
             # 001: "(II) lies in between (I) and (III)": one-sided paired z-tests (I) > (II) and (II) > (III).
             for e, a, b, c in zip(eps_list, per_case["I"], per_case["II"], per_case["III"]):
                 checks.append((label, e, _paired_z(a, b), _paired_z(b, c)))
@@ -106,10 +123,8 @@ def run(cfg: dict, ctx: Context) -> Report:
                          value=r["l1"], se=r["l1_se"], first=r["first"], first_se=r["first_se"],
                          second=r["second"], second_se=r["second_se"], bound_holds=r["bound_holds"],
                          reps=r["reps"]))
-    lines.append(("no privacy", "no privacy", "", eps_list, [nonpriv] * len(eps_list)))
-    fig = _plot.line_panels([(f"PUM, synthetic Manhattan (n={cfg['n']} of {sc.n}, d={d}, "
-                              f"|X_S|={len(sc.sensitive)})", lines)], "epsilon", metric.upper(),
-                            vlines=[math.log(d)])
+    fig = figure(rows, f"PUM, synthetic Manhattan (n={cfg['n']} of {sc.n}, d={d}, |X_S|={len(sc.sensitive)})",
+                 metric, d)
     notes = [f"Truth: the population's distribution ({sc.n} people); users: a random half (n = {cfg['n']}). "
              f"No-privacy {metric} (users' empirical distribution vs the population): {nonpriv:.3g}."]
     notes.append(f"Table 1 (eps = ln d, {cfg['method']}; 001: uRR l1 0.0673 / 0.0424 / 0.0262, first 0.0270): " +

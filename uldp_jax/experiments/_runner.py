@@ -56,7 +56,7 @@ class Experiment:
       name: CLI name (``"001-fig5"``).
       title: one line.
       full: the paper-sized config (dict of JSON-able values; ``reps`` is the repetition count).
-      quick: a CI-sized config (a minute or two on 2 cores).
+      quick: a CI-sized config (on 2 cores, 2026-11-25: 001-fig5 16 s at load average below 2, 106-143 s at 11-19).
       run: ``run(config, context) -> Report``.
       takes_data: whether ``--data PATH`` (a real dataset) applies.
       paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
@@ -242,6 +242,15 @@ def write_csv(path: str, rows: list) -> None:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
 
 
+def _load_average() -> float | None:
+    """The 1-minute load average (``None`` where the platform has none)."""
+    return round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None
+
+
+def _load_text(load: list) -> str:
+    return "load average unknown" if None in load else f"load average {load[0]:g}-{load[1]:g}"
+
+
 def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, data: str | None = None,
                    out: str = "results", seed: int = 0, progress: bool = True, echo: Callable = print,
                    overrides: dict | None = None) -> dict:
@@ -264,13 +273,14 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     ctx = Context(seed=seed, data=data, progress=progress)
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
-    t0 = time.perf_counter()
+    load0, t0 = _load_average(), time.perf_counter()
     report = exp.run(cfg, ctx)
     elapsed = time.perf_counter() - t0
+    load = [load0, _load_average()]  # the machine's 1-minute load average before and after: times depend on it
     mode, deviations = run_size(exp, cfg, quick)
     header = {"experiment": name, "title": exp.title, "mode": mode, "deviations": deviations, "seed": seed,
               "data": data or "synthetic proxy", "dataset": report.dataset, "config": cfg, "versions": _versions(),
-              "elapsed_s": round(elapsed, 2)}
+              "elapsed_s": round(elapsed, 2), "cores": os.cpu_count(), "load_average": load}
     csv_path = os.path.join(folder, "results.csv")
     write_csv(csv_path, report.rows)
     with open(os.path.join(folder, "run_config.json"), "w") as fh:
@@ -278,7 +288,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
     # Results first (CSV, config, summary); figures last, so that a plotting failure loses nothing.
     with open(os.path.join(folder, "summary.md"), "w") as fh:
         fh.write(f"# {name}: {exp.title}\n\n{report.dataset}\n\nElapsed: {elapsed:.1f} s "
-                 f"({mode}, backend {jax.default_backend()}, {os.cpu_count()} cores).\n\n")
+                 f"({mode}, backend {jax.default_backend()}, {os.cpu_count()} cores, {_load_text(load)}).\n\n")
         if report.table:
             fh.write("```\n" + report.table + "\n```\n\n")
         for note in report.notes:
@@ -294,7 +304,7 @@ def run_experiment(name: str, *, quick: bool = False, reps: int | None = None, d
         import matplotlib.pyplot as plt
         plt.close(fig)
     if echo is not None:
-        echo(f"== {name}: {exp.title} ({elapsed:.1f} s on {os.cpu_count()} cores)")
+        echo(f"== {name}: {exp.title} ({elapsed:.1f} s on {os.cpu_count()} cores, {_load_text(load)})")
         if report.dataset:
             echo(report.dataset)
         if report.table:

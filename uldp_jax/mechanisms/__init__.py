@@ -4,6 +4,7 @@
 """
 
 from uldp_jax.mechanisms.core._base import Mechanism, PrivacySpec, pytree_dataclass, replace, static_field
+from uldp_jax.mechanisms.core._registry import examples
 from uldp_jax.mechanisms.binary import BinaryCA, Mangat, Warner
 from uldp_jax.mechanisms.hadamard import HR, BlockHR, HadamardResponse, HighLowHR
 from uldp_jax.mechanisms.rr import GRR, URR
@@ -12,3 +13,4 @@ from uldp_jax.mechanisms.transform import GLUTF, GLUTFReport, glutf
 from uldp_jax.mechanisms.hashing import OLH, ULH, HashReport
 from uldp_jax.mechanisms.subset import SS, USS
 from uldp_jax.mechanisms.wheel import UWheel, Wheel, WheelReport
+from uldp_jax.mechanisms.pum import PUM

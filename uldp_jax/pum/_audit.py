@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from uldp_jax.mechanisms import Mechanism
 from uldp_jax.privacy import _audit
 
 
@@ -40,7 +41,7 @@ def cross_user_log_ratio(Q_i: np.ndarray, Q_j: np.ndarray, protected: np.ndarray
     return float(np.max(L[np.arange(d), d + np.arange(d)]))
 
 
-def audit_pum(mech: Any, personals: Any, tol: float = 1e-9) -> PUMAudit:
+def audit_pum(mech: Mechanism, personals: Any, tol: float = 1e-9) -> PUMAudit:
     """Checks 001 Props 9 and 10 for the user types ``personals`` on exact composite channels.
 
     Args:

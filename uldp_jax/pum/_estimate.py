@@ -64,7 +64,7 @@ class PUMLoss(NamedTuple):
     bound: np.ndarray
 
 
-def check_prior(mech: Any, prior: Any) -> Any:
+def check_prior(mech: _pum.PUM, prior: Any) -> Any:
     """Validates ``prior`` (``None`` or float ``[K, d]`` whose rows are distributions or all-NaN)."""
     if prior is None:
         return None
@@ -84,7 +84,7 @@ def check_prior(mech: Any, prior: Any) -> Any:
     return arr
 
 
-def combine(mech: Any, r_hat: jax.Array, prior: Any = None) -> PUMEstimate:
+def combine(mech: _pum.PUM, r_hat: jax.Array, prior: Any = None) -> PUMEstimate:
     r"""Eq 21: :math:`\hat p(x) = \hat r(x) + \sum_k \hat r(\bot_k) \hat\pi_k(x)`; pure, jit/vmap-able.
 
     Bots without knowledge (``prior=None``, or an all-NaN row) use case (I) of 001 §5.3:
@@ -118,7 +118,7 @@ def combine(mech: Any, r_hat: jax.Array, prior: Any = None) -> PUMEstimate:
     return PUMEstimate(p, r_hat, pi)
 
 
-def pum_estimate(mech: Any, ys: Any, prior: Any = None, method: str = "em", **options: Any) -> PUMEstimate:
+def pum_estimate(mech: _pum.PUM, ys: Any, prior: Any = None, method: str = "em", **options: Any) -> PUMEstimate:
     """Estimates ``r`` over ``Z`` from PUM reports with ``Q_cmn`` (any registered method), then ``p`` by eq 21.
 
     Args:
@@ -150,7 +150,7 @@ def resolve_method(method: str, cmn: Any) -> Any:
     return _registry.get_method(method, cmn)
 
 
-def pum_truth(mech: Any, xs: Any, personal: Any) -> PUMTruth:
+def pum_truth(mech: _pum.PUM, xs: Any, personal: Any) -> PUMTruth:
     """The true ``p``, ``r`` and ``pi_k`` (001 §5.3) of users ``xs`` with personal items ``personal`` (host-side).
 
     001's experiments (§6.1) measure against a *population*: pass the whole population's items here and perturb
@@ -178,7 +178,7 @@ def pum_truth(mech: Any, xs: Any, personal: Any) -> PUMTruth:
     return PUMTruth(p, r, pi, n)
 
 
-def pum_loss(mech: Any, est: PUMEstimate, truth: PUMTruth) -> PUMLoss:
+def pum_loss(mech: _pum.PUM, est: PUMEstimate, truth: PUMTruth) -> PUMLoss:
     """Theorem 1's terms for an estimate (or a batch of them, leading axes) against the truth (float64)."""
     d = mech.d
     p_hat, r_hat, pi_hat = (np.asarray(a, np.float64) for a in (est.p, est.r, est.pi))

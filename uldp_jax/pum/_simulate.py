@@ -47,8 +47,8 @@ class PUMSimResult(NamedTuple):
     stats: Any
 
 
-def simulate_pum(key: jax.Array, mech: Any, xs: Any, personal: Any, *, priors: dict | None = None, reps: int = 1,
-                 method: str = "emp", method_options: dict | None = None, rep_batch: int | None = None,
+def simulate_pum(key: jax.Array, mech: _pum.PUM, xs: Any, personal: Any, *, priors: dict | None = None,
+                 reps: int = 1, method: str = "emp", method_options: dict | None = None, rep_batch: int | None = None,
                  population: Any = None, **sim_options: Any) -> PUMSimResult:
     """Runs ``reps`` repetitions of the PUM on fixed users and estimates ``p`` under several prior cases.
 

@@ -166,12 +166,23 @@ def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data:
     return mech.perturb_batch(ky, xs), w
 
 
+# Largest float64[d] vector ``simulate`` keeps (target, one repetition's estimates): refused above, before allocating.
+MAX_VECTOR_BYTES = 2**30
+
+
 def check_inputs(mech: Any, xs: Any, p: Any, n: Any) -> tuple[Any, Any, int, bool]:
     """Checks simulate's data arguments: ``(xs int[n] or None, target float[d], n, iid)``.
 
-    Exactly one of ``xs`` (fixed model: the users' values) and ``p`` with ``n`` (iid model) is given.
+    Exactly one of ``xs`` (fixed model: the users' values) and ``p`` with ``n`` (iid model) is given; ``d`` is at
+    most ``MAX_VECTOR_BYTES / 8`` (refused before anything of size ``d`` is allocated).
     """
     d = mech.d
+    if 8 * d > MAX_VECTOR_BYTES:
+        raise ValueError(
+            f"simulate of {type(mech).__name__}(d={d}) keeps float64[d] vectors (the target, each repetition's "
+            f"estimates): {8 * d / 2**30:.3g} GiB each, more than {MAX_VECTOR_BYTES / 2**30:.3g} GiB. Simulate the "
+            "mechanism at a smaller domain (its error depends on d through the closed forms in ul.theory), or "
+            "perturb and aggregate blocks of users yourself with ul.perturb / ul.aggregate.")
     if xs is None and p is None:
         raise ValueError("Got neither xs nor p: pass xs=int[n] (fixed model: these users' values) or p=float[d] "
                          "with n=... (iid model: n users drawn from p).")

@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.estimation import _support
+from uldp_jax import _validate
+from uldp_jax.estimation import _packed, _support
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
 
@@ -124,6 +125,9 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
 
         return jax.jit(all_reps if grid is None else jax.vmap(all_reps))
 
+    if _prefers_packed(mech):
+        return over_reps(_packed_rep(key, mech, spec, data, n, iid, block_size, num_blocks, rep_batch, opts))(mech)
+
     def rep_width(m, r):
         return jnp.max(_packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks, 1)[4])
 
@@ -142,6 +146,50 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         return spec.fn(m, rep, **opts)
 
     return over_reps(one_rep)(mech)
+
+
+def _prefers_packed(mech: Any) -> bool:
+    """Bit-packed reports (``d / 8`` bytes each) where they are smaller than support lists (2 bytes per one):
+    decided from the expected number of product-part ones (concrete rates; else support lists)."""
+    params = mech.compact_params()
+    if params is None or not all(_validate.is_concrete(a) for a in params[1:]):
+        return False
+    items_s, own_prob, q = params
+    prod_mask, _ = _support.unary_parts(mech)
+    ones = float(np.max(np.asarray(own_prob))) + len(items_s) * float(np.max(np.asarray(q)))
+    return _packed.num_bytes(int(prod_mask.sum())) <= 2 * ones
+
+
+def _packed_rep(key, mech, spec, data, n, iid, block_size, num_blocks, rep_batch, opts):
+    """``one_rep(m, r)`` on bit-packed reports (``_packed.PackedReports``): memory ``d / 8`` bytes per report,
+    whatever eps; no width pass."""
+    prod_mask, _ = _support.unary_parts(mech)
+    items = np.flatnonzero(prod_mask)
+    nb = _packed.num_bytes(items.shape[0])
+    rows = num_blocks * block_size
+    chunk = _packed.chunk_rows(nb)
+    rows_pad = -(-rows // chunk) * chunk
+    _check_bytes(rep_batch, rows_pad, nb)
+    batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * mech.d)))
+
+    def one_rep(m, r):
+        key_r = jax.random.fold_in(key, r)
+
+        def block(b):
+            ky, xs, w = _schedule.block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+            return _packed.pack_dense(m, m.perturb_batch(ky, xs), w)
+
+        by, wt, inv, st = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+        stats = jnp.sum(st, axis=0)
+        if spec.input == "stats":
+            return spec.fn(m, stats, n, **opts)
+        pad = rows_pad - rows
+        rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
+                                    jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats,
+                                    jnp.asarray(items, jnp.int32), chunk)
+        return spec.fn(m, rep, **opts)
+
+    return one_rep
 
 
 class _StaticItems:

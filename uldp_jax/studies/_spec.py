@@ -236,13 +236,19 @@ def _signature(mech: Any) -> tuple:
 
 
 def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
-    """``factories[name](**point)``, checked to be a mechanism over the study's domain."""
+    """``factories[name](**point)``, checked to be a mechanism inside the documented ranges (``check_grid``); an
+    error names the grid argument and the bad point's index in it (``eps[1]=150.0``)."""
+    at = ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items())
     try:
         mech = spec.factories[name](**point)
     except (TypeError, ValueError) as e:
-        raise type(e)(f"mechanisms[{name!r}]({point}) failed: {e}") from e
+        raise type(e)(f"mechanisms[{name!r}]({point}) failed at study grid point {at}: {e}") from e
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mechanisms[{name!r}]({point}) to return a mechanism, got {type(mech).__name__}.")
+    try:  # the documented ranges hold at every point, also for a factory whose mechanism checks nothing itself
+        _validate.check_grid(mech, f"mechanisms[{name!r}]({', '.join(f'{g}={v!r}' for g, v in point.items())})")
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"study grid point {at}: {e}") from e
     return mech
 
 

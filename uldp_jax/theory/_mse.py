@@ -76,7 +76,7 @@ def _exact_item_variance(mech: Any, p: Any, n: Any, model: str) -> Any:
     return jnp.asarray(_exact.exact_item_mse(mech, p, n, model))
 
 
-def theta_n_of(mech: Any, p: Any) -> Any:
+def theta_n_of(mech: _base.Mechanism, p: Any) -> Any:
     """Total mass of ``mech``'s non-sensitive items under ``p`` (0 for LDP mechanisms)."""
     fam = _families.family_of(mech)
     _, mask = _families.sizes(mech, fam)
@@ -85,7 +85,7 @@ def theta_n_of(mech: Any, p: Any) -> Any:
     return jnp.sum(jnp.where(jnp.asarray(~mask), jnp.asarray(p), 0.0), axis=-1)
 
 
-def nmse(mech: Any, theta_n: Any) -> Any:
+def nmse(mech: _base.Mechanism, theta_n: Any) -> Any:
     """``n`` times the fixed-model ``mse``, a function of ``theta_n`` only (003 eq 28 form).
 
     Args:
@@ -143,7 +143,7 @@ def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     return r / n
 
 
-def pure_probs(mech: Any) -> tuple[Any, Any, Any]:
+def pure_probs(mech: _base.Mechanism) -> tuple[Any, Any, Any]:
     """003 Def 6 pure probabilities ``(p*, q*, z*)`` of ``mech`` (``z*`` is ``None`` for LDP mechanisms)."""
     if grid_shape(mech):
         return per_point(pure_probs, mech)
@@ -154,7 +154,7 @@ def pure_probs(mech: Any) -> tuple[Any, Any, Any]:
     return fam.probs(jnp.asarray(mech.eps), float(s), _families.param_value(mech, fam))
 
 
-def item_variance(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+def item_variance(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     """``float[d]``: closed-form ``Var(p_hat_x)`` per item (003 eq 25; its iid counterpart).
 
     Sensitive items (all items for LDP mechanisms): fixed ``[p_x p*(1-p*) + (1-p_x) q*(1-q*)] / (n (p*-q*)^2)``,

@@ -98,12 +98,6 @@ class BinaryCA(_base.Mechanism):
 
         return sample
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, 2, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         _, q01, q10, _, gap = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
         return jnp.stack([gap, gap]), jnp.stack([q10, q01])

@@ -11,34 +11,56 @@ validation runs for user-built objects only.
 A few members are required (as in distrax's ``Distribution``); every other capability has a generic default built
 on them, which a mechanism may override with something faster or closed-form:
 
-============================  ==================================================  ============================
-member                        default                                             overridden by
-============================  ==================================================  ============================
-``report_kind``               required: ``"item"``, ``"bits"`` or documented      every mechanism
-``num_outputs``               required: size of the report space                  every mechanism
-``perturb_batch(key, xs)``    required                                            every mechanism
-``privacy_spec()``            required                                            every mechanism
-``channel_matrix()``          required for exact channels (small domains)         every mechanism
-``d``                         a field or property: the input domain size          every mechanism
-``num_stats``                 item: ``num_outputs``; bits: ``d``                  hashed / set reports
-``perturb_one(key, x)``       ``perturb_batch`` on one user                       --
-``aggregate(ys, weights)``    histogram of items / column sums of bits            hashed, Hadamard reports
-``sample_stats(key, xs, w)``  ``aggregate(perturb_batch(key, xs), w)``            bit vectors (no n x d)
-``check_reports(ys)``         item / bits forms; otherwise the sampler's          PUM
-                              report structure
-``stats_matrix()``            ``E[stats] / n = p @ A`` from the channel           --
-``support_affine()``          ``None`` (no per-item affine form)                  RR, UE, GLUTF families
-``debias(stats, n)``          affine form, else least squares on the channel      HR family (FWHT)
-``debias_variance(p, n)``     iid per-item variance of ``debias``                 HR family
-``channel_ops()``             ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
-                              channel (concrete, small domains)
-``num_inputs``                ``d``: the channel's rows                           PUM (``d + num_tags``)
-``log_channel_matrix()``      ``None``: the audit takes logs of the channel       UE family, GLUTF
-``count_sampler()``           ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
-``iid_count_sampler()``       ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
-``tunable_params()``          ``()``                                              uRAP, uSS, uUE, uLH, uWheel
-``comm_bits()``               ``log2(num_outputs)``                               --
-============================  ==================================================  ============================
+====================================  ==================================================  ============================
+member                                default                                             overridden by
+====================================  ==================================================  ============================
+``report_kind``                       required: ``"item"``, ``"bits"`` or documented      every mechanism
+``num_outputs``                       required: size of the report space                  every mechanism
+``perturb_batch(key, xs)``            required                                            every mechanism
+``privacy_spec()``                    required                                            every mechanism
+``channel_matrix()``                  required for exact channels (small domains)         every mechanism
+``d``                                 a field or property: the input domain size          every mechanism
+``num_stats``                         item: ``num_outputs``; bits: ``d``                  hashed / set reports
+``perturb_one(key, x)``               ``perturb_batch`` on one user                       --
+``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
+``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``            bit vectors (no n x d)
+``check_reports(ys)``                 item / bits forms; otherwise the sampler's          PUM
+                                      report structure
+``stats_matrix()``                    ``E[stats] / n = p @ A`` from the channel           --
+``support_affine()``                  ``None`` (no per-item affine form)                  RR, UE, GLUTF families
+``debias(stats, n)``                  affine form, else least squares on the channel      HR family (FWHT)
+``debias_variance(p, n)``             iid per-item variance of ``debias``                 HR family
+``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
+                                      channel (concrete, small domains)
+``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
+``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
+``count_sampler()``                   ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
+``iid_count_sampler()``               ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
+``tunable_params()``                  ``()``                                              uRAP, uSS, uUE, uLH, uWheel
+``comm_bits()``                       ``log2(num_outputs)``                               --
+``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
+``validate_grid(name)``               constructor checks per grid point                   --
+``report_index(ys)``                  channel column of each report (items, bits)         hashed / set reports
+``channel_support()``                 per-item support of each channel column             hashed / set reports
+``debias_variance_from_channel()``    variance of an overridden ``debias``, from the      --
+                                      channel
+``count_draws(iid)``                  ``d + num_stats``: the count sampler's draws        HR family, SS, GLUTF
+``count_memory(iid)``                 ``None``: estimated from ``count_draws``            SS, uSS
+``product_likelihood()``              ``None``: EM on the channel / report likelihood     UE family
+``report_likelihood(ys)``             ``None``: EM on the channel's columns               hashed, SS, GLUTF, ...
+``compact_params()``                  ``None``: no compact bit sampler                    UE, uRAP
+``perturb_compact(key, xs)``          ``CompactBits`` of ``perturb_batch``                --
+``compact_stats()``                   compact sampler and large ``d``                     --
+``prefers_compact()``                 size rule of ``core._compact``                      --
+``closed_form_family``                ``None``: risks exact from channel moments          mechanisms with a paper
+``closed_form()``                     ``closed_form_family``                              --
+``with_tuned(value)``                 replace the closed form's tunable parameter         uUE, uSS, ...
+``pure_pq()``                         ``None`` (GLUTF: ``(p*, q*)`` of a pure base)       pure LDP bases
+``pure_uldp_probs()``                 ``None`` (``(p*, q*, z*)`` of a pure ULDP mech.)    uSS, uUE, uLH, uWheel
+``glutf_share()``                     ``None``: GLUTF reads it off the channel            pure LDP bases
+``glutf_z_max(s)``                    ``None``: GLUTF's z from the channel                pure LDP bases
+``glutf_z_published()``               ``None``: 003 publishes no z                        SS, UE, OLH, Wheel
+====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
 and never asks a mechanism for its class name. See README, "Your own mechanism", for a complete example.
@@ -258,6 +280,50 @@ def bits_table(m: int) -> np.ndarray:
     return ((ys[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
 
 
+# The members every mechanism declares (``Mechanism.__init_subclass__`` checks them), with what to write.
+REQUIRED = {
+    "d": "the input domain size: a field `d: int = ul.static_field()` or a property",
+    "num_outputs": "the size of the report space: `@property def num_outputs(self) -> int` (or a static field)",
+    "report_kind": 'a plain class constant, e.g. `report_kind = "item"` ("item", "bits", or your own name '
+                   "with aggregate() and report_index() defined)",
+    "perturb_batch": "`def perturb_batch(self, key, xs)`: all users' reports for `xs: int32[n]`",
+    "privacy_spec": "`def privacy_spec(self)`: the guarantee, e.g. `ul.PrivacySpec.ldp(self.d, self.eps)`",
+}
+# Class constants read off the class: annotating one (``report_kind: str = "item"``) would make it a dataclass
+# field, a pytree leaf and a constructor argument.
+CLASS_CONSTANTS = ("report_kind", "closed_form_family")
+
+
+def _refuse_annotated_constants(cls: type) -> None:
+    notes = cls.__dict__.get("__annotations__", {})
+    for name in CLASS_CONSTANTS:
+        if name in notes and "ClassVar" not in str(notes[name]):
+            raise TypeError(
+                f"{cls.__name__}: {name} is annotated ({name}: {notes[name]}), which makes it a dataclass field "
+                f"and a pytree leaf; write it as a plain class constant without the annotation, e.g. "
+                f"{name} = {getattr(cls, name, None)!r}.")
+
+
+def _declares(cls: type, name: str) -> bool:
+    """Whether ``cls`` or a base other than ``Mechanism`` defines ``name`` (field, property, method, constant)."""
+    if name in {f.name for f in dataclasses.fields(cls)}:
+        return True
+    for base in cls.__mro__:
+        if base in (Mechanism, object):
+            continue
+        if name in base.__dict__:
+            return name != "report_kind" or bool(base.__dict__[name])
+    return False
+
+
+def _check_required(cls: type) -> None:
+    missing = [name for name in REQUIRED if not _declares(cls, name)]
+    if missing:
+        lines = "; ".join(f"{name}: {REQUIRED[name]}" for name in missing)
+        raise TypeError(f"{cls.__name__} subclasses ul.Mechanism but does not define {', '.join(missing)}. "
+                        f"Write {lines}. (A shared base class: `class {cls.__name__}(ul.Mechanism, abstract=True)`.)")
+
+
 class Mechanism:
     r"""Base class of every mechanism: a frozen dataclass and a JAX pytree, with the protocol's defaults.
 
@@ -270,15 +336,26 @@ class Mechanism:
     traces under ``jit``/``vmap``); ``ul.channel`` and ``ul.audit`` evaluate it in float64 themselves.
     """
 
+    # Required (``REQUIRED``): declared here, defined by every subclass (``__init_subclass__`` checks).
+    d: ClassVar[int]
+    num_outputs: ClassVar[int]
     report_kind: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
+        """Makes ``cls`` a frozen dataclass and a pytree, and checks that it declares the required members.
+
+        ``abstract=True`` (``class Base(ul.Mechanism, abstract=True)``) skips the check for a shared base class
+        whose subclasses supply the required members.
+        """
         super().__init_subclass__(**kwargs)
+        _refuse_annotated_constants(cls)
         own_hash = "__hash__" in cls.__dict__
         dataclasses.dataclass(frozen=True, repr=False)(cls)  # __repr__ below, unless the class defines its own
         if not own_hash:
             cls.__hash__ = Mechanism.__hash__
         _register_fields(cls)
+        if not abstract:
+            _check_required(cls)
 
     def __repr__(self) -> str:
         """``Name(field=value, ...)`` with long index sets and arrays summarised (``sensitive=<424 items: 0, 1,

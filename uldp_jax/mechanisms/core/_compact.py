@@ -224,10 +224,26 @@ def _is_concrete(x: Any) -> bool:
     return all(not isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(x))
 
 
+def _check_dense(ys: Any, ndims: tuple[int, ...] = (2,)) -> jax.Array:
+    """Dense bit reports: a ``bool[n, d]`` array (or integer 0/1 entries), else ``TypeError``/``ValueError``."""
+    if isinstance(ys, (str, bytes)) or not hasattr(ys, "shape") and not isinstance(ys, (list, tuple)):
+        raise TypeError(f"Expected ys to be dense bool[n, d] reports or ul.CompactBits, got {type(ys).__name__}.")
+    arr = jnp.asarray(ys)
+    if arr.ndim not in ndims:
+        raise ValueError(f"Expected ys to be dense bool[n, d] reports (2-D) or ul.CompactBits, got shape "
+                         f"{tuple(arr.shape)}.")
+    if arr.dtype != jnp.bool_:
+        if not jnp.issubdtype(arr.dtype, jnp.integer):
+            raise TypeError(f"Expected ys to hold bits (bool or 0/1 integers), got dtype {arr.dtype}.")
+        if not isinstance(arr, jax.core.Tracer) and bool(jnp.any((arr != 0) & (arr != 1))):
+            raise ValueError("Expected ys to hold bits (bool or 0/1 integers), got other values.")
+    return arr
+
+
 def to_dense(ys: Any, d: int | None = None) -> jax.Array:
-    """``bool[n, d]`` dense reports from ``CompactBits`` (dense reports are returned as they are)."""
+    """``bool[n, d]`` dense reports from ``CompactBits`` (dense reports are checked and returned as they are)."""
     if not isinstance(ys, CompactBits):
-        return ys
+        return _check_dense(ys, (1, 2))  # one report or a batch
     n = ys.ones.shape[0]
     out = jnp.zeros((n, ys.d + 1), bool)
     out = out.at[jnp.arange(n)[:, None], ys.ones.astype(jnp.int32)].set(True)
@@ -238,8 +254,10 @@ def to_compact(ys: Any, width: int | None = None) -> CompactBits:
     """``CompactBits`` from dense ``bool[n, d]`` reports (concrete: width = most ones in a report)."""
     if isinstance(ys, CompactBits):
         return ys
-    ys = jnp.asarray(ys)
+    ys = _check_dense(ys)
     d = ys.shape[-1]
+    if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1):
+        raise ValueError(f"Expected width={width!r} to be a positive int (or None: the most ones in a report).")
     if width is None:
         width = max(int(jnp.max(jnp.sum(ys, axis=1), initial=0)), 1)
     ones = jax.vmap(lambda row: jnp.nonzero(row, size=width, fill_value=d)[0])(ys)
@@ -279,8 +297,9 @@ def check(mech: Any, ys: CompactBits) -> None:
     if not hasattr(o, "dtype") or jnp.dtype(o.dtype).kind not in "iu" or o.ndim != 2 or o.shape[0] < 1:
         raise TypeError(f"Expected ys.ones to be an integer [n, W] array (n >= 1), got "
                         f"{getattr(o, 'dtype', type(o))}{list(jnp.shape(o))}.")
-    if _is_concrete(o) and o.size:  # reductions on the device: no host copy of the reports
-        if int(jnp.min(o)) < 0 or int(jnp.max(o)) > ys.d:
+    if _is_concrete(o) and o.size:  # NumPy reductions: no kernel compiled per report count (a CPU view, no copy)
+        a = np.asarray(o)
+        if int(a.min()) < 0 or int(a.max()) > ys.d:
             raise ValueError(f"Expected ys.ones entries in [0, {ys.d}] ({ys.d} = padding).")
 
 

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _family
-from uldp_jax.mechanisms.hadamard import _hadamard, _forms as _hr_forms, _matrices
+from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 from uldp_jax.mechanisms.hadamard._partition import check_partition
 
@@ -59,7 +59,7 @@ def _tables(blocks: tuple[tuple[int, ...], ...]) -> _Tables:
                    tuple(groups), inv)
 
 
-class BlockHR(_base.Mechanism):
+class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
     r"""Block-structured Hadamard response (004 §6.1): Hadamard response inside each block of a partition.
 
     ``blocks`` partitions ``[0, d)`` into ``m`` non-empty blocks of any sizes :math:`k_j`. Block ``j`` gets
@@ -136,24 +136,6 @@ class BlockHR(_base.Mechanism):
         tb = _tables(self.blocks)
         row, K, offset = (jnp.asarray(a)[xs] for a in (tb.row, tb.K, tb.offset))
         return offset + _hadamard.sample_signed_index(key, row, K, hr_plus_prob(self.eps), xs.shape)
-
-    def count_draws(self, iid: bool) -> float:
-        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
-        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
-
-    def count_sampler(self) -> Any:
-        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
-        return lambda key, counts: _counts.histogram_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
-        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
-
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, self.num_outputs, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         """Eq 19 (unbiased) from the histogram ``stats: int[num_outputs]``; returns ``float[d]``."""

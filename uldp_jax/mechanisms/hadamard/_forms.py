@@ -12,7 +12,7 @@ Each estimate is :math:`R\,\bar Z` with per-user :math:`Z \in \{-1, 0, 1\}`, so 
 report lands in the item's Hadamard block: 1 for HR, :math:`p([S])` for sensitive items of high-low HR,
 :math:`p(\mathcal X_j)` for block HR. Hence in the block formula :math:`k_j = |\mathcal X_j|` is the number of
 *items* of block ``j`` (the sum runs over the block's items), not its Hadamard size :math:`K_j` (checked against
-exact channel moments in ``tests/context``). For non-sensitive items of high-low HR,
+exact channel moments in ``tests/mechanisms/hadamard``). For non-sensitive items of high-low HR,
 :math:`n\mathrm{Var} = R p_x - p_x^2`.
 
 Variance models (docs/errata.md#variance-models): ``model="iid"`` (the formulas above) or ``"fixed"`` (subtract ``1 - sum p^2``).

@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _family
-from uldp_jax.mechanisms.hadamard import _hadamard, _general_forms as _forms
+from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _general_forms as _forms
 
 
-class HadamardResponse(_base.Mechanism):
+class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
     r"""Hadamard response for every privacy regime: ``B`` blocks of a Hadamard code of size ``b``.
 
     Items fill consecutive blocks of ``b - 1``; item ``x`` owns block ``j = x // (b - 1)`` and row
@@ -105,20 +105,6 @@ class HadamardResponse(_base.Mechanism):
         own = jax.random.uniform(k_mix, xs.shape, dtype=jnp.float32) >= _forms.uniform_prob(self.eps, B)
         pos = jnp.where(own, _hadamard.to_sign(pos, row[xs], True), pos)
         return (jnp.where(own, block[xs], any_block) * b + pos).astype(jnp.int32)
-
-    def count_sampler(self) -> Any:
-        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` (rows of ``Q`` by ``channel_matvec``)."""
-        return lambda key, counts: _counts.histogram_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by batched FWHTs, ``O(K log b)``)."""
-        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
-
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, self.num_outputs, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def _blocks_fwht(self, v: jax.Array) -> jax.Array:
         """``[..., K] -> [..., B, b]``: the FWHT of every block's slice."""

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _family
-from uldp_jax.mechanisms.hadamard import _hadamard, _forms as _hr_forms, _matrices
+from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
 
@@ -61,7 +61,7 @@ class _SpecView(_base.Mechanism):
         return self.spec
 
 
-class HighLowHR(_base.Mechanism):
+class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
     r"""High-low Hadamard response (004 eqs 13-14): Hadamard response on ``A``, Mangat-style on ``B = X \ A``.
 
     With :math:`s = |A|`, :math:`S` the smallest power of two :math:`> s` and :math:`t = d - s`, reports lie in
@@ -138,24 +138,6 @@ class HighLowHR(_base.Mechanism):
         y_sens = _hadamard.to_sign(y, row[xs], u < hr_plus_prob(self.eps))
         y_non = jnp.where(u < hr_gap(self.eps), out[xs], y)
         return jnp.where(sens[xs], y_sens, y_non).astype(jnp.int32)
-
-    def count_draws(self, iid: bool) -> float:
-        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
-        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
-
-    def count_sampler(self) -> Any:
-        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
-        return lambda key, counts: _counts.histogram_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
-        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
-
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, self.num_outputs, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         """Eqs 15-16 (unbiased) from the histogram ``stats: int[S + t]``; returns ``float[d]``."""

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _family
-from uldp_jax.mechanisms.hadamard import _hadamard, _forms as _hr_forms
+from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
 def hr_gap(eps: Any) -> jax.Array:
@@ -29,7 +29,7 @@ def hr_cells64(K: int, eps: float) -> tuple[float, float]:
     return 2.0 / (K * (1.0 + t)), 2.0 * t / (K * (1.0 + t))
 
 
-class HR(_base.Mechanism):
+class HR(_histogram.HadamardCounts, _base.Mechanism):
     r"""Hadamard response: item ``x`` reports one index of ``[0, K)``, ``K`` the smallest power of two ``> d``.
 
     Item ``x`` owns row ``x + 1`` of the Sylvester-Hadamard matrix :math:`H_K` (0-indexed,
@@ -84,24 +84,6 @@ class HR(_base.Mechanism):
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, K)`` of the same shape."""
         xs = jnp.asarray(xs, jnp.int32)
         return _hadamard.sample_signed_index(key, xs + 1, self.K, hr_plus_prob(self.eps), xs.shape)
-
-    def count_draws(self, iid: bool) -> float:
-        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
-        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
-
-    def count_sampler(self) -> Any:
-        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
-        return lambda key, counts: _counts.histogram_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transform, O(K log K))."""
-        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
-
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, self.K, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         r"""Unbiased estimate :math:`\hat p_x = R (H c)[x+1] / n` from the histogram ``stats: int[K]`` (FWHT)."""

@@ -139,9 +139,6 @@ class OLH(_base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         t = jnp.exp(-jnp.asarray(self.eps))
         gap = (self.g - 1) * -jnp.expm1(-jnp.asarray(self.eps)) / (self.g * (1.0 + (self.g - 1) * t))

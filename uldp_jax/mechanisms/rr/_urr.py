@@ -106,12 +106,6 @@ class URR(_base.Mechanism):
 
         return sample
 
-    def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bincount(ys, self.d, weights)
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         _, c2, c3 = self.probs()
         sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))

@@ -14,3 +14,8 @@ from uldp_jax.mechanisms.transform._glutf import (
     glutf,
     raw,
 )
+from uldp_jax.mechanisms import rr as _rr
+from uldp_jax.mechanisms.core._registry import register
+
+register("GLUTF", lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
+register("glutf", lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))

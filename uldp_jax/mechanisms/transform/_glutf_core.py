@@ -273,9 +273,6 @@ class GLUTFMixin:
             return self.debias_variance_from_channel(p, n)
         return _base.affine_variance(self.support_affine(), p, n)
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``.
         """

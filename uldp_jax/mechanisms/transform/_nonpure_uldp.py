@@ -1,4 +1,4 @@
-r"""Non-pure GLUTF aggregation (003 eqs 30-31), checked against exact channels (tests/glutf/test_glutf_nonpure.py).
+r"""Non-pure GLUTF aggregation (003 eqs 30-31), checked against exact channels (tests/mechanisms/transform/test_nonpure_uldp.py).
 
 Eq 30 is unbiased (Theorem 7) for either choice of f (eq 9 or eq 10). Eq 31 is exact on ``X_N`` but drops a
 covariance on ``X_S``: the exact fixed-model variance exceeds it by ``nonpure_covariance_gap``.
@@ -40,7 +40,7 @@ def nonpure_estimate(stats: Any, n: Any, p_star: Any, q_star: Any, f: Any, z: An
 def nonpure_variance_eq31(ua: Any, c: Any, n: Any, f: Any, z: Any, sensitive_mask: Any) -> jax.Array:
     r"""003 eq 31 as published: :math:`UA + f^3(1-z)^2\theta/(ns^2(1-f))` on ``X_S``, :math:`c_x f/(n(1-f))` on ``X_N``.
 
-    ``ua`` is the variance of ``Agg(Y')``. Checked against exact channels (tests/glutf): the ``X_N`` part is
+    ``ua`` is the variance of ``Agg(Y')``. Checked against exact channels (tests/mechanisms/transform): the ``X_N`` part is
     exact (fixed model); the ``X_S`` part ignores the covariance of ``Agg(Y')`` and ``theta'`` (a user's report
     is either in ``Y'`` or ``x`` alone, never both), so the exact variance is larger by
     ``nonpure_covariance_gap``. 003 itself calls eq 31 approximate.

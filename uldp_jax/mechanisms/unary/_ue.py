@@ -129,11 +129,6 @@ class _UnaryMixin:
 
         return sample
 
-    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
-        if isinstance(ys, _compact.CompactBits):
-            return _compact.aggregate(ys, weights)
-        return _base.bit_sums(ys, weights)
-
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
@@ -146,9 +141,6 @@ class _UnaryMixin:
         """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
         keep, q = self.probs()
         return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return _base.Mechanism.sample_stats(self, key, xs, weights)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()

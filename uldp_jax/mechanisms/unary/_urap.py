@@ -95,11 +95,6 @@ class URAP(_base.Mechanism):
 
         return sample
 
-    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
-        if isinstance(ys, _compact.CompactBits):
-            return _compact.aggregate(ys, weights)
-        return _base.bit_sums(ys, weights)
-
     def product_likelihood(self) -> tuple[np.ndarray, bool]:
         """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
         return _base.sensitive_mask(self.d, self.sensitive), True

@@ -166,9 +166,6 @@ class Wheel(_base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         l = jnp.asarray(self.l)
         t = jnp.exp(-jnp.asarray(self.eps))

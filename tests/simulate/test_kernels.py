@@ -31,7 +31,7 @@ def test_data_dependent_while_loops_per_call(name):
 
 # Counts path (issue 26, item 5): data-dependent loops in the compiled exact count samplers (iid model, x64 as the
 # engine runs them). Every ``jax.random.binomial`` call site brings two (its inversion and its BTRS loop), so
-# these are 2 x the binomial call sites, plus SS's per-label window loop inside its label scan (executed d - 1
+# these are 2 x the binomial call sites, plus SS's per-item window loop inside its item scan (executed d
 # times a repetition). A regression guard: a new loop must be a deliberate change of these numbers.
 EXPECTED_COUNTS = {"GRR": 2, "OUE": 4, "SS": 7, "uSS": 11}
 COUNT_MECHS = {"GRR": ul.GRR(25, 1.0), "OUE": ul.OUE(25, 1.0), "SS": ul.SS(25, 1.0), "uSS": ul.USS(25, SENS, 1.0)}

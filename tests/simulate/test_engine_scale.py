@@ -25,7 +25,7 @@ def test_per_user_chunking_and_batching_do_not_change_results():
 
 
 P6 = np.array([0.3, 0.0, 0.25, 0.05, 0.1, 0.3])
-R = 600  # the shapes of tests/scale/test_fastpath.py: the counts kernels compile once per session
+R = 600  # the shapes of tests/simulate/test_counts_path.py: the counts kernels compile once per session
 
 
 def _counts(**kw):

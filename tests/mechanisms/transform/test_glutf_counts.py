@@ -2,7 +2,7 @@
 
 Exact first two moments of the aggregate statistic come from the exact channel: a report in channel column
 ``c`` adds the vector ``T[c]`` (its support, or 003 eq 30's statistic), so one user of item ``x`` has mean
-``Q[x] T`` and second moment ``T' diag(Q[x]) T``. Thresholds as in ``test_fastpath.py``: every comparison (sample
+``Q[x] T`` and second moment ``T' diag(Q[x]) T``. Thresholds as in ``tests/simulate/test_counts_path.py``: every comparison (sample
 means and covariances against the exact ones, fast against per-user) is one ``ul.testing.within_se`` check at the
 suite's per-check level. Fixed keys (shifted by ``--seed-shift`` when measuring false alarms).
 """
@@ -17,7 +17,8 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import fastpath
 
-_spec = importlib.util.spec_from_file_location("_fastpath_tests", Path(__file__).with_name("test_fastpath.py"))
+_COUNTS_PATH_TESTS = Path(__file__).parents[2] / "simulate" / "test_counts_path.py"
+_spec = importlib.util.spec_from_file_location("_fastpath_tests", _COUNTS_PATH_TESTS)
 _fastpath_tests = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fastpath_tests)
 check_moments = _fastpath_tests.check_moments  # shared budgeted checks (ul.testing.within_se)
@@ -91,7 +92,7 @@ def iid_moments(mech, p, n):
 @pytest.mark.parametrize("rule", ["pure", "non_pure"])
 def test_uss_iid_counts_exact(rule):
     """uSS (SS base with k = 2 of s = 4 sensitive items) in the iid model: sensitive and go users are two iid
-    populations of one label scan; a sensitive item with p = 0 still gets go users."""
+    populations of one item scan; a sensitive item with p = 0 still gets go users."""
     mech = ul.glutf(ul.SS(4, 1.0, k=2), 7, [0, 2, 3, 6], rule=rule)
     p = np.array([0.3, 0.1, 0.0, 0.25, 0.05, 0.2, 0.1])
     assert fastpath.has_count_path(mech, iid=True) and not fastpath.has_count_path(mech)

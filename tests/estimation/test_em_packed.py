@@ -1,0 +1,118 @@
+"""Bit-packed bit-vector reports (``PackedReports``, issue 21): one bit per report bit, the same EM answer as the
+dense and compact forms, a float64 (scipy) MLE in float32 mode, no compilation on a second call of one bucket,
+and simulate's report path on packed reports where support lists would be larger."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.optimize
+
+import uldp_jax as ul
+from uldp_jax.estimation import _em, _packed
+from uldp_jax.estimation._em_reports import em_reports, to_packed, to_support
+from uldp_jax.simulate import _reports
+
+_COMPILES = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, *_, **__: _COMPILES.append(event) if event == "/jax/core/compile/backend_compile_duration" else None)
+
+_MECHS = [ul.RAPPOR(20, 2.0), ul.URAP(20, tuple(range(0, 20, 3)), 2.0)]
+
+
+def _items(d, n, seed):
+    p = np.arange(1, d + 1, dtype=np.float64)
+    return jax.random.choice(jax.random.key(seed), d, (n,), p=jnp.asarray(p / p.sum())).astype(jnp.int32)
+
+
+def test_pack_bytes_round_trip():
+    bits = jax.random.bernoulli(jax.random.key(0), 0.4, (50, 21))
+    by = _packed.pack_bytes(bits)
+    assert by.dtype == jnp.uint8 and by.shape == (50, 3)  # one bit per report bit
+    np.testing.assert_array_equal(np.asarray(_packed.unpack_bytes(by, 21)), np.asarray(bits))
+
+
+@pytest.mark.parametrize("mech", _MECHS, ids=lambda m: type(m).__name__)
+def test_dense_compact_packed_same_answer(mech):
+    ys = ul.perturb(jax.random.key(1), mech, _items(mech.d, 3000, 2))
+    compact = ul.to_compact(ys)
+    from_dense, from_compact = to_packed(mech, ys), to_packed(mech, compact)
+    np.testing.assert_array_equal(np.asarray(from_dense.bytes), np.asarray(from_compact.bytes))
+    np.testing.assert_array_equal(np.asarray(from_dense.inverted), np.asarray(from_compact.inverted))
+    np.testing.assert_array_equal(np.asarray(from_dense.stats), np.asarray(from_compact.stats))
+    answers = {"dense": em_reports(mech, ys)[0], "packed": em_reports(mech, from_dense)[0],
+               "compact-packed": em_reports(mech, compact, layout="packed")[0],
+               "compact-rows": em_reports(mech, compact, layout="rows")[0],
+               "support-columns": em_reports(mech, to_support(mech, ys, layout="columns"))[0],
+               "dense-matvec": em_reports(mech, ys, chunk=256)[0]}
+    np.testing.assert_array_equal(np.asarray(answers["dense"]), np.asarray(answers["packed"]))
+    np.testing.assert_array_equal(np.asarray(answers["dense"]), np.asarray(answers["compact-packed"]))
+    for name, p in answers.items():
+        np.testing.assert_allclose(np.asarray(p), np.asarray(answers["dense"]), atol=1e-5, rtol=0, err_msg=name)
+
+
+def _scipy_mle(mech, ys):
+    """Float64 maximiser of the exact report likelihood (scipy SLSQP on the simplex, over the report patterns)."""
+    Q = np.asarray(ul.channel(mech).Q, np.float64)
+    code = np.asarray(ys).astype(np.int64) @ (1 << np.arange(mech.d))
+    c = np.bincount(code, minlength=Q.shape[1]).astype(np.float64)
+    Q, c = Q[:, c > 0], c[c > 0]
+
+    def nll(p):
+        return -float(c @ np.log(np.maximum(p @ Q, 1e-300))) / c.sum()
+
+    def grad(p):
+        return -(Q @ (c / np.maximum(p @ Q, 1e-300))) / c.sum()
+
+    d = mech.d
+    res = scipy.optimize.minimize(nll, np.full(d, 1.0 / d), jac=grad, method="SLSQP", bounds=[(0.0, 1.0)] * d,
+                                  constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1.0,
+                                                "jac": lambda p: np.ones_like(p)}],
+                                  options={"ftol": 1e-16, "maxiter": 2000})
+    return res.x, nll
+
+
+@pytest.mark.parametrize("mech", [ul.RAPPOR(6, 1.0), ul.URAP(6, (0, 2, 3), 1.0)], ids=lambda m: type(m).__name__)
+def test_packed_em_matches_scipy_mle(mech):
+    ys = ul.perturb(jax.random.key(8), mech, _items(6, 4000, 7))
+    p_hat = em_reports(mech, to_packed(mech, ys))[0]
+    assert p_hat.dtype == jnp.float32
+    want, nll = _scipy_mle(mech, ys)
+    p = np.asarray(p_hat, np.float64)
+    np.testing.assert_allclose(p, want, atol=1e-5, rtol=0)
+    assert nll(p / p.sum()) <= nll(want) + 1e-6
+
+
+def _compiles(fn):
+    before = len(_COMPILES)
+    jax.block_until_ready(fn())
+    return len(_COMPILES) - before
+
+
+@pytest.mark.parametrize("make", [lambda e: ul.RAPPOR(30, e), lambda e: ul.URAP(30, tuple(range(8)), e)],
+                         ids=["RAPPOR", "uRAP"])
+@pytest.mark.parametrize("form", ["dense", "packed", "compact-rows"])
+def test_second_call_same_bucket_compiles_nothing(make, form):
+    """Other data, another n in the same bucket and another eps: nothing compiles."""
+    def reports(key, eps, n):
+        ys = ul.perturb(key, make(eps), jnp.arange(n, dtype=jnp.int32) % 7)
+        if form == "packed":
+            return to_packed(make(eps), ys)
+        return ul.to_compact(ys, width=12) if form == "compact-rows" else ys
+
+    opts = {"layout": "rows"} if form == "compact-rows" else {}
+    _em.em(make(1.0), reports(jax.random.key(0), 1.0, 3000), **opts)  # warm up
+    ys2 = reports(jax.random.key(1), 1.3, 2900)
+    assert _compiles(lambda: _em.em(make(1.3), ys2, **opts)) == 0
+
+
+def test_simulate_packs_dense_reports():
+    """simulate's report path packs RAPPOR's reports where support lists would be larger (small eps): memory
+    d / 8 bytes per report, the stats unchanged."""
+    mech = ul.RAPPOR(64, 0.5)
+    assert _reports._prefers_packed(mech) and not _reports._prefers_packed(ul.RAPPOR(64, 8.0))
+    xs = _items(64, 2000, 3)
+    res = ul.simulate(jax.random.key(2), mech, xs=xs, reps=2, methods=("em", "emp"))
+    est = np.asarray(res.estimates["em"])
+    assert est.shape == (2, 64) and np.all(np.isfinite(est))
+    np.testing.assert_allclose(est.sum(axis=1), 1.0, atol=1e-5)

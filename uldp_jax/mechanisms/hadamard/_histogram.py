@@ -1,0 +1,29 @@
+"""What the Hadamard family shares: item reports over Hadamard cells, sampled at count level by multinomials.
+
+HR, HighLowHR, BlockHR and HadamardResponse report one cell of a (block-)Hadamard code. Their exact count
+samplers are the same for all four: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` (fixed model) or
+one ``Multinomial(n, p Q)`` (iid model), with ``Q``'s rows and ``p Q`` from the mechanism's own fast
+Walsh-Hadamard ``channel_matvec`` (``mechanisms.core._counts``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uldp_jax.mechanisms.core import _counts
+
+
+class HadamardCounts:
+    """Mixin for the Hadamard family's count-level members (put it before ``Mechanism`` in the bases)."""
+
+    def count_draws(self, iid: bool) -> float:
+        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
+        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
+
+    def count_sampler(self) -> Any:
+        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
+        return lambda key, counts: _counts.histogram_counts(key, self, counts)
+
+    def iid_count_sampler(self) -> Any:
+        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transforms)."""
+        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
