@@ -47,8 +47,8 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     if xs.ndim == 1 and mech.prefers_compact():  # compact: at most d / 8 ones expected per report
         return mech.perturb_compact(key, xs, *args)
     check_report_size(mech, mech.perturb_batch, key, xs, *args)
-    if _is_traced((key, mech, xs, args)):  # inside the caller's jit/vmap/grad: trace straight through
-        return mech.perturb_batch(key, xs, *args)
+    if args or _is_traced((key, mech, xs)):  # extra per-user inputs (PUM's personal items: checked when concrete,
+        return mech.perturb_batch(key, xs, *args)  # inside perturb_batch), or the caller's jit/vmap/grad
     return _perturb_batch_jit(key, mech, xs, *args)
 
 
