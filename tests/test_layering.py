@@ -251,7 +251,7 @@ def test_required_members_are_declared_on_the_base():
     """Every member ``Mechanism.__init_subclass__`` requires is declared on the base (a field annotation or an
     attribute), so the base class reads as the protocol."""
     from_base = set(ul.Mechanism.__annotations__) | set(vars(ul.Mechanism))
-    from uldp_jax.mechanisms.core._base import REQUIRED
+    from uldp_jax.mechanisms.core._protocol import REQUIRED
     assert [name for name in REQUIRED if name not in from_base] == []
 
 

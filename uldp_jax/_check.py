@@ -30,7 +30,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -142,7 +142,7 @@ def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
     if mech.report_kind == "item" and k == m:
         return np.eye(m)
     if mech.report_kind == "bits" and 2**k == m:
-        return _base.bits_table(k).astype(np.float64)
+        return _reports.bits_table(k).astype(np.float64)
     S = mech.channel_support()
     if S is not None and np.shape(S) == (m, k):
         return np.asarray(S, np.float64)

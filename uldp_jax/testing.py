@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core._base import Mechanism, static_field
+from uldp_jax.mechanisms.core._base import Mechanism
+from uldp_jax.mechanisms.core._pytree import static_field
 from uldp_jax.privacy import _channel
 
 

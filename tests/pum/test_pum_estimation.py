@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _reports
 
 D, SENS = 6, (0,)
 XS = np.array([1, 2, 3, 4, 5, 2, 3, 0, 5, 5, 1, 4], np.int32)
@@ -35,7 +35,7 @@ def test_case_iii_is_exactly_unbiased(base):
         Q, _ = mech.channel_matrix()
         out = tr.r @ Q * tr.n  # expected output histogram of the n reports
         if base == "urap":  # expected per-bit support counts
-            out = out @ _base.bits_table(D + 2).astype(np.float64)
+            out = out @ _reports.bits_table(D + 2).astype(np.float64)
         r_hat = ul.estimation.empirical(mech.cmn, jnp.asarray(out), tr.n)
         np.testing.assert_allclose(r_hat, tr.r, atol=1e-12)
         est = ul.pum.combine(mech, r_hat, tr.pi)

@@ -23,13 +23,13 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core import _base, _compact
+from uldp_jax.mechanisms.core import _compact, _pytree
 
 PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
 HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
 
 
-@_base.pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
+@_pytree.pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
 @dataclasses.dataclass(frozen=True)
 class PackedReports:
     """Bit-vector reports bit-packed over the product-part items (module docstring).

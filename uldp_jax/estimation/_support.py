@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _sizing, _validate
-from uldp_jax.mechanisms.core import _base, _compact
+from uldp_jax.mechanisms.core import _compact, _pytree
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
 MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
@@ -31,7 +31,7 @@ AUTO_COLUMNS_ENTRIES = 2**22  # layout="auto" builds the column layout from this
 HOST_ROWS = 4096  # rows per slice of the host-side packing loops (bounds their int64 temporaries)
 
 
-@_base.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
+@_pytree.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
                         meta_fields=("chunk", "block_rows"))
 @dataclasses.dataclass(frozen=True)
 class SupportReports:

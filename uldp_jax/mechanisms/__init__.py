@@ -3,7 +3,9 @@
 ``core/`` holds the protocol and shared helpers; each other subpackage is one family.
 """
 
-from uldp_jax.mechanisms.core._base import Mechanism, PrivacySpec, pytree_dataclass, replace, static_field
+from uldp_jax.mechanisms.core._base import Mechanism
+from uldp_jax.mechanisms.core._pytree import pytree_dataclass, replace, static_field
+from uldp_jax.mechanisms.core._spec import PrivacySpec
 from uldp_jax.mechanisms.core._registry import examples
 from uldp_jax.mechanisms.binary import BinaryCA, Mangat, Warner
 from uldp_jax.mechanisms.hadamard import HR, BlockHR, HadamardResponse, HighLowHR

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _reports, _spec
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
@@ -110,7 +110,7 @@ def check_privacy_matrix(E: Any, d: int, name: str = "E") -> np.ndarray:
 
 def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
     """Checks a mechanism's claimed guarantee against its channel (``d`` rows, ``protected`` mask)."""
-    if not isinstance(spec, _base.PrivacySpec):
+    if not isinstance(spec, _spec.PrivacySpec):
         raise ValueError(f"{name}.privacy_spec() returned {type(spec).__name__}, expected a PrivacySpec.")
     if spec.kind not in _KINDS:
         raise ValueError(f"{name}.privacy_spec() has kind={spec.kind!r}, expected one of {_KINDS}.")
@@ -126,7 +126,7 @@ def check_spec(spec: Any, d: int, protected: np.ndarray, name: str) -> None:
     check_spec_consistent(spec, d, name)
 
 
-def check_spec_consistent(spec: _base.PrivacySpec, d: int, name: str) -> None:
+def check_spec_consistent(spec: _spec.PrivacySpec, d: int, name: str) -> None:
     """The claim must mean what its kind says, so that the verdict holds against the nominal eps.
 
     Every kind: ``eps`` lies within the finite off-diagonal entries of ``E`` (E-LDP kinds name the largest or,
@@ -203,7 +203,7 @@ def check_audit_work(mech: Any) -> None:
     _channel.check_size(mech)  # the channel's own size guard speaks first
     d = int(mech.num_inputs)
     if d * d * cols > MAX_AUDIT_WORK:
-        raise ValueError(f"audit of {type(mech).__name__}: {d} x {d} x {_base.size_text(cols)} log-ratios, more "
+        raise ValueError(f"audit of {type(mech).__name__}: {d} x {d} x {_reports.size_text(cols)} log-ratios, more "
                          f"than {MAX_AUDIT_WORK} (2^33); audit the mechanism at a smaller domain (its guarantee's "
                          "form does not depend on d) or rely on its privacy_spec().")
 
@@ -240,12 +240,12 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
         _validate.check_grid(mech)
     if isinstance(mech, _base.Mechanism) and mech.batch_shape:
         return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
-                                                                           _base.unbatch(mech))], mech.batch_shape)
+                                                                           _reports.unbatch(mech))], mech.batch_shape)
     check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q
     d = Q.shape[0]
-    _base.check_channel_size(f"audit of {type(mech).__name__}: the [d, d] ratio matrix", d, d)
+    _reports.check_channel_size(f"audit of {type(mech).__name__}: the [d, d] ratio matrix", d, d)
     spec = mech.privacy_spec()
     check_spec(spec, d, ch.protected, type(mech).__name__)
     if E is not None:

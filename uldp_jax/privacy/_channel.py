@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _reports
 from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
@@ -59,7 +59,7 @@ def check_size(mech: Any) -> None:
     size themselves in ``channel_matrix`` before allocating.
     """
     cols = expected_columns(mech)
-    _base.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
+    _reports.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
 
 
 def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") -> Channel:
@@ -119,9 +119,9 @@ def channel(mech: Mechanism) -> Channel:
         total = int(np.prod(shape)) * int(mech.num_inputs) * (2 if cols is None else cols)
         if total > MAX_GRID_ENTRIES:
             raise ValueError(f"channel of a grid of {int(np.prod(shape))} {type(mech).__name__}(d={mech.d}): "
-                             f"{_base.size_text(total)} float64 entries in all, more than {MAX_GRID_ENTRIES} (2^26); "
+                             f"{_reports.size_text(total)} float64 entries in all, more than {MAX_GRID_ENTRIES} (2^26); "
                              "take the channel of fewer grid points at a time (jax.tree.map(lambda v: v[i], mech)).")
-        chans = [channel(m) for m in _base.unbatch(mech)]
+        chans = [channel(m) for m in _reports.unbatch(mech)]
         return Channel(np.stack([c.Q for c in chans]).reshape(shape + chans[0].Q.shape),
                        np.stack([c.protected for c in chans]).reshape(shape + chans[0].protected.shape))
     check_size(mech)

@@ -12,7 +12,7 @@ import numpy as np
 from uldp_jax import _api
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _spec
 from uldp_jax.mechanisms.pum import _pum
 
 
@@ -104,7 +104,7 @@ def combine(mech: _pum.PUM, r_hat: jax.Array, prior: Any = None) -> PUMEstimate:
     d, K = mech.d, mech.num_tags
     r_hat = jnp.asarray(r_hat)
     rx, rb = r_hat[..., :d], r_hat[..., d:]
-    nonsens = jnp.asarray(~_base.sensitive_mask(d, mech.sensitive))
+    nonsens = jnp.asarray(~_spec.sensitive_mask(d, mech.sensitive))
     w = jnp.where(nonsens, jnp.maximum(rx, 0.0), 0.0)
     tot = jnp.sum(w, axis=-1, keepdims=True)
     uniform = nonsens / jnp.sum(nonsens)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _spec
 from uldp_jax.mechanisms.core._family import Family  # noqa: F401  (re-exported)
 
 
@@ -43,7 +43,7 @@ def sizes(mech: Any, fam: Family) -> tuple[int, np.ndarray]:
     """``(s, sensitive mask bool[d])``: ``s = d`` and an all-True mask for LDP families."""
     if fam.ldp:
         return int(mech.d), np.ones(mech.d, dtype=bool)
-    return len(mech.sensitive), _base.sensitive_mask(mech.d, mech.sensitive)
+    return len(mech.sensitive), _spec.sensitive_mask(mech.d, mech.sensitive)
 
 
 def param_value(mech: Any, fam: Family) -> Any:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _reports
 
 
 def grid_shape(mech: Any) -> tuple[int, ...]:
@@ -48,7 +48,7 @@ def per_point(fn: Callable[..., Any], mech: Any, *args: Any, stack: Callable = j
     shape = grid_shape(mech)
     _validate.check_grid(mech)
     outs = []
-    for index, point in zip(np.ndindex(*shape), _base.unbatch(mech)):
+    for index, point in zip(np.ndindex(*shape), _reports.unbatch(mech)):
         outs.append(fn(point, *(_pick(a, shape, index) for a in args), **kwargs))
     if isinstance(outs[0], tuple):
         return tuple(None if outs[0][k] is None else _stack(stack, [o[k] for o in outs], shape)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _protocol
 
 
 def _table_members() -> list[str]:
@@ -25,9 +25,9 @@ def test_public_members_match_the_documented_table():
 
 
 def test_required_members_are_declared_on_the_base():
-    for name in _base.REQUIRED:
+    for name in _protocol.REQUIRED:
         assert name in ul.Mechanism.__annotations__ or name in vars(ul.Mechanism), name
-    assert set(_base.REQUIRED) <= set(_table_members())
+    assert set(_protocol.REQUIRED) <= set(_table_members())
 
 
 def _keep_body(**drop):
@@ -50,7 +50,7 @@ def test_a_complete_subclass_is_accepted():
     assert m.d == 3 and m.num_outputs == 3
 
 
-@pytest.mark.parametrize("name", sorted(_base.REQUIRED))
+@pytest.mark.parametrize("name", sorted(_protocol.REQUIRED))
 def test_a_missing_required_member_is_refused_with_what_to_write(name):
     with pytest.raises(TypeError, match=rf"Keep subclasses ul.Mechanism but does not define {name}\. Write {name}: "):
         type("Keep", (ul.Mechanism,), _keep_body(**{name: True}))

@@ -50,7 +50,7 @@ def test_channels_audit_tight_and_pure(eps):
         if exact_q:  # exactly pure; finite "hash" families are pure only approximately
             np.testing.assert_allclose(off, q, rtol=1e-12)
         # closed-form share (used by GLUTF's z) equals the channel's worst share
-        from uldp_jax.mechanisms.transform._glutf import share_from_channel
+        from uldp_jax.mechanisms.transform._glutf_channel import share_from_channel
         if exact_q or isinstance(mech, ul.Wheel):
             np.testing.assert_allclose(share_from_channel(mech), float(mech.glutf_share()), rtol=1e-6)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.transform._glutf import share_from_channel
+from uldp_jax.mechanisms.transform._glutf_channel import share_from_channel
 from uldp_jax.mechanisms.core import _pure_uldp as th
 
 EPS = (0.1, 0.5, 1.0, 2.0, 5.0)

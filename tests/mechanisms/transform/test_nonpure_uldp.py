@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.transform._glutf import base_support
+from uldp_jax.mechanisms.transform._glutf_channel import base_support
 from uldp_jax.mechanisms.transform import _nonpure_uldp as npth
 from uldp_jax.mechanisms.core import _pure_uldp as th
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts
+from uldp_jax.mechanisms.core import _base, _counts, _spec
 
 
 def _binary_q(eps12, eps21, xp):
@@ -108,10 +108,10 @@ class BinaryCA(_base.Mechanism):
         q00, q01, q10, q11, _ = _binary_q(np.float64(e12), np.float64(e21), np)
         return np.array([[q00, q01], [q10, q11]], dtype=np.float64), np.ones(2, dtype=bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
+    def privacy_spec(self) -> _spec.PrivacySpec:
         e12 = float(np.asarray(self.eps12, np.float64))
         e21 = float(np.asarray(self.eps21, np.float64))
-        return _base.PrivacySpec("eldp", np.array([[0.0, e12], [e21, 0.0]]), min(e12, e21), None)
+        return _spec.PrivacySpec("eldp", np.array([[0.0, e12], [e21, 0.0]]), min(e12, e21), None)
 
     def comm_bits(self) -> float:
         return 1.0

@@ -1,6 +1,6 @@
 """Validation of mechanisms and of ``jax.vmap``-built grids of them (``Mechanism.validate_grid``).
 
-A grid is built by JAX without ``__init__`` (``_base._register``'s unflatten), so none of its points ever ran
+A grid is built by JAX without ``__init__`` (``_pytree._register``'s unflatten), so none of its points ever ran
 the constructor's checks; ``eps = -1, 0, 1e-9, 150, inf, NaN`` inside a grid would otherwise reach samplers,
 audits and closed forms. ``validate_grid`` checks every point, naming the argument and the grid index.
 """

@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms.core import _base, _compact
+from uldp_jax.mechanisms.core import _compact, _pytree
 
 
 def report_support(base: Any, ys: Any) -> jax.Array:
@@ -35,7 +35,7 @@ def report_support(base: Any, ys: Any) -> jax.Array:
     return jnp.asarray(ys)[:, None] == jnp.arange(base.d)
 
 
-@_base.pytree_dataclass(data_fields=("bits", "items", "low", "high", "other", "weight", "inverted"),
+@_pytree.pytree_dataclass(data_fields=("bits", "items", "low", "high", "other", "weight", "inverted"),
                         meta_fields=())
 @dataclasses.dataclass(frozen=True)
 class SupportRatio:

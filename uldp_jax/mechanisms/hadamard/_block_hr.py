@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 from uldp_jax.mechanisms.hadamard._partition import check_partition
@@ -86,7 +86,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §6.1, C.3.
     """
 
-    blocks: Any = _base.static_field()
+    blocks: Any = _pytree.static_field()
     eps: Any
 
     report_kind = "item"
@@ -186,8 +186,8 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         return jnp.concatenate(parts, axis=-1)[..., jnp.asarray(tb.inv)]
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, d, M = _base.eps_value(self.eps), self.d, self.num_outputs
-        _base.check_channel_size("BlockHR", d, M)
+        eps, d, M = _spec.eps_value(self.eps), self.d, self.num_outputs
+        _reports.check_channel_size("BlockHR", d, M)
         tb = _tables(self.blocks)
         Q = np.zeros((d, M))
         for j, b in enumerate(self.blocks):
@@ -197,9 +197,9 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
             Q[np.asarray(b)[:, None], off + np.arange(K)[None, :]] = np.where(H > 0, plus, minus)
         return Q, np.ones(M, dtype=bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        eps = _base.eps_value(self.eps)
-        return _base.PrivacySpec("bsldp", _matrices.bsldp_matrix(self.blocks, eps), eps, None)
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        eps = _spec.eps_value(self.eps)
+        return _spec.PrivacySpec("bsldp", _matrices.bsldp_matrix(self.blocks, eps), eps, None)
 
 
     closed_form_family = _family.Family("BlockHR", None, None, None, ldp=True,

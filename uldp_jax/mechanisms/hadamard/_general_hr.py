@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _general_forms as _forms
 
 
@@ -50,9 +50,9 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
       communication", AISTATS 2019.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
-    num_blocks: Any = _base.static_field(default=None)
+    num_blocks: Any = _pytree.static_field(default=None)
 
     report_kind = "item"
 
@@ -153,8 +153,8 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
         return jnp.sum(w, -1, keepdims=True) * t_term + u_term * own
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, d, B, b = _base.eps_value(self.eps), self.d, self.num_blocks, self.b
-        _base.check_channel_size("HadamardResponse", d, B * b)
+        eps, d, B, b = _spec.eps_value(self.eps), self.d, self.num_blocks, self.b
+        _reports.check_channel_size("HadamardResponse", d, B * b)
         block, row, _ = _forms.layout(d, B)
         t = np.exp(-eps)
         den = b * (1.0 + (2.0 * B - 1.0) * t)
@@ -163,8 +163,8 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
         Q[np.arange(d), block, :] = np.where(H > 0, 2.0 / den, 2.0 * t / den)
         return Q.reshape(d, B * b), np.ones(B * b, dtype=bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
     closed_form_family = _family.Family("HadamardResponse", None, None, None, ldp=True,
                                         item_nvar=lambda m, p: _forms.item_nvar(m.eps, p, m.num_blocks))

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -22,7 +22,7 @@ def _tables(d: int, sensitive: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray,
     ``row``: Hadamard row (rank in ``A`` + 1) of a sensitive item; ``out``: report ``S + rank in B`` of a
     non-sensitive item; ``pos``: the item's index in ``concat(sensitive estimates, non-sensitive estimates)``.
     """
-    sens = _base.sensitive_mask(d, sensitive)
+    sens = _spec.sensitive_mask(d, sensitive)
     s = len(sensitive)
     S = _hadamard.hadamard_size(s, "len(sensitive)")
     rank_a = np.cumsum(sens) - 1
@@ -37,7 +37,7 @@ class _SpecView(_base.Mechanism):
     """A mechanism seen under another guarantee: same channel and sampler, another ``privacy_spec``."""
 
     mech: Any
-    spec: _base.PrivacySpec = _base.static_field()
+    spec: _spec.PrivacySpec = _pytree.static_field()
 
     @property
     def d(self) -> int:
@@ -57,7 +57,7 @@ class _SpecView(_base.Mechanism):
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         return self.mech.channel_matrix()
 
-    def privacy_spec(self) -> _base.PrivacySpec:
+    def privacy_spec(self) -> _spec.PrivacySpec:
         return self.spec
 
 
@@ -89,8 +89,8 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §5.1, App. C.1.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
 
     report_kind = "item"
@@ -184,8 +184,8 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
         return jnp.concatenate([est_a, est_b], axis=-1)[..., pos]
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, d, S = _base.eps_value(self.eps), self.d, self.S
-        _base.check_channel_size("HighLowHR", d, self.num_outputs)
+        eps, d, S = _spec.eps_value(self.eps), self.d, self.S
+        _reports.check_channel_size("HighLowHR", d, self.num_outputs)
         sens, row, out, _ = _tables(d, self.sensitive)
         plus, minus = hr_cells64(S, eps)
         Q = np.zeros((d, self.num_outputs))
@@ -197,18 +197,18 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
         protected[:S] = True
         return Q, protected
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        eps = _base.eps_value(self.eps)
-        return _base.PrivacySpec("hlldp", _matrices.hlldp_matrix(self.d, self.sensitive, eps), eps, None)
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        eps = _spec.eps_value(self.eps)
+        return _spec.PrivacySpec("hlldp", _matrices.hlldp_matrix(self.d, self.sensitive, eps), eps, None)
 
 
     closed_form_family = _family.Family(
         "HighLowHR", None, None, None, ldp=False,
         item_nvar=lambda m, p: _hr_forms.highlow_hr_item_nvar(m.eps, p, m.sensitive))
 
-    def uldp_spec(self) -> _base.PrivacySpec:
+    def uldp_spec(self) -> _spec.PrivacySpec:
         """The (A, [S], eps)-ULDP guarantee (docs/errata.md#004-eq-13-the-hadamard-row): protected outputs ``[0, S)``, invertible from ``B``."""
-        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+        return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.eps))
 
     def uldp_view(self) -> _SpecView:
         """This mechanism with ``uldp_spec`` as its claimed guarantee, for ``ul.audit``."""

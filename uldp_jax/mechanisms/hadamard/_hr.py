@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
@@ -53,7 +53,7 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
       Acharya, Sun, Zhang, "Hadamard response", AISTATS 2019; Acharya et al., context-aware LDP (seed 004) §2, §7.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
 
     report_kind = "item"
@@ -113,14 +113,14 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         return (jnp.sum(w, -1, keepdims=True) + hr_gap(self.eps) * W[..., 1 : self.d + 1]) / self.K
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, K = _base.eps_value(self.eps), self.K
-        _base.check_channel_size("HR", self.d, K)
+        eps, K = _spec.eps_value(self.eps), self.K
+        _reports.check_channel_size("HR", self.d, K)
         plus, minus = hr_cells64(K, eps)
         H = _hadamard.hadamard_matrix(K, rows=np.arange(1, self.d + 1))
         return np.where(H > 0, plus, minus), np.ones(K, dtype=bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
     closed_form_family = _family.Family("HR", None, None, None, ldp=True,

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood
+from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -66,11 +66,11 @@ class OLH(_base.Mechanism):
       Wang, Blocki, Li, Jha (USENIX Security 2017) §4.4; He et al. (GLUTF) §5.3.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
-    g: Any = _base.static_field(default=None)
-    family: str = _base.static_field(default="hash")
-    num_hashes: Any = _base.static_field(default=None)
+    g: Any = _pytree.static_field(default=None)
+    family: str = _pytree.static_field(default="hash")
+    num_hashes: Any = _pytree.static_field(default=None)
 
     report_kind = "hash"
 
@@ -102,7 +102,7 @@ class OLH(_base.Mechanism):
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
         with _th.x64():
-            p, q = _th.lh_probs(_base.eps_value(self.eps), self.g)
+            p, q = _th.lh_probs(_spec.eps_value(self.eps), self.g)
             return float(p), float(q), float("nan")
 
     def glutf_share(self) -> jax.Array:
@@ -133,7 +133,7 @@ class OLH(_base.Mechanism):
         return h == ys.value[..., None].astype(jnp.uint32)
 
     def aggregate(self, ys: HashReport, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bit_sums(self.support(ys), weights)
+        return _reports.bit_sums(self.support(ys), weights)
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
@@ -149,7 +149,7 @@ class OLH(_base.Mechanism):
             raise ValueError(
                 f"OLH: the exact channel enumerates the hash family; it has {self.family_size} functions, more "
                 f"than {_hashing.MAX_CHANNEL_HASHES}. Use family='full' on a small domain or a small num_hashes.")
-        _base.check_channel_size("OLH", self.d, self.num_hashes * self.g)
+        _reports.check_channel_size("OLH", self.d, self.num_hashes * self.g)
         return np.arange(self.num_hashes, dtype=np.uint32)
 
     def channel_support(self) -> np.ndarray:
@@ -160,7 +160,7 @@ class OLH(_base.Mechanism):
         return sup.reshape(-1, self.d)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps = _base.eps_value(self.eps)
+        eps = _spec.eps_value(self.eps)
         t = np.exp(-eps)
         keep, other = 1.0 / (1.0 + (self.g - 1) * t), t / (1.0 + (self.g - 1) * t)
         sup = self.channel_support()  # [F g, d]
@@ -170,8 +170,8 @@ class OLH(_base.Mechanism):
     def report_index(self, ys: HashReport) -> np.ndarray:
         return np.asarray(ys.seed).astype(np.int64) * self.g + np.asarray(ys.value).astype(np.int64)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
     closed_form_family = _family.Family(
         "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
@@ -188,7 +188,7 @@ class OLH(_base.Mechanism):
 
     def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
         """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""
-        return _base.replace(self, g=value, num_hashes=None if self.family == "full" else self.num_hashes)
+        return _pytree.replace(self, g=value, num_hashes=None if self.family == "full" else self.num_hashes)
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""

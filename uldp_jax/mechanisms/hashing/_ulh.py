@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.hashing import _olh
 from uldp_jax.mechanisms.hashing._olh import OLH
@@ -37,14 +37,14 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.3; docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp (corrected z and g*).
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
-    g: Any = _base.static_field(default=None)
-    theta_n: Any = _base.static_field(default=0.0)
-    z_rule: str = _base.static_field(default="max")
-    family: str = _base.static_field(default="hash")
-    num_hashes: Any = _base.static_field(default=None)
+    g: Any = _pytree.static_field(default=None)
+    theta_n: Any = _pytree.static_field(default=0.0)
+    z_rule: str = _pytree.static_field(default="max")
+    family: str = _pytree.static_field(default="hash")
+    num_hashes: Any = _pytree.static_field(default=None)
 
     closed_form_family = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
                                         domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g)
@@ -54,7 +54,7 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
         changes = {"g": value, "num_hashes": None if self.family == "full" else self.num_hashes}
         if theta_n is not None:
             changes["theta_n"] = theta_n
-        return _base.replace(self, **changes)
+        return _pytree.replace(self, **changes)
 
     rule = "pure"
 

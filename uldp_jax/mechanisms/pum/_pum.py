@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _pytree, _spec
 from uldp_jax.mechanisms.rr import URR
 from uldp_jax.mechanisms.unary import URAP
 
@@ -85,9 +85,9 @@ class PUM(_base.Mechanism):
       Murakami & Kawamoto (USENIX Security 2019), §5.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
-    num_tags: int = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
+    num_tags: int = _pytree.static_field()
     cmn: Any
 
     def __init__(self, d: Any, sensitive: Any, num_tags: Any, eps: Any = None, base: Any = "urr"):
@@ -219,7 +219,7 @@ class PUM(_base.Mechanism):
         """``Q_cmn`` over ``Z`` (rows ``0..d-1`` items, ``d..d+K-1`` bots) with its protected mask."""
         return self.cmn.channel_matrix()
 
-    def privacy_spec(self) -> _base.PrivacySpec:
+    def privacy_spec(self) -> _spec.PrivacySpec:
         """The common mechanism's guarantee over ``Z``: (Z_S, Y_P, eps)-ULDP."""
         return self.cmn.privacy_spec()
 
@@ -300,9 +300,9 @@ class PUMUser(_base.Mechanism):
                                                                       (self.d,) + tuple(self.personal.shape)))
         return np.asarray(Q, np.float64)[z], np.asarray(protected, bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
+    def privacy_spec(self) -> _spec.PrivacySpec:
         spec = self.pum.cmn.privacy_spec()
         if spec.invertible_inputs is None:  # an LDP Q_cmn: nothing is invertible, every row eps-close: LDP
-            return _base.PrivacySpec.ldp(self.d, spec.eps)
-        return _base.uldp_spec(self.d, self.sensitive, spec.eps)
+            return _spec.PrivacySpec.ldp(self.d, spec.eps)
+        return _spec.uldp_spec(self.d, self.sensitive, spec.eps)
 

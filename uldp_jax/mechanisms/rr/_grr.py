@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _likelihood, _uniform
+from uldp_jax.mechanisms.core import _base, _counts, _likelihood, _uniform, _pytree, _spec
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _pure_uldp as _th
@@ -31,7 +31,7 @@ class GRR(_base.Mechanism):
       Kairouz, Bonawitz, Ramage (2016); Murakami & Kawamoto (USENIX Security 2019), eq (2).
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
 
     report_kind = "item"
@@ -56,7 +56,7 @@ class GRR(_base.Mechanism):
 
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports itself; no ``z*`` in LDP)."""
-        t = np.exp(-_base.eps_value(self.eps))
+        t = np.exp(-_spec.eps_value(self.eps))
         return float(1.0 / (1.0 + (self.d - 1) * t)), float(t / (1.0 + (self.d - 1) * t)), float("nan")
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
@@ -115,15 +115,15 @@ class GRR(_base.Mechanism):
         return self.channel_matvec(v)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps = _base.eps_value(self.eps)
+        eps = _spec.eps_value(self.eps)
         t = np.exp(-eps)
         keep, other = 1.0 / (1.0 + (self.d - 1) * t), t / (1.0 + (self.d - 1) * t)
         Q = np.full((self.d, self.d), other)
         np.fill_diagonal(Q, keep)
         return Q, np.ones(self.d, dtype=bool)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
     closed_form_family = _family.Family("GRR", None, lambda e, s, th, _: _nmse.grr_nmse(e, s), _family.urr_probs,

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _uniform, _family, _nmse
+from uldp_jax.mechanisms.core import _base, _counts, _uniform, _family, _nmse, _pytree, _spec
 
 
 TABLE_MAX_D = 2**20  # perturb looks ranks up in an O(d) table up to this d, by binary search in X_S above it
@@ -31,8 +31,8 @@ class URR(_base.Mechanism):
       eps: privacy budget (leaf).
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
 
     report_kind = "item"
@@ -91,7 +91,7 @@ class URR(_base.Mechanism):
 
         def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
             a, _ = self.support_affine()
-            sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), counts.dtype)
+            sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), counts.dtype)
             return _counts.keep_or_common(key, counts, jnp.asarray(a, counts.dtype), sens)
 
         return sample
@@ -101,14 +101,14 @@ class URR(_base.Mechanism):
 
         def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             a, _ = self.support_affine()
-            sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), p.dtype)
+            sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), p.dtype)
             return _counts.keep_or_common_iid(key, n, p, jnp.asarray(a, p.dtype), sens)
 
         return sample
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         _, c2, c3 = self.probs()
-        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         # c1 - c2 = c3: every item's support probability has slope c3; sensitive items add the offset c2.
         return jnp.full((self.d,), c3), jnp.where(sens, c2, 0.0)
 
@@ -116,7 +116,7 @@ class URR(_base.Mechanism):
         """``Q = diag(dg) + c2 1 sens^T``: (dg float[d], c2, sens float[d])."""
         a, _ = self.support_affine()  # c1 - c2 on X_S, c3 on X_N
         _, c2, _ = self.probs()
-        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive), a.dtype)
+        sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), a.dtype)
         return a, c2, sens
 
     def channel_ops(self) -> tuple[Any, Any]:
@@ -134,18 +134,18 @@ class URR(_base.Mechanism):
         return dg * v + c2 * jnp.sum(sens * v, axis=-1, keepdims=True)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, s, d = _base.eps_value(self.eps), self.s, self.d
+        eps, s, d = _spec.eps_value(self.eps), self.s, self.d
         t = np.exp(-eps)
         denom = 1.0 + (s - 1) * t
         c1, c2, c3 = 1.0 / denom, t / denom, -np.expm1(-eps) / denom
-        sens = _base.sensitive_mask(d, self.sensitive)
+        sens = _spec.sensitive_mask(d, self.sensitive)
         Q = np.zeros((d, d))
         Q[:, sens] = c2
         Q[np.arange(d), np.arange(d)] = np.where(sens, c1, c3)
         return Q, sens.copy()
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.eps))
 
     closed_form_family = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
                                         _family.urr_probs, ldp=False)

@@ -12,6 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _base, _likelihood, _pure_uldp as _th, _family, _nmse, _optima
+from uldp_jax.mechanisms.core import _pytree, _reports, _spec
 from uldp_jax.mechanisms.subset import _ksubset, _ss_counts
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
@@ -45,9 +46,9 @@ class SS(_base.Mechanism):
       Wang et al. (2016) arXiv:1607.08025; Ye & Barg (IEEE T-IT 2018); He et al. (GLUTF) §5.1.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
-    k: Any = _base.static_field(default=None)
+    k: Any = _pytree.static_field(default=None)
 
     report_kind = "bits"
 
@@ -76,7 +77,7 @@ class SS(_base.Mechanism):
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (an LDP mechanism has no non-sensitive items, so no ``z*``)."""
         with _th.x64():
-            p, q = _th.ss_probs(self.d, _base.eps_value(self.eps), self.k)
+            p, q = _th.ss_probs(self.d, _spec.eps_value(self.eps), self.k)
             return float(p), float(q), float("nan")
 
     def glutf_share(self) -> jax.Array:
@@ -135,7 +136,7 @@ class SS(_base.Mechanism):
     def _subsets(self) -> np.ndarray:
         if self.d > MAX_SS_CHANNEL_D:
             raise ValueError(f"SS: exact channels need d <= {MAX_SS_CHANNEL_D}, got d={self.d}.")
-        _base.check_channel_size("SS", self.d, math.comb(self.d, self.k))
+        _reports.check_channel_size("SS", self.d, math.comb(self.d, self.k))
         combos = np.array(list(itertools.combinations(range(self.d), self.k)), dtype=np.int64)
         bits = np.zeros((combos.shape[0], self.d), dtype=bool)
         bits[np.arange(combos.shape[0])[:, None], combos] = True
@@ -146,7 +147,7 @@ class SS(_base.Mechanism):
         return self._subsets()
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps, d, k = _base.eps_value(self.eps), self.d, self.k
+        eps, d, k = _spec.eps_value(self.eps), self.d, self.k
         bits = self._subsets()
         t = np.exp(-eps)
         norm = math.comb(d - 1, k - 1) + math.comb(d - 1, k) * t
@@ -164,8 +165,8 @@ class SS(_base.Mechanism):
             raise ValueError(f"Expected reports with exactly k={self.k} items set.")
         return idx
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
     closed_form_family = _family.Family(

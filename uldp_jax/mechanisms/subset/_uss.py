@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.subset._ss import SS
 
@@ -35,12 +35,12 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.1.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
-    k: Any = _base.static_field(default=None)
-    theta_n: Any = _base.static_field(default=0.0)
-    z_rule: str = _base.static_field(default="max")
+    k: Any = _pytree.static_field(default=None)
+    theta_n: Any = _pytree.static_field(default=0.0)
+    z_rule: str = _pytree.static_field(default="max")
 
     closed_form_family = _family.Family("USS", "k", _nmse.uss_nmse, _family.uss_probs, ldp=False, integer=True,
                                         domain=lambda s: (1, s - 1), optimum=_optima.optimal_k)

@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _pytree
 from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
     RULES,
     Z_RULES,
     GLUTFMixin,
     GLUTFReport,
-    base_index,
-    base_support,
     raw,
-    share_from_channel,
 )
 
 
@@ -67,10 +64,10 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
     """
 
     base: Any
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
-    rule: str = _base.static_field(default="pure")
-    z_rule: str = _base.static_field(default="max")
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
+    rule: str = _pytree.static_field(default="pure")
+    z_rule: str = _pytree.static_field(default="max")
 
     def __post_init__(self):
         d, sensitive = check_common(self.d, self.sensitive, self.z_rule)

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _spec
 from uldp_jax.mechanisms.core._counts import multinomial, multinomial_rows
 
 
@@ -69,7 +69,7 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
 
 
 def _split(mech: Any) -> tuple[np.ndarray, np.ndarray]:
-    sens = _base.sensitive_mask(mech.d, mech.sensitive)
+    sens = _spec.sensitive_mask(mech.d, mech.sensitive)
     return np.flatnonzero(sens), np.flatnonzero(~sens)
 
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _likelihood
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _optima
@@ -69,8 +69,8 @@ def product_bernoulli_channel(probs: np.ndarray, protected_fn=None, comp: np.nda
     the audit reads log ratios from it).
     """
     d, m = probs.shape
-    _base.check_channel_size("channel", d, 2**m)
-    bits = _base.bits_table(m)  # [2^m, m]
+    _reports.check_channel_size("channel", d, 2**m)
+    bits = _reports.bits_table(m)  # [2^m, m]
     # log Q(y|x) = sum_j log(bits ? p : 1-p); zero-probability factors give exact zeros.
     with np.errstate(divide="ignore"):
         lp1 = np.log(probs)
@@ -105,7 +105,7 @@ class _UnaryMixin:
 
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
-        eps = _base.eps_value(self.eps)
+        eps = _spec.eps_value(self.eps)
         keep, omk = (float(v) for v in self.keep_pair(np))  # 1 - keep exact for the default theta
         return keep, _ue_q64(keep, eps, omk), float("nan")
 
@@ -149,7 +149,7 @@ class _UnaryMixin:
         return jnp.full((self.d,), gap), jnp.full((self.d,), q)
 
     def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        eps = _base.eps_value(self.eps)
+        eps = _spec.eps_value(self.eps)
         keep, omk = (float(v) for v in self.keep_pair(np))
         q = _ue_q64(keep, eps, omk)
         probs = np.full((self.d, self.d), q)
@@ -162,8 +162,8 @@ class _UnaryMixin:
         """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
         return self.channel_matrix(log=True)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
     def pure_pq(self) -> tuple[jax.Array, jax.Array]:
@@ -192,10 +192,10 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
       Erlingsson et al. (CCS 2014); Wang et al. (USENIX Security 2017); Murakami & Kawamoto (2019) §2.4.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
     theta: Any = None
-    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
+    default_theta: bool = _pytree.static_field(init=False, repr=False, default=False)
 
     closed_form_family = _family.Family(
         "RAPPOR", "theta", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True,
@@ -223,7 +223,7 @@ class UE(_UnaryMixin, _base.Mechanism):
       Wang et al. (USENIX Security 2017); He et al. (GLUTF) §4.2.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
     p: Any = None
 

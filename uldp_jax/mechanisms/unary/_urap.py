@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _nmse, _optima
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _nmse, _optima, _pytree, _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
@@ -28,11 +28,11 @@ class URAP(_base.Mechanism):
     support probabilities are ``p* = theta``, ``q* = d_1``.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
     theta: Any = None
-    default_theta: bool = _base.static_field(init=False, repr=False, default=False)
+    default_theta: bool = _pytree.static_field(init=False, repr=False, default=False)
 
     report_kind = "bits"
 
@@ -72,7 +72,7 @@ class URAP(_base.Mechanism):
         k_s, k_n = jax.random.split(key)
         own = xs[..., None] == items
         bits_s = jax.random.uniform(k_s, xs.shape + (self.s,), dtype=jnp.float32) < jnp.where(own, theta, d1)
-        nonsens = ~jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))[xs]
+        nonsens = ~jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))[xs]
         bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
         return items, bits_s, bit_n
 
@@ -97,12 +97,12 @@ class URAP(_base.Mechanism):
 
     def product_likelihood(self) -> tuple[np.ndarray, bool]:
         """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
-        return _base.sensitive_mask(self.d, self.sensitive), True
+        return _spec.sensitive_mask(self.d, self.sensitive), True
 
     def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
         """Own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits w.p. ``d1``."""
         theta, d1, keep_n = self.probs()
-        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         return np.asarray(sorted(self.sensitive)), jnp.where(sens, theta, keep_n).astype(jnp.float32), d1
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
@@ -117,7 +117,7 @@ class URAP(_base.Mechanism):
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         _, d1, keep_n = self.probs()
-        sens = jnp.asarray(_base.sensitive_mask(self.d, self.sensitive))
+        sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         theta, omt = self.keep_pair()
         return jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n), jnp.where(sens, d1, 0.0)
 
@@ -126,9 +126,9 @@ class URAP(_base.Mechanism):
         return self.channel_matrix(log=True)
 
     def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        eps, d = _base.eps_value(self.eps), self.d
+        eps, d = _spec.eps_value(self.eps), self.d
         theta, omt = (float(v) for v in self.keep_pair(np))
-        sens = _base.sensitive_mask(d, self.sensitive)
+        sens = _spec.sensitive_mask(d, self.sensitive)
         d1 = _ue._ue_q64(theta, eps, omt)
         probs = np.zeros((d, d))
         probs[:, sens] = d1
@@ -137,8 +137,8 @@ class URAP(_base.Mechanism):
         comp[np.arange(d), np.arange(d)] = np.where(sens, omt, omt + theta * np.exp(-eps))  # 1 - theta(1 - e^-eps)
         return _ue.product_bernoulli_channel(probs, lambda bits: ~np.any(bits[:, ~sens], axis=1), comp=comp, log=log)
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.uldp_spec(self.d, self.sensitive, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.eps))
 
 
     closed_form_family = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,

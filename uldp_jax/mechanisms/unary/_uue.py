@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.unary._ue import UE
 
@@ -34,12 +34,12 @@ class UUE(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.2.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
     p: Any = None
-    theta_n: Any = _base.static_field(default=0.0)
-    z_rule: str = _base.static_field(default="max")
+    theta_n: Any = _pytree.static_field(default=0.0)
+    z_rule: str = _pytree.static_field(default="max")
 
     closed_form_family = _family.Family("UUE", "p", _nmse.uue_nmse, _family.uue_probs, ldp=False,
                                         domain=_family.UNIT, optimum=_optima.optimal_p)

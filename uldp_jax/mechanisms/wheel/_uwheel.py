@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.wheel import _wheel
 from uldp_jax.mechanisms.wheel._wheel import Wheel
@@ -35,13 +35,13 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) App. B; docs/errata.md.
     """
 
-    d: int = _base.static_field()
-    sensitive: Any = _base.static_field()
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
     eps: Any
     l: Any = None
-    theta_n: Any = _base.static_field(default=0.0)
-    z_rule: str = _base.static_field(default="max")
-    num_hashes: Any = _base.static_field(default=None)
+    theta_n: Any = _pytree.static_field(default=0.0)
+    z_rule: str = _pytree.static_field(default="max")
+    num_hashes: Any = _pytree.static_field(default=None)
 
     closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
                                         domain=_wheel.WHEEL_L_DOMAIN, closed=True, optimum=_optima.optimal_l)

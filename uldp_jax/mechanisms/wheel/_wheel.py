@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood
+from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -89,10 +89,10 @@ class Wheel(_base.Mechanism):
       Wang et al. (PVLDB 13(8), 2020); He et al. (GLUTF) App. B.
     """
 
-    d: int = _base.static_field()
+    d: int = _pytree.static_field()
     eps: Any
     l: Any = None
-    num_hashes: Any = _base.static_field(default=None)
+    num_hashes: Any = _pytree.static_field(default=None)
 
     report_kind = "wheel"
 
@@ -126,7 +126,7 @@ class Wheel(_base.Mechanism):
     def pure_probs(self) -> tuple[float, float, float]:
         """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
         with _th.x64():
-            p, q = _th.wheel_probs(_base.eps_value(self.eps), float(np.asarray(self.l, np.float64)))
+            p, q = _th.wheel_probs(_spec.eps_value(self.eps), float(np.asarray(self.l, np.float64)))
             return float(p), float(q), float("nan")
 
     def glutf_share(self) -> jax.Array:
@@ -160,7 +160,7 @@ class Wheel(_base.Mechanism):
         return diff - jnp.floor(diff) < self.l
 
     def aggregate(self, ys: WheelReport, weights: jax.Array | None = None) -> jax.Array:
-        return _base.bit_sums(self.support(ys), weights)
+        return _reports.bit_sums(self.support(ys), weights)
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
@@ -179,7 +179,7 @@ class Wheel(_base.Mechanism):
             raise ValueError(
                 f"Wheel: the exact channel enumerates the hash family; it has {self.family_size} functions, "
                 f"more than {_hashing.MAX_CHANNEL_HASHES}. Pass a small num_hashes.")
-        _base.check_channel_size("Wheel", self.d, self.num_hashes * self.num_cells)
+        _reports.check_channel_size("Wheel", self.d, self.num_hashes * self.num_cells)
         l = float(np.asarray(self.l, np.float64))
         H = self.hash(np.arange(self.num_hashes, dtype=np.uint32)[:, None], np.arange(self.d))  # [F, d]
         ends = np.mod(H + l, 1.0)
@@ -197,7 +197,7 @@ class Wheel(_base.Mechanism):
         return covered.reshape(-1, self.d)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        eps = _base.eps_value(self.eps)
+        eps = _spec.eps_value(self.eps)
         l = float(np.asarray(self.l, np.float64))
         t = np.exp(-eps)
         _, lengths, covered = self._cells()
@@ -212,8 +212,8 @@ class Wheel(_base.Mechanism):
         cell = (B[seed] <= y[..., None]).sum(axis=-1) - 1
         return seed * self.num_cells + cell
 
-    def privacy_spec(self) -> _base.PrivacySpec:
-        return _base.ldp_spec(self.d, _base.eps_value(self.eps))
+    def privacy_spec(self) -> _spec.PrivacySpec:
+        return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
     closed_form_family = _family.Family(

@@ -1,0 +1,113 @@
+"""``Mechanism``'s estimation defaults (a mixin of the base class): the statistic's expectation, debiasing and
+its variance, and the channel's report columns. Each has a generic default read off the exact channel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core._reports import affine_variance, bits_table
+
+
+class EstimationDefaults:
+    """Estimation members of ``Mechanism`` (documented in its table); mechanisms override them."""
+
+    def stats_matrix(self) -> jax.Array:
+        """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
+        Q = jnp.asarray(self.channel_matrix()[0])
+        if self.report_kind == "item" and self.num_stats == self.num_outputs:
+            return Q
+        if self.report_kind == "bits" and 2**self.num_stats == self.num_outputs:
+            return Q @ jnp.asarray(bits_table(self.num_stats), Q.dtype)
+        raise NotImplementedError(f"{type(self).__name__}: define stats_matrix() for report_kind={self.report_kind!r}.")
+
+    def support_affine(self) -> tuple[jax.Array, jax.Array] | None:
+        """``(a, b)`` with ``E[stats_j] / n = a_j p_j + b_j`` when the statistic is per-item affine, else ``None``."""
+        return None
+
+    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+        r"""The empirical (unbiased) estimate :math:`\hat p` from ``stats`` of ``n`` reports (001 eq 3).
+
+        Default: the per-item affine inverse when ``support_affine()`` gives one, otherwise the least-squares
+        solution of ``p @ stats_matrix() = stats / n`` (exact channel inversion).
+        """
+        affine = self.support_affine()
+        if affine is not None:
+            a, b = affine
+            f = jnp.asarray(stats, dtype=a.dtype) / jnp.asarray(n, dtype=a.dtype)
+            return (f[: a.shape[0]] - b) / a
+        A = self.stats_matrix()
+        f = jnp.asarray(stats, dtype=A.dtype) / jnp.asarray(n, dtype=A.dtype)
+        return f @ jnp.linalg.pinv(A)
+
+    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+        """``float[d]``: per-item variance of ``debias`` in the iid model.
+
+        Follows the mechanism's own ``debias``: a class that overrides ``debias`` (and not this method) gets
+        the exact variance of that estimator from its channel (``debias_variance_from_channel``), so
+        ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs.
+        """
+        if type(self).debias is not EstimationDefaults.debias:
+            return self.debias_variance_from_channel(p, n)
+        affine = self.support_affine()
+        if affine is not None:
+            return affine_variance(affine, p, n)
+        if self.report_kind != "item":
+            raise NotImplementedError(f"{type(self).__name__}: define debias_variance().")
+        A = self.stats_matrix()
+        W = jnp.linalg.pinv(A)  # [m, d]
+        mom = p @ A
+        return (mom @ W**2 - (mom @ W) ** 2) / n
+
+    def debias_variance_from_channel(self, p: jax.Array, n: Any) -> jax.Array:
+        """iid per-item variance of this mechanism's ``debias`` (assumed affine in ``stats``), from the channel.
+
+        One report ``y`` adds ``S[y]`` to the statistic (items: ``e_y``; bit vectors: their bits), so it adds
+        ``G[y] = S[y] @ W`` to ``debias`` with ``W[k] = debias(e_k, 1) - debias(0, 1)``; the variance is
+        ``(E[G^2] - E[G]^2) / n`` with ``y ~ p @ Q``. Traceable; small domains (it reads ``channel_matrix``).
+        """
+        Q = jnp.asarray(self.channel_matrix()[0])
+        k = int(self.num_stats)
+        if self.report_kind == "item" and k == self.num_outputs:
+            S = jnp.eye(k, dtype=Q.dtype)
+        elif self.report_kind == "bits" and 2**k == self.num_outputs:
+            S = jnp.asarray(bits_table(k), Q.dtype)
+        else:
+            raise NotImplementedError(f"{type(self).__name__} overrides debias for report_kind="
+                                      f"{self.report_kind!r}: define debias_variance() too.")
+        one = jnp.ones((), Q.dtype)
+        c = self.debias(jnp.zeros(k, Q.dtype), one)
+        W = jax.vmap(lambda e: self.debias(e, one))(jnp.eye(k, dtype=Q.dtype)) - c  # [k, d]
+        G = S @ W  # [m, d]: one report's contribution
+        mom = jnp.asarray(p, Q.dtype) @ Q
+        return (mom @ G**2 - (mom @ G) ** 2) / n
+
+
+    def channel_support(self) -> np.ndarray | None:
+        """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
+
+        Default: item reports support themselves, bit vectors their set bits; ``None`` for other report spaces
+        (hashed and set-valued reports define it).
+        """
+        m, d = int(self.num_outputs), int(self.d)
+        if self.report_kind == "item":
+            return np.eye(m, d)
+        if self.report_kind == "bits" and 2 ** int(self.num_stats) == m and int(self.num_stats) >= d:
+            return bits_table(int(self.num_stats))[:, :d].astype(np.float64)
+        return None
+
+    def report_index(self, ys: Any) -> np.ndarray:
+        """int64 channel column of each report (items as is; bit vectors as ``sum_j bit_j 2^j``).
+
+        Mechanisms with other report spaces define it (their documented column order of ``channel_matrix``).
+        """
+        if self.report_kind == "item":
+            return np.asarray(ys).astype(np.int64)
+        if self.report_kind == "bits":
+            ys = np.asarray(_compact.to_dense(ys))
+            return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
+        raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")

@@ -1,0 +1,51 @@
+"""What ``Mechanism.__init_subclass__`` checks: the required members and class constants."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+# The members every mechanism declares (``Mechanism.__init_subclass__`` checks them), with what to write.
+REQUIRED = {
+    "d": "the input domain size: a field `d: int = ul.static_field()` or a property",
+    "num_outputs": "the size of the report space: `@property def num_outputs(self) -> int` (or a static field)",
+    "report_kind": 'a plain class constant, e.g. `report_kind = "item"` ("item", "bits", or your own name '
+                   "with aggregate() and report_index() defined)",
+    "perturb_batch": "`def perturb_batch(self, key, xs)`: all users' reports for `xs: int32[n]`",
+    "privacy_spec": "`def privacy_spec(self)`: the guarantee, e.g. `ul.PrivacySpec.ldp(self.d, self.eps)`",
+}
+# Class constants read off the class: annotating one (``report_kind: str = "item"``) would make it a dataclass
+# field, a pytree leaf and a constructor argument.
+CLASS_CONSTANTS = ("report_kind", "closed_form_family")
+
+
+def refuse_annotated_constants(cls: type) -> None:
+    notes = cls.__dict__.get("__annotations__", {})
+    for name in CLASS_CONSTANTS:
+        if name in notes and "ClassVar" not in str(notes[name]):
+            raise TypeError(
+                f"{cls.__name__}: {name} is annotated ({name}: {notes[name]}), which makes it a dataclass field "
+                f"and a pytree leaf; write it as a plain class constant without the annotation, e.g. "
+                f"{name} = {getattr(cls, name, None)!r}.")
+
+
+def _declares(cls: type, name: str, root: type) -> bool:
+    """Whether ``cls`` or a base other than ``root`` (``Mechanism``) defines ``name`` (field, property, method,
+    constant)."""
+    if name in {f.name for f in dataclasses.fields(cls)}:
+        return True
+    for base in cls.__mro__:
+        if base in (root, object):
+            continue
+        if name in base.__dict__:
+            return name != "report_kind" or bool(base.__dict__[name])
+    return False
+
+
+def check_required(cls: type, root: type) -> None:
+    missing = [name for name in REQUIRED if not _declares(cls, name, root)]
+    if missing:
+        lines = "; ".join(f"{name}: {REQUIRED[name]}" for name in missing)
+        raise TypeError(f"{cls.__name__} subclasses ul.Mechanism but does not define {', '.join(missing)}. "
+                        f"Write {lines}. (A shared base class: `class {cls.__name__}(ul.Mechanism, abstract=True)`.)")
+

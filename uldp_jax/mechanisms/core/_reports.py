@@ -1,0 +1,111 @@
+"""Helpers on reports and statistics every family uses: histograms, bit sums, channel-size checks, report
+checks by ``report_kind``, ``affine_variance`` and ``unbatch``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _compact
+
+# Largest number of channel entries (d * m) that ``channel`` will enumerate.
+MAX_CHANNEL_ENTRIES = 2**24
+
+
+def bincount(ys: jax.Array, length: int, weights: jax.Array | None = None) -> jax.Array:
+    """int32 histogram of item reports (weights: 0/1 mask for padded users)."""
+    if weights is None:
+        return jnp.bincount(ys, length=length).astype(jnp.int32)
+    return jnp.zeros(length, jnp.int32).at[ys].add(weights.astype(jnp.int32))
+
+
+def bit_sums(bits: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    """int32 per-bit support counts of bit-vector reports ``bool[n, m]``."""
+    if weights is not None:
+        bits = bits & weights.astype(bool)[:, None]
+    return jnp.sum(bits, axis=0, dtype=jnp.int32)
+
+
+def size_text(k: int) -> str:
+    """``k`` for a message: exact, as ``2^j`` for a large power of two (``2^100``, not a capped 2^64)."""
+    k = int(k)
+    if k > 2**40 and k & (k - 1) == 0:
+        return f"2^{k.bit_length() - 1}"
+    return str(k)
+
+
+def check_channel_size(name: str, d: int, m: int) -> None:
+    if int(d) * int(m) > MAX_CHANNEL_ENTRIES:
+        raise ValueError(
+            f"{name}: the exact channel has {size_text(d)} x {size_text(m)} entries, more than "
+            f"{MAX_CHANNEL_ENTRIES} (2^24); use a smaller domain for exact channels and audits, or sampling-based "
+            "checks (ul.simulate, ul.testing) at this size."
+        )
+
+
+def bits_table(m: int) -> np.ndarray:
+    """bool[2**m, m]: row ``y`` holds the bits of the integer ``y`` (bit j = (y >> j) & 1)."""
+    ys = np.arange(2**m, dtype=np.int64)
+    return ((ys[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
+
+
+def affine_variance(affine: tuple[Any, Any], p: jax.Array, n: Any) -> jax.Array:
+    """iid per-item variance ``f (1 - f) / (n a^2)``, ``f = a p + b``, of the affine estimator ``(stats/n - b)/a``."""
+    a, b = affine
+    f = a * p + b
+    return f * (1.0 - f) / (jnp.asarray(n, a.dtype) * a**2)
+
+
+def describe_reports(tree: Any) -> str:
+    """``HashReport(seed: uint32[n], value: int32[n])``-style description of a report pytree (``n`` = users)."""
+    def leaf(v: Any) -> str:
+        if not hasattr(v, "dtype") or not hasattr(v, "shape"):
+            return type(v).__name__
+        return f"{np.dtype(v.dtype).name}[{', '.join(['n'] + [str(k) for k in tuple(v.shape)[1:]])}]"
+
+    if hasattr(tree, "_fields"):
+        return f"{type(tree).__name__}(" + ", ".join(f"{f}: {leaf(getattr(tree, f))}" for f in tree._fields) + ")"
+    return leaf(tree)
+
+
+def _check_item_reports(mech: Any, ys: Any) -> None:
+    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+        ys = np.asarray(ys)
+    if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or np.dtype(ys.dtype).kind not in "iu":
+        raise TypeError(f"Expected ys to be item reports of {type(mech).__name__}: int32[n] in "
+                        f"[0, {mech.num_outputs}), got {describe_reports(ys)}.")
+    _validate.check_items("ys", ys, mech.num_outputs, ndim=1)
+
+
+def _check_bit_reports(mech: Any, ys: Any) -> None:
+    if isinstance(ys, _compact.CompactBits):
+        _compact.check(mech, ys)
+        return
+    if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
+        raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
+                        f"bool[n, {mech.num_stats}], got {describe_reports(ys)}.")
+    if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
+        raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
+
+
+REPORT_CHECKS = {"item": _check_item_reports, "bits": _check_bit_reports}
+
+
+def unbatch(mech: Any) -> list[Any]:
+    """The elements of a grid of mechanisms (``mech.batch_shape`` leading on every leaf), in C order.
+
+    A single mechanism gives ``[mech]``.
+    """
+    shape = mech.batch_shape
+    if not shape:
+        return [mech]
+    leaves = jax.tree_util.tree_leaves(mech)
+    for leaf in leaves:
+        if tuple(jnp.shape(leaf))[: len(shape)] != shape:
+            raise ValueError(f"Expected every leaf of the grid {type(mech).__name__} to lead with batch shape "
+                             f"{shape}, got a leaf of shape {jnp.shape(leaf)}.")
+    return [jax.tree.map(lambda v, i=i: v[i], mech) for i in np.ndindex(*shape)]
