@@ -42,8 +42,8 @@ def _positive_int(text: str) -> int:
 
 # Run times in the help, measured 2026-11-25 on the project's 2-core machine with an empty compile cache (`uptime`
 # before and after each run): quiet = load average 0.2-1.5, loaded = shared with other sessions at 11-19.
-_DEMO_HELP = ("reduced 001 Fig 5 (2 cores, 2026-11-25: 167 s wall / 31 s CPU at load average 18-21 with 001's "
-              "sampling model; the earlier iid demo took 16 s quiet, 72-95 s at load average 12-14)")
+_DEMO_HELP = ("reduced 001 Fig 5 (2 cores, 2026-11-25, 001's sampling model: 33 s at load average 0.6-1.0, "
+              "142-167 s at load average 13-21; the earlier iid demo took 16 s quiet)")
 _QUICK_HELP = ("CI-sized run (on 2 cores, 2026-11-25: demo 8 s, 001-fig5 16 s at load average below 2; 43-49 s "
                "and 106-143 s at load average 11-19)")
 
