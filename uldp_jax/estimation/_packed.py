@@ -99,16 +99,7 @@ def _compact_block(mech: Any, ones: np.ndarray, pos_of: np.ndarray, b: int) -> t
     d = mech.d
     prod_mask, has_inv = _support.unary_parts(mech)
     m = ones.shape[0]
-    inverted = np.zeros(d, np.int64)
-    keep = np.ones(m, bool)
-    if has_inv:
-        outside = ~np.append(prod_mask, True)[ones]
-        k = outside.sum(axis=1)
-        if np.any(k > 1):
-            raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two or "
-                             "more have probability 0); got a report with more: wrong mechanism?")
-        inverted = np.bincount(ones[outside], minlength=d).astype(np.int64)
-        keep = k == 0
+    inverted, keep = _support.split_inverted(ones, d, prod_mask, has_inv)
     pos = pos_of[ones]  # bit position among the product-part items; padding and non-sensitive: -1
     rows, cols = np.nonzero((pos >= 0) & keep[:, None])
     bit = pos[rows, cols]

@@ -79,15 +79,8 @@ def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.nd
     ones = np.asarray(ys.ones)
     prod_mask, has_inv = unary_parts(mech)
     stats = _row_bincount(ones, d + 1)[:d]
-    inverted = np.zeros(d, np.int64)
-    if has_inv:
-        outside = ~np.append(prod_mask, True)[ones]
-        k = outside.sum(axis=1)
-        if np.any(k > 1):
-            raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two or "
-                             "more have probability 0); got a report with more: wrong mechanism?")
-        inverted = np.bincount(ones[outside], minlength=d).astype(np.int64)
-        ones = ones[k == 0]
+    inverted, keep = split_inverted(ones, d, prod_mask, has_inv)
+    ones = ones[keep]
     width = max(max((int(np.max(np.sum(ones[r:r + HOST_ROWS] < d, axis=1), initial=0))
                      for r in range(0, ones.shape[0], HOST_ROWS)), default=0), 1)
     if ones.shape[1] > width:  # rows may carry padding in any column: move it to the end before cutting
@@ -309,3 +302,19 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = None,
         inverted += inv
         stats += st
     return assemble(mech, packed, inverted, stats, chunk, layout, dtype)
+
+
+def split_inverted(ones: np.ndarray, d: int, prod_mask: np.ndarray, has_inv: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Compact ``ones[m, W]`` (padding ``d``) -> (counts int64[d] of the reports whose one non-sensitive bit
+    identifies their input, bool[m]: the reports that stay in the product part)."""
+    inverted = np.zeros(d, np.int64)
+    keep = np.ones(ones.shape[0], bool)
+    if has_inv:
+        outside = ~np.append(prod_mask, True)[ones]
+        k = outside.sum(axis=1)
+        if np.any(k > 1):
+            raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two or "
+                             "more have probability 0); got a report with more: wrong mechanism?")
+        inverted = np.bincount(ones[outside], minlength=d).astype(np.int64)
+        keep = k == 0
+    return inverted, keep
