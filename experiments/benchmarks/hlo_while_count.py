@@ -17,10 +17,12 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     OLH        0 -> 0                      6
     SS         1 -> 1                      8
 
-Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``): GRR 2,
-uRR 2, OUE 4, uRAP 4, HR 2, uUE 8, SS 7, uSS 11 data-dependent loops per compiled sampler: two per
-``jax.random.binomial`` call site (its inversion and BTRS loops), plus SS's window loop, which sits inside the
-``d``-step item scan and so runs once per item.
+Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``), before ->
+after the binomial of ``mechanisms/core/_binomial.py`` and SS's item tree: GRR 2 -> 1, OUE 4 -> 2, SS 7 -> 9,
+uSS 11 -> 6. One loop per binomial call site (its fallback, which runs no iteration unless a cell needs
+more than the unrolled terms / tries; ``jax.random.binomial`` had two that always iterate); SS's loops are per
+tree level (``ceil(log2 d)`` levels, not ``d`` items): the chain's site, and on levels whose windows do not cover
+every need a window loop and a tail-cell loop (one iteration and none in the common case).
 
 The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/core/_uniform.py`` (SS: after a
 spare word per user); its module docstring says why no fixed number of tries can be exact. "Uniform other than

@@ -24,7 +24,7 @@ from uldp_jax.simulate._layout import alias_table, check_inputs, grid_size
 
 DEFAULT_BLOCK_SIZE = 1024
 MIN_REP_LEN = 64  # per-user rep_ids length floor (padding reps cost nothing there; see ``rep_length``)
-BINOMIAL_WORDS = 32  # cost of one exact binomial in random words (~30x a uniform: issue 26's measurement)
+BINOMIAL_WORDS = 8  # one exact binomial in random words: 4 words + its BTRS/inversion arithmetic (core._binomial)
 COUNTS_BYTES_PER_DRAW = 32  # float64 temporaries per draw of a count sampler (multinomial splitting), estimated
 COUNTS_MEMORY = 2**30  # the counts path's temporaries per call: repetition chunks are cut to fit
 PATHS = ("auto", "per_user", "counts")

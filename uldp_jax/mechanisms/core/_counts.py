@@ -10,18 +10,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms.core import _binomial
+
 
 def binomial(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
-    """Exact ``Binomial(n, p)`` draws (float ``n``, any shape) via ``jax.random.binomial`` (BTRS / inversion).
+    """Exact ``Binomial(n, p)`` draws (float ``n``, any shape): one method per cell (``core._binomial``).
 
     ``p`` is clipped to [0, 1] (``p = 0`` gives 0, ``p = 1`` gives ``n``); ``n = 0`` gives 0. Each call site
     costs seconds of XLA compile time on CPU, so callers batch their draws into few calls.
     """
-    n = jnp.asarray(n)
-    p = jnp.clip(jnp.asarray(p, n.dtype), 0.0, 1.0)
-    shape = jnp.broadcast_shapes(n.shape, p.shape)
-    draw = jax.random.binomial(key, n, p, shape=shape, dtype=n.dtype)
-    return jnp.clip(jnp.where(n > 0, draw, 0.0), 0.0, n)
+    return _binomial.binomial(key, n, p)
 
 
 def _conditional_probs(masses: jax.Array) -> jax.Array:
