@@ -85,7 +85,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
             vlines.append(math.log(ds.d))
             notes += _eps_checks(rows, ds, metric)
             bar.update(1, ds.name)
-    fig = _plot.line_panels(panels, "epsilon", metric.upper(), vlines=vlines)
+    fig = _plot.line_panels(panels, "epsilon", _common.METRIC_AXIS.get(metric, metric.upper()), vlines=vlines)
     table = format_table(rows, ("dataset", "mechanism", "method"), "eps")
     return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
@@ -171,7 +171,7 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
                 panels.append((f"{ds.name}: eps = {e:g}", lines))
             notes.append(f"{ds.name}: no privacy {npm:.3g}.")
     notes += sweep_checks(rows, "s")
-    fig = _plot.line_panels(panels, "|X_S|", metric.upper())
+    fig = _plot.line_panels(panels, "|X_S|", _common.METRIC_AXIS.get(metric, metric.upper()))
     table = format_table(rows, ("dataset", "eps", "mechanism", "method"), "s")
     return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
@@ -234,7 +234,8 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
         lines += _lines(summ, cfg["mechanisms"], methods, key="attributes", eps=e)
         panels.append((f"census: eps = {e:g}", lines))
     notes += sweep_checks(rows, "attributes")
-    fig = _plot.line_panels(panels, "number of attributes", metric.upper(), logx=False)
+    fig = _plot.line_panels(panels, "number of attributes", _common.METRIC_AXIS.get(metric, metric.upper()),
+                            logx=False)
     table = format_table(rows, ("eps", "mechanism", "method"), "attributes")
     return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, notes,
                   "; ".join([ds.summary() for ds in datasets] + models))
