@@ -29,7 +29,7 @@ def main(names) -> int:
             r["eps"], r["value"], r["se"] = float(r["eps"]), float(r["value"]), float(r["se"] or "nan")
         metric = rows[0]["metric"]
         notes = []
-        key = next((k for k in ("attributes", "s") if k in rows[0]), None)
+        key = "attributes" if "attributes" in rows[0] else "s" if "cases" in rows[0] else None  # sweep or eps
         if key:  # a |X_S| or attribute sweep
             notes = _murakami.sweep_checks(rows, key)
         else:

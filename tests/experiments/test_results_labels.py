@@ -92,3 +92,13 @@ def test_001_runs_state_their_sampling_model(folder):
     assert re.search(r"sampling model: " + ("population" if sample == "population" else "iid"), summary, re.I), folder
     notes = open(os.path.join(ROOT, folder.split("/")[0], "NOTES.md")).read()
     assert "population" in notes and "iid" in notes, folder
+
+
+@pytest.mark.parametrize("folder", _folders())
+def test_best_claims_in_summaries_are_tests(folder):
+    """Issue 23: every "best" line of a committed summary.md is a test at a stated level, an exact comparison, or
+    says it is untested (one repetition) or has nothing to compare."""
+    text = open(os.path.join(ROOT, folder, "summary.md")).read()
+    for line in text.splitlines():
+        if line.startswith("- ") and re.search(r"\bbest\b", line):
+            assert re.search(r"level|exact values|not tested|fewer than two", line), (folder, line)
