@@ -4,7 +4,7 @@ CSV's means and standard errors; no number is recomputed. eps sweeps (001-fig5 /
 sweeps (001-fig6/7/11/12 and their variant folders): ``_murakami.sweep_checks`` (best mechanism, one-sided z-tests
 at family level 0.05, Bonferroni).
 
-    python experiments/rescore_001_eps.py 001-fig5 001-fig10 001-fig6 001-fig6/census 001-fig7
+    python experiments/rescore_001_eps.py 001-fig5 001-fig10 001-fig6/census-iid 001-fig7
 """
 
 from __future__ import annotations
