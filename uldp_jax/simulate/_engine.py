@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api
+from uldp_jax import _api, _cache
 from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported (_engine.sizing, ...)
     DEFAULT_CHUNK_BYTES,
     DEFAULT_COUNTS_REP_CHUNK,
@@ -113,6 +113,7 @@ def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = 
 
     See ``simulate`` for the arguments.
     """
+    _cache.guard_map_limit()  # a long-lived process never reaches vm.max_map_count (see uldp_jax._cache)
     plan = make_plan(key, mech, xs=xs, p=p, n=n, reps=reps, path=path, block_size=block_size,
                      chunk_blocks=chunk_blocks, rep_batch=rep_batch, devices=devices, shard=shard,
                      rep_chunk=rep_chunk, progress=progress, needs_reports=_needs_reports)
@@ -210,6 +211,7 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
     Raises:
       ValueError: bad sizes, ``path="counts"`` without an exact counts path, ``n`` too large for int32 counts.
     """
+    _cache.guard_map_limit()  # a long-lived process never reaches vm.max_map_count (see uldp_jax._cache)
     methods, method_options = check_methods(methods, method_options)
     plan = make_plan(key, mech, xs=xs, p=p, n=n, reps=reps, methods=methods, method_options=method_options,
                      path=path, block_size=block_size, chunk_blocks=chunk_blocks, rep_batch=rep_batch,
