@@ -67,6 +67,8 @@ def test_label_is_full_only_without_deviations(folder):
 def test_every_experiment_has_png_and_notes(name):
     assert glob.glob(os.path.join(ROOT, name, "*.png")), name
     assert os.path.exists(os.path.join(ROOT, name, "NOTES.md")), name
+    notes = open(os.path.join(ROOT, name, "NOTES.md")).read()
+    assert re.search(r"sampling model", notes, re.I), f"{name}: NOTES.md does not state its sampling model"
 
 
 def test_every_registered_experiment_has_committed_results():
