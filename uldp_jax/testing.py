@@ -73,7 +73,7 @@ def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: fl
     total variance), so the level still holds. EM and ``emp+thr`` estimates may be checked the same way: the MLE
     is asymptotically efficient (its variance at most the unbiased estimator's) and thresholding moves the
     estimate towards the simplex, which holds ``p``. Replaces fixed tolerances on random estimates: the tolerance
-    follows ``n``, the mechanism and the level."""
+    follows ``n``, the mechanism and the level. The SE is floored at 1e-7 (float32 rounding)."""
     est = np.asarray(estimate, np.float64)
     reps = est.shape[0] if est.ndim == 2 else 1
     if est.ndim == 2:
@@ -81,7 +81,8 @@ def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: fl
     truth = np.asarray(p, np.float64)
     with jax.enable_x64(True):
         var = np.asarray(mech.debias_variance(jnp.asarray(truth), jnp.float64(n)), np.float64)
-    return within_se(est, truth, np.sqrt(np.maximum(var, 0.0) / reps), alpha)
+    # floor: float32 rounding of an estimate whose variance is 0 (e.g. a non-sensitive item nobody holds)
+    return within_se(est, truth, np.maximum(np.sqrt(np.maximum(var, 0.0) / reps), 1e-7), alpha)
 
 
 class FixedChannel(Mechanism):
