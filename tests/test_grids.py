@@ -191,3 +191,13 @@ def test_closed_forms_name_the_bad_index_of_other_arguments():
         th.nonprivate_l2(np.full(4, 0.25), np.array([10.0, 20.0, -5.0]))
     with pytest.raises(ValueError, match=r"p.sum\(-1\)\[1\]"):
         th.nonprivate_l2(np.array([[0.5, 0.5], [0.5, 0.6]]), 10.0)
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+def test_pum_entry_points_name_the_bad_grid_point(bad):
+    grid = jax.vmap(lambda e: ul.PUM(5, (0,), 2, e))(jnp.array([1.0, 2.0, BAD[bad], 0.5]))
+    xs, personal = np.arange(10) % 5, np.where(np.arange(20).reshape(10, 2) % 3 == 0, 1, -1)
+    for call in (lambda: ul.audit_pum(grid, personal[:2]), lambda: ul.perturb(jax.random.key(0), grid, xs, personal),
+                 lambda: ul.simulate_pum(jax.random.key(0), grid, xs, personal, reps=1)):
+        with pytest.raises(ValueError, match=r"grid point \(2,\) \(eps="):
+            call()
