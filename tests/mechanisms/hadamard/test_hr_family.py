@@ -111,7 +111,7 @@ def test_monte_carlo_risk_within_3se(name, key):
     loss = np.asarray(ul.metrics.l2sq(res.estimates["emp"], jnp.asarray(p, jnp.float32)), np.float64)
     se = loss.std(ddof=1) / np.sqrt(reps)
     expected = float(risk(mech, p)) / n
-    assert testing.within_se(loss.mean(), expected, se), (loss.mean(), expected, se)
+    assert testing.within_se(loss.mean(), expected, se, dof=reps - 1), (loss.mean(), expected, se)
 
 
 @pytest.mark.parametrize("name", ["hr6", "hl7", "blk2"])
