@@ -125,7 +125,7 @@ def test_monte_carlo_mse_matches_eq28_fixed_model(mech):
     with th.x64():
         mse = float(th.pure_uldp_mse(p, q, z, s, theta_n, n))
     se = loss.std(ddof=1) / np.sqrt(reps)
-    assert testing.within_se(loss.mean(), mse, se), (loss.mean(), mse, se)
+    assert testing.within_se(loss.mean(), mse, se, dof=reps - 1), (loss.mean(), mse, se)
 
 
 def test_iid_model_adds_one_minus_sum_p2():
@@ -140,7 +140,7 @@ def test_iid_model_adds_one_minus_sum_p2():
     res = ul.simulate(jax.random.key(1), mech, p=pd, n=n, reps=reps)
     loss = np.sum((np.asarray(res.estimates["emp"], np.float64) - pd) ** 2, axis=1)
     se = loss.std(ddof=1) / np.sqrt(reps)
-    assert testing.within_se(loss.mean(), iid / n, se)
+    assert testing.within_se(loss.mean(), iid / n, se, dof=reps - 1)
 
 
 def test_closed_form_mses_agree_with_eq28():
