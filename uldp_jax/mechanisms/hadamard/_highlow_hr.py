@@ -9,8 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -96,12 +95,8 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        sensitive = _validate.check_index_set("sensitive", self.sensitive, d)
-        _hadamard.hadamard_size(len(sensitive), "len(sensitive)")
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _fields.check_domain(self, sensitive=True)
+        _hadamard.hadamard_size(len(self.sensitive), "len(sensitive)")
 
     @property
     def s(self) -> int:

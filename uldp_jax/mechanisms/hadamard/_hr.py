@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
@@ -59,10 +58,7 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        _hadamard.hadamard_size(d)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _hadamard.hadamard_size(_fields.check_domain(self))
 
     @property
     def K(self) -> int:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -31,9 +31,14 @@ class HashReport(NamedTuple):
 
 def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
     """The MSE-optimal integer range (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l ``g*``; ``e^eps + 1`` for LDP, i.e. ``theta_n = 0``, s = d)."""
-    if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
-        raise ValueError("g=None needs a concrete scalar eps; pass g explicitly.")
-    return _th.ulh_g_int(s, float(eps), theta_n)
+    return _th.ulh_g_int(s, _fields.concrete_eps(eps, "g"), theta_n)
+
+
+def check_hash_fields(mech: Any, g: Any, s: int) -> None:
+    """Checks and sets ``g`` (an int >= 2), ``family`` and ``num_hashes`` of a hash over ``s`` items (OLH, uLH)."""
+    g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
+    family = _hashing.check_family(mech.family)
+    _fields.set_fields(mech, g=g, family=family, num_hashes=_hashing.check_num_hashes(family, mech.num_hashes, g, s))
 
 
 class OLH(_base.Mechanism):
@@ -75,14 +80,8 @@ class OLH(_base.Mechanism):
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        g = default_g(d, self.eps) if self.g is None else self.g
-        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
-        object.__setattr__(self, "g", g)
-        object.__setattr__(self, "family", _hashing.check_family(self.family))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes(self.family, self.num_hashes, g, d))
+        d = _fields.check_domain(self)
+        check_hash_fields(self, default_g(d, self.eps) if self.g is None else self.g, d)
 
     @property
     def family_size(self) -> int:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.hashing import _olh
 from uldp_jax.mechanisms.hashing._olh import OLH
@@ -59,19 +58,8 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        s = len(sensitive)
-        g = self.g
-        if g is None:
-            g = _olh.default_g(s, _glutf.concrete_eps(self.eps, "g"), self.theta_n)
-        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
-        object.__setattr__(self, "g", g)
-        object.__setattr__(self, "family", _hashing.check_family(self.family))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes(self.family, self.num_hashes, g, s))
+        s = _glutf.check_named(self)
+        _olh.check_hash_fields(self, _glutf.named_default(self, "g", _olh.default_g), s)
 
     @property
     def base(self) -> OLH:

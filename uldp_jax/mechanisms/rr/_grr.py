@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _likelihood, _uniform, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _fields, _likelihood, _pytree, _spec, _uniform
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _pure_uldp as _th
@@ -37,8 +36,7 @@ class GRR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _fields.check_domain(self)
 
     @property
     def num_outputs(self) -> int:

@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _uniform, _family, _nmse, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _pytree, _spec, _uniform
 
 
 TABLE_MAX_D = 2**20  # perturb looks ranks up in an O(d) table up to this d, by binary search in X_S above it
@@ -38,10 +37,7 @@ class URR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _fields.check_domain(self, sensitive=True)
 
     @property
     def s(self) -> int:

@@ -11,12 +11,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pure_uldp as _th, _family, _nmse, _optima
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pure_uldp as _th, _family, _nmse, _optima
 from uldp_jax.mechanisms.core import _pytree, _reports, _spec
 from uldp_jax.mechanisms.subset import _ksubset, _ss_counts
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
 MAX_SS_CHANNEL_D = 20
+
+
+def default_k(s: int, eps: Any, theta_n: float = 0.0) -> int:
+    """The MSE-optimal subset size (003 eq 37; ``s = d``, ``theta_n = 0`` for the LDP SS); needs a concrete eps."""
+    return _th.uss_k_opt(s, _fields.concrete_eps(eps, "k"), theta_n)
+
+
+def set_k(mech: Any, k: Any, s: int) -> None:
+    """Checks and sets the subset size ``k`` in ``[1, s - 1]`` of a subset mechanism over ``s`` items (SS, uSS)."""
+    if s < 2:
+        raise ValueError(f"Expected k in [1, s - 1], which is empty for s={s}; use ul.URR for one sensitive item.")
+    _fields.set_fields(mech, k=_validate.check_int("k", k, minimum=1, maximum=s - 1))
 
 
 class SS(_base.Mechanism):
@@ -53,15 +65,8 @@ class SS(_base.Mechanism):
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        k = self.k
-        if k is None:
-            if not _validate.is_concrete(self.eps) or np.ndim(self.eps) != 0:
-                raise ValueError("SS: k=None needs a concrete scalar eps; pass k explicitly.")
-            k = _th.uss_k_opt(d, float(self.eps), 0.0)
-        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=d - 1))
+        d = _fields.check_domain(self)
+        set_k(self, default_k(d, self.eps) if self.k is None else self.k, d)
 
     @property
     def num_outputs(self) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th, _pytree
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pytree
 from uldp_jax.mechanisms import transform as _glutf
+from uldp_jax.mechanisms.subset import _ss
 from uldp_jax.mechanisms.subset._ss import SS
 
 
@@ -48,20 +48,8 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        if self.z_rule == "published_unsafe":
-            raise ValueError("z_rule='published_unsafe' exists only for ULH/UWheel (uSS's published z is valid).")
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        s = len(sensitive)
-        if s < 2:
-            raise ValueError(f"Expected k in [1, s - 1], which is empty for s={s}; use ul.URR for one sensitive item.")
-        k = self.k
-        if k is None:
-            k = _th.uss_k_opt(s, _glutf.concrete_eps(self.eps, "k"), self.theta_n)
-        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=s - 1))
+        s = _glutf.check_named(self, published_z=False)
+        _ss.set_k(self, _glutf.named_default(self, "k", _ss.default_k) if s >= 2 else None, s)
 
     @property
     def base(self) -> SS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _pytree
+from uldp_jax.mechanisms.core import _base, _fields, _pytree
 from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
     RULES,
     Z_RULES,
@@ -32,10 +32,25 @@ def check_theta_n(theta_n: Any) -> float:
     return float(theta_n)
 
 
-def concrete_eps(eps: Any, param: str) -> float:
-    if not _validate.is_concrete(eps) or eps.ndim != 0:
-        raise ValueError(f"{param}=None needs a concrete scalar eps; pass {param} explicitly.")
-    return float(eps)
+def check_named(obj: Any, published_z: bool = True) -> int:
+    """The checks of a named GLUTF mechanism (uSS, uUE, uLH, uWheel): ``d``, ``sensitive`` (a proper subset),
+    ``z_rule`` (``"published_unsafe"`` only where 003's published z violates ULDP, ``published_z=True``),
+    ``eps`` and ``theta_n``, normalised in place; returns ``s = len(sensitive)``."""
+    d, sensitive = check_common(obj.d, obj.sensitive, obj.z_rule)
+    if obj.z_rule == "published_unsafe" and not published_z:
+        raise ValueError(f"z_rule='published_unsafe' exists only for ULH/UWheel ({type(obj).__name__}'s published "
+                         "z is valid).")
+    _fields.set_fields(obj, d=d, sensitive=sensitive, eps=_validate.check_eps(obj.eps),
+                       theta_n=check_theta_n(obj.theta_n))
+    return len(sensitive)
+
+
+def named_default(obj: Any, name: str, optimum: Any) -> Any:
+    """``obj.<name>``, or ``optimum(s, eps, theta_n)`` when it is ``None`` (needs a concrete scalar eps)."""
+    value = getattr(obj, name)
+    if value is None:
+        value = optimum(obj.s, _fields.concrete_eps(obj.eps, name), obj.theta_n)
+    return value
 
 
 class GLUTF(GLUTFMixin, _base.Mechanism):

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _fields, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _optima
@@ -36,6 +36,11 @@ def resolve_theta(theta: Any, eps: Any) -> Any:
     # stays below 1 in float64 (it rounds to 1 beyond eps ~ 73); keep_pair never reads it for the default.
     theta = np.minimum(1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), np.nextafter(1.0, 0.0))
     return _validate.as_param("theta", theta, 0.0, 1.0)
+
+
+def set_theta(mech: Any) -> None:
+    """Sets ``default_theta`` and the checked (or derived) ``theta`` of a RAPPOR-style mechanism (RAPPOR, uRAP)."""
+    _fields.set_fields(mech, default_theta=mech.theta is None, theta=resolve_theta(mech.theta, mech.eps))
 
 
 def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
@@ -202,10 +207,8 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
         domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "default_theta", self.theta is None)
-        object.__setattr__(self, "theta", resolve_theta(self.theta, self.eps))
+        _fields.check_domain(self)
+        set_theta(self)
 
     @property
     def keep(self) -> Any:
@@ -232,10 +235,8 @@ class UE(_UnaryMixin, _base.Mechanism):
         optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        p = 0.5 if self.p is None else self.p
-        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
+        _fields.check_domain(self)
+        _fields.set_fields(self, p=_validate.check_keep_probability("p", 0.5 if self.p is None else self.p))
 
     @property
     def keep(self) -> Any:

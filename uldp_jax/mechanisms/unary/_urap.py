@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _nmse, _optima, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _fields, _nmse, _optima, _pytree, _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
@@ -37,12 +36,8 @@ class URAP(_base.Mechanism):
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "default_theta", self.theta is None)
-        object.__setattr__(self, "theta", _ue.resolve_theta(self.theta, self.eps))
+        _fields.check_domain(self, sensitive=True)
+        _ue.set_theta(self)
 
     @property
     def s(self) -> int:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
+from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.wheel import _wheel
 from uldp_jax.mechanisms.wheel._wheel import Wheel
@@ -49,16 +48,8 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        l = self.l
-        if l is None:
-            l = _wheel.default_l(len(sensitive), _glutf.concrete_eps(self.eps, "l"), self.theta_n)
-        object.__setattr__(self, "l", _wheel.check_l(l))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes("hash", self.num_hashes, 2, len(sensitive)))
+        s = _glutf.check_named(self)
+        _wheel.check_wheel_fields(self, _glutf.named_default(self, "l", _wheel.default_l), s)
 
     @property
     def base(self) -> Wheel:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -45,10 +45,9 @@ def WHEEL_L_DOMAIN(s):  # noqa: N802  (a Family domain: the coverage's valid ran
 def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
     """The MSE-optimal coverage ``1 / g*`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
     ``[L_MIN, L_MAX]`` (the optimum leaves it for eps above ~9.7 or near 0)."""
-    if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
-        raise ValueError(f"l=None needs a concrete scalar eps, got eps with shape {np.shape(eps)}; pass l explicitly.")
+    eps = _fields.concrete_eps(eps, "l")
     with _th.x64():
-        return float(np.clip(float(_th.uwheel_l_opt(s, float(eps), float(theta_n))), L_MIN, L_MAX))
+        return float(np.clip(float(_th.uwheel_l_opt(s, eps, float(theta_n))), L_MIN, L_MAX))
 
 
 def check_l(l: Any) -> Any:
@@ -58,6 +57,11 @@ def check_l(l: Any) -> Any:
         raise ValueError(f"Expected l={l!r} in [2**-14, 1 - 2**-22]: shorter arcs are not sampled exactly by "
                          "float32 points (2**-24 apart).")
     return arr
+
+
+def check_wheel_fields(mech: Any, l: Any, s: int) -> None:
+    """Checks and sets the coverage ``l`` and ``num_hashes`` of a Wheel over ``s`` items (Wheel, uWheel)."""
+    _fields.set_fields(mech, l=check_l(l), num_hashes=_hashing.check_num_hashes("hash", mech.num_hashes, 2, s))
 
 
 class Wheel(_base.Mechanism):
@@ -97,12 +101,8 @@ class Wheel(_base.Mechanism):
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        l = default_l(d, self.eps) if self.l is None else self.l
-        object.__setattr__(self, "l", check_l(l))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes("hash", self.num_hashes, 2, d))
+        d = _fields.check_domain(self)
+        check_wheel_fields(self, default_l(d, self.eps) if self.l is None else self.l, d)
 
     @property
     def family_size(self) -> int:
