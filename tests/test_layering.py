@@ -194,6 +194,16 @@ def test_mechanisms_import_only_the_core():
     assert bad == []
 
 
+def test_every_mechanism_class_imports_only_the_core():
+    """A module that defines a library mechanism, wherever it sits (PUM's lives with its drivers in ``pum/``),
+    imports only ``mechanisms/`` and validation: never theory, estimation, the engine or the audits."""
+    homes = {mod for mod in _concrete_mechanisms().values()}
+    assert "uldp_jax.pum._mechanism" in homes
+    bad = [(m, t) for m in sorted(homes) for t in GRAPH[m]
+           if not (t in MECHANISM_DEPS or t.startswith("uldp_jax.mechanisms."))]
+    assert bad == []
+
+
 MECH = f"{ROOT}.mechanisms"
 CORE = f"{MECH}.core"
 
@@ -366,7 +376,7 @@ def _isinstance_targets(node: ast.Call) -> list[str]:
 
 # A class's own entry points outside its module: ``ul.pum_estimate``/``ul.pum_simulate`` take a PUM only and say
 # so with a TypeError (an argument check, not dispatch).
-OWN_API = {"PUM": ("uldp_jax.pum._estimate", "uldp_jax.pum._simulate")}
+OWN_API = {"PUM": ("uldp_jax.pum._estimate", "uldp_jax.pum._simulate")}  # PUM itself: uldp_jax.pum._mechanism
 
 
 def test_no_isinstance_against_concrete_mechanisms():

@@ -61,10 +61,6 @@ class BinaryCA(_base.Mechanism):
         return 2
 
     @property
-    def num_stats(self) -> int:
-        return 2
-
-    @property
     def eps(self) -> Any:
         """The binding (smallest) epsilon of the two constraints."""
         return jnp.minimum(jnp.asarray(self.eps12), jnp.asarray(self.eps21))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _base, _pytree
 
 
 def set_fields(obj: Any, **values: Any) -> None:
@@ -37,3 +38,26 @@ def concrete_eps(eps: Any, param: str) -> float:
     if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
         raise ValueError(f"{param}=None needs a concrete scalar eps; pass {param} explicitly.")
     return float(eps)
+
+
+class ULDPFields(_base.Mechanism, abstract=True):
+    """The fields of a ULDP mechanism over ``d`` items with a sensitive set (uRR, uRAP, HighLowHR, the named GLUTF
+    mechanisms), declared and checked once: subclasses add their own fields after these three.
+
+    Attributes:
+      d: domain size (static).
+      sensitive: sorted tuple of the sensitive items ``X_S`` (static; a non-empty subset of ``[0, d)``).
+      eps: privacy budget (leaf).
+    """
+
+    d: int = _pytree.static_field()
+    sensitive: Any = _pytree.static_field()
+    eps: Any
+
+    def __post_init__(self):
+        check_domain(self, sensitive=True)
+
+    @property
+    def s(self) -> int:
+        """``|X_S|``, the number of sensitive items."""
+        return len(self.sensitive)

@@ -83,10 +83,6 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.num_blocks * self.b
 
-    @property
-    def num_stats(self) -> int:
-        return self.num_outputs
-
     def _layout(self) -> tuple[jax.Array, jax.Array]:
         block, row, _ = _forms.layout(self.d, self.num_blocks)
         return jnp.asarray(block), jnp.asarray(row)

@@ -60,7 +60,7 @@ class _SpecView(_base.Mechanism):
         return self.spec
 
 
-class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
+class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
     r"""High-low Hadamard response (004 eqs 13-14): Hadamard response on ``A``, Mangat-style on ``B = X \ A``.
 
     With :math:`s = |A|`, :math:`S` the smallest power of two :math:`> s` and :math:`t = d - s`, reports lie in
@@ -88,19 +88,12 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §5.1, App. C.1.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
 
     report_kind = "item"
 
     def __post_init__(self):
-        _fields.check_domain(self, sensitive=True)
+        super().__post_init__()
         _hadamard.hadamard_size(len(self.sensitive), "len(sensitive)")
-
-    @property
-    def s(self) -> int:
-        return len(self.sensitive)
 
     @property
     def S(self) -> int:
@@ -114,10 +107,6 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
 
     @property
     def num_outputs(self) -> int:
-        return self.S + self.t
-
-    @property
-    def num_stats(self) -> int:
         return self.S + self.t
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:

@@ -69,10 +69,6 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.K
 
-    @property
-    def num_stats(self) -> int:
-        return self.K
-
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
         return self.perturb_batch(key, jnp.asarray(x))
 

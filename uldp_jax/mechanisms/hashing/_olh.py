@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec, _records
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -34,14 +34,16 @@ def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
     return _th.ulh_g_int(s, _fields.concrete_eps(eps, "g"), theta_n)
 
 
-def check_hash_fields(mech: Any, g: Any, s: int) -> None:
-    """Checks and sets ``g`` (an int >= 2), ``family`` and ``num_hashes`` of a hash over ``s`` items (OLH, uLH)."""
+def check_hash_fields(mech: Any, s: int, theta_n: float = 0.0) -> None:
+    """Checks and sets ``g`` (an int >= 2; ``None``: ``default_g(s, eps, theta_n)``), ``family`` and ``num_hashes``
+    of a hash over ``s`` items (OLH, uLH)."""
+    g = default_g(s, mech.eps, theta_n) if mech.g is None else mech.g
     g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
     family = _hashing.check_family(mech.family)
     _fields.set_fields(mech, g=g, family=family, num_hashes=_hashing.check_num_hashes(family, mech.num_hashes, g, s))
 
 
-class OLH(_base.Mechanism):
+class OLH(_hashing.SeededHash, _base.Mechanism):
     r"""eps-optimized local hashing over ``d`` items with hash range ``g``.
 
     A user draws a seed (a hash function ``H`` from the family), hashes ``x`` to ``H(x)`` in ``[0, g)`` and
@@ -80,12 +82,7 @@ class OLH(_base.Mechanism):
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _fields.check_domain(self)
-        check_hash_fields(self, default_g(d, self.eps) if self.g is None else self.g, d)
-
-    @property
-    def family_size(self) -> int:
-        return 2**32 if self.num_hashes is None else self.num_hashes
+        check_hash_fields(self, _fields.check_domain(self))
 
     @property
     def num_outputs(self) -> int:
@@ -97,16 +94,6 @@ class OLH(_base.Mechanism):
 
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.lh_probs(self.eps, self.g)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
-        with _th.x64():
-            p, q = _th.lh_probs(_spec.eps_value(self.eps), self.g)
-            return float(p), float(q), float("nan")
-
-    def glutf_share(self) -> jax.Array:
-        r""":math:`e/(e+d-1)`: attained by a hash with ``H(i) = v`` and ``H(t) != v`` for every other ``t``."""
-        return _th.ratio_share(self.eps, self.d)
 
     def hash(self, seeds: Any, items: Any) -> Any:
         """``H_seed(x)`` (``uint32``; NumPy in, NumPy out)."""
@@ -176,14 +163,13 @@ class OLH(_base.Mechanism):
         "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
         domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0))
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self._pq()
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return _th.ulh_z_max(s, self.eps, self.g)
-
-    def glutf_z_published(self) -> jax.Array:
-        return _th.ulh_z_published(self.eps, self.g)
+    def pure(self) -> _records.Pure:
+        """Pure LDP: ``p* = e/(e+g-1)``, ``q* = 1/g``; the share ``e/(e+d-1)`` is attained by a hash with
+        ``H(i) = v`` and ``H(t) != v`` for every other ``t``."""
+        p, q = self._pq()
+        return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
+                             z_max=lambda s: _th.ulh_z_max(s, self.eps, self.g),
+                             z_published=_th.ulh_z_published(self.eps, self.g))
 
     def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
         """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.hashing import _olh
 from uldp_jax.mechanisms.hashing._olh import OLH
 
 
-class ULH(_glutf.GLUTFMixin, _base.Mechanism):
+class ULH(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
 
     Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
@@ -36,9 +36,6 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.3; docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp (corrected z and g*).
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     g: Any = _pytree.static_field(default=None)
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -58,8 +55,7 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        s = _glutf.check_named(self)
-        _olh.check_hash_fields(self, _glutf.named_default(self, "g", _olh.default_g), s)
+        _olh.check_hash_fields(self, _glutf.check_named(self), self.theta_n)
 
     @property
     def base(self) -> OLH:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.subset import _ss
 from uldp_jax.mechanisms.subset._ss import SS
 
 
-class USS(_glutf.GLUTFMixin, _base.Mechanism):
+class USS(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized subset selection: GLUTF (003 Alg. 1) with base ``SS(s, eps, k)``.
 
     Pure ULDP: :math:`p^* = ke/(ke+s-k)`, :math:`q^* = k(ke+s-k-e)/((ke+s-k)(s-1))`,
@@ -35,9 +35,6 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.1.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     k: Any = _pytree.static_field(default=None)
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -48,8 +45,7 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        s = _glutf.check_named(self, published_z=False)
-        _ss.set_k(self, _glutf.named_default(self, "k", _ss.default_k) if s >= 2 else None, s)
+        _ss.check_k(self, _glutf.check_named(self, published_z=False), self.theta_n)
 
     @property
     def base(self) -> SS:

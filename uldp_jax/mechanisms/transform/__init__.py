@@ -1,7 +1,7 @@
 """GLUTF, the general LDP-to-ULDP transformation (003 Algorithm 1), and what its instances share.
 
 uSS, uUE, uLH and uWheel (in their base's family) build on ``GLUTFMixin``, ``check_common``, ``raw``,
-``check_named`` and ``named_default`` from here.
+and ``check_named`` from here.
 """
 
 from uldp_jax.mechanisms.transform._glutf import (
@@ -12,7 +12,6 @@ from uldp_jax.mechanisms.transform._glutf import (
     check_theta_n,
     check_named,
     glutf,
-    named_default,
     raw,
 )
 from uldp_jax.mechanisms import rr as _rr

@@ -45,14 +45,6 @@ def check_named(obj: Any, published_z: bool = True) -> int:
     return len(sensitive)
 
 
-def named_default(obj: Any, name: str, optimum: Any) -> Any:
-    """``obj.<name>``, or ``optimum(s, eps, theta_n)`` when it is ``None`` (needs a concrete scalar eps)."""
-    value = getattr(obj, name)
-    if value is None:
-        value = optimum(obj.s, _fields.concrete_eps(obj.eps, name), obj.theta_n)
-    return value
-
-
 class GLUTF(GLUTFMixin, _base.Mechanism):
     r"""A ULDP mechanism built by GLUTF (003 Algorithm 1) from a pure LDP ``base`` over the sensitive items.
 
@@ -89,7 +81,8 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", sensitive)
         check_base(self.base, len(sensitive), self.rule)
-        if self.z_rule == "published_unsafe" and self.base.glutf_z_published() is None:
+        pure = pure_ldp(self.base)
+        if self.z_rule == "published_unsafe" and (pure is None or pure.z_published is None):
             raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
                              f"got {type(self.base).__name__}.")
 
@@ -99,6 +92,12 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         return self.base.eps
 
 
+def pure_ldp(base: Any) -> Any:
+    """``base.pure()`` when ``base`` is a pure LDP mechanism (a ``Pure`` record without ``z``), else ``None``."""
+    pure = base.pure()
+    return pure if pure is not None and pure.z is None else None
+
+
 def check_base(base: Any, s: int, rule: str) -> None:
     if rule not in RULES:
         raise ValueError(f"Expected rule={rule!r} in {RULES}.")
@@ -106,13 +105,13 @@ def check_base(base: Any, s: int, rule: str) -> None:
         raise TypeError(f"Expected base to be a uldp_jax LDP mechanism, got {type(base).__name__}.")
     if getattr(base, "sensitive", None) is not None:  # field probe: privacy_spec() would build an s x s matrix
         raise TypeError(f"Expected base to be an LDP mechanism over the sensitive items, got {type(base).__name__}.")
-    if rule == "pure" and base.pure_pq() is None:
+    if rule == "pure" and pure_ldp(base) is None:
         raise TypeError(
-            f"Expected base to be a pure LDP mechanism (with pure_pq and a support function), got "
+            f"Expected base to be a pure LDP mechanism (pure() with z None, and a support function), got "
             f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
     if base.d != s:
         raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
-    if base.num_stats != base.d or (base.pure_pq() is None and base.support_affine() is None):
+    if base.num_stats != base.d or (pure_ldp(base) is None and base.support_affine() is None):
         raise TypeError(
             f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
             f"debiasing, got {type(base).__name__} (num_stats={base.num_stats}); GLUTF's "

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _fields, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _fields, _likelihood, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _optima
@@ -97,22 +97,12 @@ class _UnaryMixin:
     def num_outputs(self) -> int:
         return 2**self.d
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def keep_pair(self, xp=jnp) -> tuple[Any, Any]:
         return keep_pair(self.keep, self.eps, getattr(self, "default_theta", False), xp)
 
     def probs(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()
         return ue_probs(keep, self.eps, omk)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
-        eps = _spec.eps_value(self.eps)
-        keep, omk = (float(v) for v in self.keep_pair(np))  # 1 - keep exact for the default theta
-        return keep, _ue_q64(keep, eps, omk), float("nan")
 
     def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
         return self.perturb_batch(key, jnp.asarray(x))
@@ -142,10 +132,10 @@ class _UnaryMixin:
         """Every bit is in the product likelihood (no invertible reports)."""
         return np.ones(self.d, bool), False
 
-    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
-        """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
+    def compact(self) -> _records.Compact:
+        """Independent bits: own bit w.p. ``keep``, every other bit w.p. ``q``."""
         keep, q = self.probs()
-        return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
+        return _records.independent_bits(self.d, np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()
@@ -171,15 +161,15 @@ class _UnaryMixin:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self.probs()
+    def pure(self) -> _records.Pure:
+        """Pure LDP (003 §2.3: a report supports its set bits): ``(keep, q)``, with GLUTF's closed forms."""
+        keep, q = self.probs()
 
-    def glutf_share(self) -> jax.Array:
-        return _th.ratio_share(self.eps, self.d)
+        def z_max(s: int) -> jax.Array:
+            t = jnp.exp(-jnp.asarray(self.eps))
+            return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
 
-    def glutf_z_max(self, s: int) -> jax.Array:
-        t = jnp.exp(-jnp.asarray(self.eps))
-        return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
+        return _records.Pure(keep, q, share=_th.ratio_share(self.eps, self.d), z_max=z_max)
 
     def comm_bits(self) -> float:
         return float(self.d)

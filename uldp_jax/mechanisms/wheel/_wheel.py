@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec, _records
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -59,12 +59,14 @@ def check_l(l: Any) -> Any:
     return arr
 
 
-def check_wheel_fields(mech: Any, l: Any, s: int) -> None:
-    """Checks and sets the coverage ``l`` and ``num_hashes`` of a Wheel over ``s`` items (Wheel, uWheel)."""
+def check_wheel_fields(mech: Any, s: int, theta_n: float = 0.0) -> None:
+    """Checks and sets the coverage ``l`` (``None``: ``default_l(s, eps, theta_n)``) and ``num_hashes`` of a Wheel
+    over ``s`` items (Wheel, uWheel)."""
+    l = default_l(s, mech.eps, theta_n) if mech.l is None else mech.l
     _fields.set_fields(mech, l=check_l(l), num_hashes=_hashing.check_num_hashes("hash", mech.num_hashes, 2, s))
 
 
-class Wheel(_base.Mechanism):
+class Wheel(_hashing.SeededHash, _base.Mechanism):
     r"""eps-Wheel over ``d`` items with coverage ``l``.
 
     A user draws a seed, hashes ``x`` to ``h = H(x)`` in ``[0, 1)`` and reports ``(seed, y)`` with ``y`` drawn
@@ -101,12 +103,7 @@ class Wheel(_base.Mechanism):
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _fields.check_domain(self)
-        check_wheel_fields(self, default_l(d, self.eps) if self.l is None else self.l, d)
-
-    @property
-    def family_size(self) -> int:
-        return 2**32 if self.num_hashes is None else self.num_hashes
+        check_wheel_fields(self, _fields.check_domain(self))
 
     @property
     def num_cells(self) -> int:
@@ -122,16 +119,6 @@ class Wheel(_base.Mechanism):
 
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.wheel_probs(self.eps, self.l)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
-        with _th.x64():
-            p, q = _th.wheel_probs(_spec.eps_value(self.eps), float(np.asarray(self.l, np.float64)))
-            return float(p), float(q), float("nan")
-
-    def glutf_share(self) -> jax.Array:
-        r""":math:`e/(e+d-1)`: a point covered by one arc only (exists for some hash function)."""
-        return _th.ratio_share(self.eps, self.d)
 
     def hash(self, seeds: Any, items: Any) -> Any:
         """``H_seed(x)`` in ``[0, 1)`` (float32 under JAX, float64 under NumPy; equal values)."""
@@ -220,14 +207,13 @@ class Wheel(_base.Mechanism):
         "Wheel", "l", lambda e, s, th, cov: _nmse.wheel_nmse(e, s, cov), _family.uwheel_probs, ldp=True,
         domain=WHEEL_L_DOMAIN, closed=True, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self._pq()
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return _th.uwheel_z_max(s, self.eps, self.l)
-
-    def glutf_z_published(self) -> jax.Array:
-        return _th.uwheel_z_published(self.eps, self.l)
+    def pure(self) -> _records.Pure:
+        """Pure LDP (``wheel_probs``); the share ``e/(e+d-1)``: a point covered by one arc only (exists for some
+        hash function)."""
+        p, q = self._pq()
+        return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
+                             z_max=lambda s: _th.uwheel_z_max(s, self.eps, self.l),
+                             z_published=_th.uwheel_z_published(self.eps, self.l))
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5 for a float32 point: 32 bits, plus ``log2 F`` for the seed when ``include_seed``."""

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _pytree, _records, _spec
 from uldp_jax.mechanisms.rr import URR
 from uldp_jax.mechanisms.unary import URAP
 
@@ -189,15 +189,19 @@ class PUM(_base.Mechanism):
     def perturb_one(self, key: jax.Array, x: jax.Array, personal: Any) -> Any:
         return self.perturb_batch(key, jnp.asarray(x), personal)
 
-    def prefers_compact(self) -> bool:
-        """As the common mechanism (a uRAP over a large ``Z``: compact reports from ``ul.perturb``)."""
-        return self.cmn.prefers_compact()
+    def compact(self) -> Any:
+        """``CompactBits`` reports (the positions of the ones), preferred as the common mechanism's (a uRAP over a
+        large ``Z``): its compact sampler on each user's pre-processed item, the same law as ``perturb_batch``
+        without the ``n x (d + K)`` bits; ``perturb(key, xs, personal, num_chunks=None)``."""
+        cmn = self.cmn.compact()
+        if cmn is None:
+            return None
 
-    def perturb_compact(self, key: jax.Array, xs: jax.Array, personal: Any, num_chunks: int | None = None) -> Any:
-        """``CompactBits`` reports (the positions of the ones): the common mechanism's compact sampler on each
-        user's pre-processed item, the same law as ``perturb_batch`` without the ``n x (d + K)`` bits."""
-        personal = self.check_personal(personal, jnp.shape(xs))
-        return self.cmn.perturb_compact(key, self.preprocess(xs, personal), num_chunks)
+        def perturb(key: jax.Array, xs: jax.Array, personal: Any, num_chunks: int | None = None) -> Any:
+            personal = self.check_personal(personal, jnp.shape(xs))
+            return cmn.perturb(key, self.preprocess(xs, personal), num_chunks)
+
+        return _records.Compact(perturb, cmn.preferred)
 
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         return self.cmn.aggregate(ys, weights)
