@@ -31,21 +31,19 @@ member                                default                                   
 ``stats_matrix()``                    ``E[stats] / n = p @ A`` from the channel           --
 ``support_affine()``                  ``None`` (no per-item affine form)                  RR, UE, GLUTF families
 ``debias(stats, n)``                  affine form, else least squares on the channel      HR family (FWHT)
-``debias_variance(p, n)``             iid per-item variance of ``debias``                 HR family
+``debias_variance(p, n)``             iid per-item variance of ``debias`` (of an          HR family
+                                      overridden ``debias``: exact, from the channel)
 ``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
                                       channel (concrete, small domains)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``count_sampler()``                   ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
 ``iid_count_sampler()``               ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
-``tunable_params()``                  ``()``                                              uRAP, uSS, uUE, uLH, uWheel
 ``comm_bits()``                       ``log2(num_outputs)``                               --
 ``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
 ``validate_grid(name)``               constructor checks per grid point                   --
 ``report_index(ys)``                  channel column of each report (items, bits)         hashed / set reports
 ``channel_support()``                 per-item support of each channel column             hashed / set reports
-``debias_variance_from_channel()``    variance of an overridden ``debias``, from the      --
-                                      channel
 ``count_draws(iid)``                  ``d + num_stats``: the count sampler's draws        HR family, SS, GLUTF
 ``count_memory(iid)``                 ``None``: estimated from ``count_draws``            SS, uSS
 ``product_likelihood()``              ``None``: EM on the channel / report likelihood     UE family
@@ -53,7 +51,8 @@ member                                default                                   
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
 ``closed_form_family``                ``None``: risks exact from channel moments          mechanisms with a paper
-``closed_form()``                     ``closed_form_family``                              --
+``closed_form()``                     ``closed_form_family`` (its ``param``: what         GLUTF family (per instance)
+                                      ``ul.tune`` may change besides eps)
 ``with_tuned(value)``                 replace the closed form's tunable parameter         uUE, uSS, ...
 ``pure()``                            ``None``: not pure; else a ``Pure`` record (003     GRR, uRR, UE, uRAP, OLH,
                                       Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family

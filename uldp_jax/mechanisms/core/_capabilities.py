@@ -111,15 +111,6 @@ class CapabilityDefaults:
         """
         return None
 
-    def tunable_params(self) -> tuple[str, ...]:
-        """Names of the parameters that tuning may change (besides ``eps``).
-
-        Default: the tunable parameter of ``closed_form_family`` (its ``domain``/``integer`` give the constraint
-        that ``ul.tuning`` maps to an unconstrained scale for optax), else none.
-        """
-        fam = self.closed_form_family
-        return () if fam is None or fam.param is None else (fam.param,)
-
     def comm_bits(self) -> float:
         """Bits a user sends (``log2`` of the report space)."""
         return float(math.log2(self.num_outputs))

@@ -113,7 +113,12 @@ def check_num_hashes(family: str, num_hashes: Any, g: int, d: int) -> int | None
 
 class SeededHash:
     """Mixin of the mechanisms whose report names a hash function by its seed (OLH, Wheel): ``num_hashes`` seeds,
-    ``None`` meaning all ``2**32``."""
+    ``None`` meaning all ``2**32``; a report supports the items it hashes near, so the statistic is the per-item
+    support count (``num_stats = d``)."""
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
 
     @property
     def family_size(self) -> int:

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -32,7 +32,7 @@ def _tables(d: int, sensitive: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray,
     return sens, row, out, pos
 
 
-class _SpecView(_base.Mechanism):
+class _SpecView(_delegate.ReportsOf, _base.Mechanism):
     """A mechanism seen under another guarantee: same channel and sampler, another ``privacy_spec``."""
 
     mech: Any
@@ -43,12 +43,8 @@ class _SpecView(_base.Mechanism):
         return self.mech.d
 
     @property
-    def report_kind(self) -> str:
-        return self.mech.report_kind
-
-    @property
-    def num_outputs(self) -> int:
-        return self.mech.num_outputs
+    def reporter(self) -> Any:
+        return self.mech
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         return self.mech.perturb_batch(key, xs)

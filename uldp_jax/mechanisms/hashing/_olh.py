@@ -88,10 +88,6 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.family_size * self.g
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.lh_probs(self.eps, self.g)
 

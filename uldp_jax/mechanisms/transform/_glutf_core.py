@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _pytree, _records
-from uldp_jax.mechanisms.core import _reports, _spec
+from uldp_jax.mechanisms.core import _estimation, _reports, _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
 from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
 
@@ -250,7 +250,7 @@ class GLUTFMixin(GLUTFChannel):
     def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
         """iid per-item variance of ``debias``: 003 eq 21's affine form (``rule="pure"``), else from the channel."""
         if self.rule != "pure":
-            return self.debias_variance_from_channel(p, n)
+            return _estimation.variance_from_channel(self, p, n)
         return _reports.affine_variance(self.support_affine(), p, n)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:

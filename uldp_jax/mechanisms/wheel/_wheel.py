@@ -113,10 +113,6 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.family_size * self.num_cells
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.wheel_probs(self.eps, self.l)
 
