@@ -265,9 +265,6 @@ class PUMUser(_delegate.ReportsOf, _base.Mechanism):
         personal = jnp.broadcast_to(self.personal, xs.shape + self.personal.shape)
         return self.pum.cmn.perturb_batch(key, preprocess(self.d, xs, personal))
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> Any:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         Q, protected = self.pum.cmn.channel_matrix()
         z = preprocess_np(self.d, np.arange(self.d), np.broadcast_to(np.asarray(self.personal),

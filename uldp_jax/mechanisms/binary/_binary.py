@@ -65,9 +65,6 @@ class BinaryCA(_base.Mechanism):
         """The binding (smallest) epsilon of the two constraints."""
         return jnp.minimum(jnp.asarray(self.eps12), jnp.asarray(self.eps21))
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
         u = jax.random.uniform(key, xs.shape, dtype=jnp.float32)

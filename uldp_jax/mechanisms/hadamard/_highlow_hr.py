@@ -105,9 +105,6 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
     def num_outputs(self) -> int:
         return self.S + self.t
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, S + t)``."""
         xs = jnp.asarray(xs, jnp.int32)

@@ -69,9 +69,6 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.K
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, K)`` of the same shape."""
         xs = jnp.asarray(xs, jnp.int32)

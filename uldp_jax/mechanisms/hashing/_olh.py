@@ -95,9 +95,6 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         """``H_seed(x)`` (``uint32``; NumPy in, NumPy out)."""
         return _hashing.hash_values(self.family, self.g, self.d, seeds, items)
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> HashReport:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> HashReport:
         """Randomizes ``xs: int32[...]``; returns ``HashReport`` with fields of shape ``xs.shape``."""
         keep, _ = self._pq()

@@ -48,9 +48,6 @@ class GRR(_base.Mechanism):
         denom = 1.0 + (self.d - 1) * t
         return 1.0 / denom, t / denom
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns reports of the same shape."""
         _, other_p = self.probs()

@@ -44,9 +44,6 @@ class URR(_fields.ULDPFields):
         denom = 1.0 + (self.s - 1) * t
         return 1.0 / denom, t / denom, -jnp.expm1(-eps) / denom
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         _, c2, _ = self.probs()
         items = jnp.asarray(self.sensitive, dtype=jnp.int32)

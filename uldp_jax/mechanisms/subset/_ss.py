@@ -76,9 +76,6 @@ class SS(_base.Mechanism):
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.ss_probs(self.d, self.eps, self.k)
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones.
 

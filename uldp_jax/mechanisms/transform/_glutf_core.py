@@ -132,9 +132,6 @@ class GLUTFMixin(GLUTFChannel):
         return 1.0 - self.f_protected()
 
     # ---- sampling
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> GLUTFReport:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> GLUTFReport:
         """Randomizes ``xs: int32[...]`` by Algorithm 1; returns a ``GLUTFReport`` with leading shape ``xs.shape``."""
         return self._perturb(key, xs, self.base.perturb_batch)

@@ -104,9 +104,6 @@ class _UnaryMixin:
         keep, omk = self.keep_pair()
         return ue_probs(keep, self.eps, omk)
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
         keep, q = self.probs()

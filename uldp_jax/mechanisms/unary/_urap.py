@@ -60,9 +60,6 @@ class URAP(_fields.ULDPFields):
         bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
         return items, bits_s, bit_n
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` (s + 1 uniform draws per user)."""
         items, bits_s, bit_n = self._sensitive_part(key, xs)

@@ -120,9 +120,6 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         """``H_seed(x)`` in ``[0, 1)`` (float32 under JAX, float64 under NumPy; equal values)."""
         return _hashing.unit_interval(_hashing.mix32(seeds, items))
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> WheelReport:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> WheelReport:
         """Randomizes ``xs: int32[...]``; returns ``WheelReport`` with fields of shape ``xs.shape``."""
         p, _ = self._pq()
