@@ -117,7 +117,7 @@ def test_uue_compact_sampler_matches_the_channel_and_every_consumer():
     m = ul.UUE(7, (0, 2, 3, 6), 1.5)
     n = 35_000
     xs = jnp.asarray(np.arange(n) % 7, jnp.int32)
-    ys = m.perturb_compact(jax.random.key(9), xs)
+    ys = m.compact().perturb(jax.random.key(9), xs)
     assert isinstance(ys.base, ul.CompactBits)
     dense = ys._replace(base=ul.to_dense(ys.base))
     cols = testing.report_index(m, dense)
@@ -137,5 +137,5 @@ def test_uue_compact_sampler_matches_the_channel_and_every_consumer():
 def test_uue_perturb_is_compact_on_a_large_sensitive_set():
     m = ul.UUE(3000, tuple(range(1500)), 3.0)
     ys = ul.perturb(jax.random.key(0), m, jnp.arange(2000, dtype=jnp.int32))
-    assert m.prefers_compact() and isinstance(ys.base, ul.CompactBits) and ys.base.shape == (2000, 1500)
-    assert not ul.UUE(6, (1, 4), 2.0).prefers_compact()
+    assert m.compact().preferred and isinstance(ys.base, ul.CompactBits) and ys.base.shape == (2000, 1500)
+    assert not ul.UUE(6, (1, 4), 2.0).compact().preferred

@@ -10,6 +10,7 @@ from uldp_jax import testing
 from uldp_jax.mechanisms.transform._glutf_channel import base_support
 from uldp_jax.mechanisms.transform import _nonpure_uldp as npth
 from uldp_jax.mechanisms.core import _pure_uldp as th
+from uldp_jax.mechanisms.core._records import pure_floats
 
 CASES = [
     (ul.SS(4, 1.0, k=2), 8, [0, 2, 4, 6]),
@@ -91,7 +92,7 @@ def test_nonpure_sampling_stats_and_refusals():
     mech = ul.glutf(ul.UE(3, 1.0), 7, [0, 3, 6], rule="non_pure")
     assert mech.num_stats == 8
     with pytest.raises(ValueError, match="not pure"):
-        mech.pure_probs()
+        pure_floats(mech)
     with pytest.raises(ValueError, match="estimate_eq30"):
         mech.support_affine()
     xs = jnp.asarray(np.repeat(np.arange(7), 1500), jnp.int32)
