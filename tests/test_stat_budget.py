@@ -48,7 +48,8 @@ def test_checks_of_all_workers_are_summed_against_max_checks(tmp_path):
 def test_a_run_within_max_checks_passes(tmp_path):
     rc, out = _run(tmp_path, max_checks=4)
     assert rc == 0, out
-    assert "2 passed" in out and "MAX_CHECKS" not in out, out
+    assert "2 passed" in out and "> MAX_CHECKS" not in out, out
+    assert "statistical checks (uldp_jax.testing, all workers): 4 of MAX_CHECKS=4" in out, out
 
 
 def test_estimate_within_se_passes_an_honest_estimate_and_refuses_a_biased_one():
