@@ -1,8 +1,10 @@
-"""Rewrites the claim lines of a committed 001 eps-sweep summary (001-fig5 / 001-fig10) with the z-tests that a
-rerun writes (``uldp_jax.experiments._murakami._eps_checks``: two-sided / one-sided z-tests at level 0.05), from the
-committed CSV's means and standard errors; no number is recomputed.
+"""Rewrites the claim lines of a committed 001 summary with the z-tests that a rerun writes, from the committed
+CSV's means and standard errors; no number is recomputed. eps sweeps (001-fig5 / 001-fig10):
+``uldp_jax.experiments._murakami._eps_checks`` (two-sided / one-sided z-tests at level 0.05); |X_S| and attribute
+sweeps (001-fig6/7/11/12 and their variant folders): ``_murakami.sweep_checks`` (best mechanism, one-sided z-tests
+at family level 0.05, Bonferroni).
 
-    python experiments/rescore_001_eps.py 001-fig5 001-fig10
+    python experiments/rescore_001_eps.py 001-fig5 001-fig10 001-fig6/census-iid 001-fig7
 """
 
 from __future__ import annotations
@@ -27,13 +29,21 @@ def main(names) -> int:
             r["eps"], r["value"], r["se"] = float(r["eps"]), float(r["value"]), float(r["se"] or "nan")
         metric = rows[0]["metric"]
         notes = []
-        for ds_name in dict.fromkeys(r["dataset"] for r in rows):
-            d = int(next(r["d"] for r in rows if r["dataset"] == ds_name))
-            notes += _murakami._eps_checks(rows, types.SimpleNamespace(name=ds_name, d=d), metric)
+        key = "attributes" if "attributes" in rows[0] else "s" if "cases" in rows[0] else None  # sweep or eps
+        if key:  # a |X_S| or attribute sweep
+            notes = _murakami.sweep_checks(rows, key)
+        else:
+            for ds_name in dict.fromkeys(r["dataset"] for r in rows):
+                d = int(next(r["d"] for r in rows if r["dataset"] == ds_name))
+                notes += _murakami._eps_checks(rows, types.SimpleNamespace(name=ds_name, d=d), metric)
         path = os.path.join(folder, "summary.md")
         text = open(path).read()
-        keep = [ln for ln in text.splitlines() if not (ln.startswith("- ") and ("best mechanism at eps" in ln
-                                                                             or "at eps = ln d" in ln))]
+        old = ("best mechanism at eps", "at eps = ln d", "|X_S|=", "attributes: best ", ": best mechanism (each",
+               ": lowest ")
+        keep = [ln for ln in text.splitlines() if not (ln.startswith("- ") and any(o in ln for o in old))
+                and not ln.startswith("Claim checks recomputed")]
+        while keep and not keep[-1].strip():
+            keep.pop()
         keep.append("")
         keep.append("Claim checks recomputed from this CSV's means and standard errors with the z-tests a rerun "
                     "writes (`python experiments/rescore_001_eps.py`; no number recomputed):")

@@ -30,6 +30,7 @@ rate on fresh draws (``experiments/benchmarks/false_alarms.py``); never to make 
 import os
 import signal
 import threading
+import warnings
 
 import pytest
 
@@ -78,37 +79,15 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"native crash of a worker while running {nodeid}: re-run once on a fresh worker")
 
 
-MAPS_FRACTION = 0.5  # clear JAX's caches when a worker holds more than this share of vm.max_map_count
-
-
-def _map_counts() -> tuple[int, int] | None:
-    """(memory mappings of this process, the kernel's vm.max_map_count), or None where /proc does not say."""
-    try:
-        with open("/proc/sys/vm/max_map_count") as f:
-            limit = int(f.read())
-        with open("/proc/self/maps", "rb") as f:
-            return sum(1 for _ in f), limit
-    except (OSError, ValueError):
-        return None
-
-
 def pytest_runtest_teardown(item, nextitem):
-    """Frees compiled programs before a long-lived worker runs out of memory mappings.
+    """Frees compiled programs before a long-lived worker runs out of memory mappings: the library's own guard
+    (``uldp_jax._cache.guard_map_limit``, also run by ``ul.simulate``), checked after every test. A worker that runs
+    ~2000 tests otherwise reaches ``vm.max_map_count`` and the next compilation dies natively."""
+    from uldp_jax import _cache
 
-    Every XLA CPU executable a process keeps holds tens of memory mappings (about 420 for one ``ul.simulate`` call
-    on a new shape), and JAX keeps every executable it compiled. A worker that runs ~2000 tests reaches the kernel's
-    ``vm.max_map_count`` (65530 here) and the next compilation dies natively (LLVM "Cannot allocate memory",
-    SIGSEGV/SIGABRT in ``backend_compile_and_load``). Past half the limit, ``jax.clear_caches()`` drops them; later
-    tests recompile what they need (results do not depend on it).
-    """
-    counts = _map_counts()
-    if counts is not None and counts[0] > MAPS_FRACTION * counts[1]:
-        import gc
-
-        import jax
-
-        jax.clear_caches()
-        gc.collect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _cache.guard_map_limit()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -190,6 +169,9 @@ def pytest_sessionfinish(session, exitstatus):
         config.workeroutput["uldp_stat_checks"] = testing.checks_run()
         return
     total = testing.checks_run() + sum(_WORKER_CHECKS)
+    if total:  # the run's real count, for the record (the budget is MAX_CHECKS x ALPHA = SUITE_ALPHA)
+        print(f"\nstatistical checks (uldp_jax.testing, all workers): {total} of MAX_CHECKS={testing.MAX_CHECKS} "
+              f"at ALPHA={testing.ALPHA:.2g}")
     if total > testing.MAX_CHECKS:
         session.exitstatus = 1
         print(f"\nstatistical checks: {total} > MAX_CHECKS={testing.MAX_CHECKS} over all workers; the suite-wide "

@@ -18,7 +18,9 @@ JAX's default threshold of one second. Results never depend on the cache (XLA's 
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 
 import jax
 from jax.experimental.compilation_cache import compilation_cache as _jax_cache
@@ -84,3 +86,58 @@ def configure_from_env() -> str | None:
     if os.environ.get(ENV_SWITCH, "1").strip().lower() in _OFF:
         return None
     return enable_compilation_cache()
+
+
+# --- Compiled programs held in memory: a guard for long-lived processes -------------------------------------------
+# Every XLA CPU executable a process keeps holds tens of memory mappings (about 420 for one ``ul.simulate`` call on a
+# new shape) and JAX keeps every executable it compiled or loaded. A long-lived process (a notebook sweeping many
+# shapes, a test worker) then reaches the kernel's ``vm.max_map_count`` (65530 by default on Linux) after ~150 new
+# shapes, and the next compilation dies natively (LLVM "Cannot allocate memory", then SIGSEGV). ``guard_map_limit``
+# runs at the engine's entry points: after a compilation or a cache load happened, it reads the process's mapping
+# count, and past ``MAPS_FRACTION`` of the limit it calls ``jax.clear_caches()`` (later calls recompile what they need,
+# or load it from the persistent cache; results never depend on it) and warns once.
+MAPS_FRACTION = 0.5
+_MAPS: dict = {"programs": 0, "checked": -1, "registered": False, "warned": False}
+
+
+def _count_program(event: str, *args, **kw) -> None:
+    if event in ("/jax/core/compile/backend_compile_duration", "/jax/compilation_cache/cache_hits"):
+        _MAPS["programs"] += 1
+
+
+def map_counts() -> tuple[int, int] | None:
+    """(memory mappings of this process, the kernel's ``vm.max_map_count``), or ``None`` where ``/proc`` does not say
+    (not Linux)."""
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            limit = int(f.read())
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f), limit
+    except (OSError, ValueError):
+        return None
+
+
+def guard_map_limit(fraction: float = MAPS_FRACTION, *, force: bool = False) -> bool:
+    """Frees JAX's compiled programs when this process holds more than ``fraction`` of ``vm.max_map_count``.
+
+    Cheap when nothing was compiled since the last check (no ``/proc`` read). Returns whether it freed them.
+    """
+    if not _MAPS["registered"]:
+        jax.monitoring.register_event_duration_secs_listener(_count_program)
+        jax.monitoring.register_event_listener(_count_program)
+        _MAPS["registered"] = True
+    if not force and _MAPS["programs"] == _MAPS["checked"]:
+        return False
+    _MAPS["checked"] = _MAPS["programs"]
+    counts = map_counts()
+    if counts is None or counts[0] <= fraction * counts[1]:
+        return False
+    jax.clear_caches()
+    gc.collect()
+    if not _MAPS["warned"]:
+        warnings.warn(f"uldp_jax: this process held {counts[0]} memory mappings, over {fraction:g} of the kernel's "
+                      f"vm.max_map_count={counts[1]} (compiled programs are never freed by JAX); jax.clear_caches() "
+                      "was called so the next compilation does not crash. Later calls recompile (or load from the "
+                      "compilation cache) what they need.", RuntimeWarning, stacklevel=3)
+        _MAPS["warned"] = True
+    return True

@@ -75,3 +75,24 @@ def test_eq49_g_published_ulh_is_worse_than_corrected_at_eps5(dataset, worse):
     assert _glutf.make("uLH (published z, eq 49 g)", ds.d, ds.sensitive, 5.0, ds.theta_n).g == max(2, round(g49))
     e = np.exp(5.0)
     assert g49 == pytest.approx(e * np.sqrt((e * (ds.s + ds.theta_n - 1) - ds.theta_n + 1) / (e * (e + ds.s - 1))) + 1)
+
+
+def test_001_sweep_best_mechanism_is_tested_per_end_of_the_sweep():
+    """001 Figs 6/7/11/12: "best mechanism" at both ends of the sweep, each mechanism at its lowest-error estimator,
+    tested against the other mechanisms (Bonferroni over 3); a row without se leaves the claim untested."""
+    from uldp_jax.experiments import _murakami
+
+    def rows(s, vals, se="0.01"):
+        return [dict(dataset="fs", eps="0.1", s=str(s), mechanism=m, method=meth, value=str(v), se=se)
+                for (m, meth), v in vals.items()]
+
+    far = {("RR", "emp"): 2.0, ("RR", "EM"): 0.9, ("RAPPOR", "emp"): 1.5, ("uRR", "EM"): 1.0, ("uRAP", "emp+thr"): 0.5}
+    near = {**far, ("uRR", "EM"): 0.51}
+    out = _murakami.sweep_checks(rows(1, far) + rows(625, near) + [dict(rows(1, far)[0], mechanism="no privacy")], "s")
+    assert len(out) == 2 and out[0].startswith("fs, eps = 0.1, |X_S| = 1: best mechanism")
+    assert "uRAP (emp+thr) (0.5)" in out[0] and "holds" in out[0] and "RR (EM)" in out[0]  # RR enters with EM
+    assert "RR (emp)" not in out[0] and "no privacy" not in out[0]
+    assert "not established" in out[1] and "closest: uRR (EM)" in out[1]
+    untested = _murakami.sweep_checks(rows(4, far, se=""), "s")
+    assert untested == ["fs, eps = 0.1, |X_S| = 4: lowest uRAP (emp+thr) (0.5); no standard error (one repetition), "
+                        "not tested."]

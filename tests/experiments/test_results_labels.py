@@ -67,6 +67,8 @@ def test_label_is_full_only_without_deviations(folder):
 def test_every_experiment_has_png_and_notes(name):
     assert glob.glob(os.path.join(ROOT, name, "*.png")), name
     assert os.path.exists(os.path.join(ROOT, name, "NOTES.md")), name
+    notes = open(os.path.join(ROOT, name, "NOTES.md")).read()
+    assert re.search(r"sampling model", notes, re.I), f"{name}: NOTES.md does not state its sampling model"
 
 
 def test_every_registered_experiment_has_committed_results():
@@ -74,3 +76,31 @@ def test_every_registered_experiment_has_committed_results():
     twins = {"003-fig8": "003-sims", "003-fig9": "003-sims", "003-fig9-ndcg": "003-sims"}  # one simulation
     for name in experiments.experiment_names():
         assert twins.get(name, name) in folders, name
+
+
+_001_SAMPLED = ("001-fig5", "001-fig6", "001-fig7", "001-fig10", "001-fig11", "001-fig12", "demo")
+
+
+@pytest.mark.parametrize("folder", [f for f in _folders() if f.split("/")[0] in _001_SAMPLED])
+def test_001_runs_state_their_sampling_model(folder):
+    """001 Figs 5-7/10-12 and the demo: the config names the sampling model; a run under the iid model (not 001's)
+    lists it as a deviation, and summary.md and NOTES.md name the model too."""
+    head, cols = _header(folder)
+    sample = json.loads(head["config"]).get("sample")
+    assert sample in ("population", "iid"), folder
+    devs = json.loads(head["deviations"])
+    assert (sample == "iid") == any(d.startswith("sample: iid") for d in devs), (folder, devs)
+    summary = open(os.path.join(ROOT, folder, "summary.md")).read()
+    assert re.search(r"sampling model: " + ("population" if sample == "population" else "iid"), summary, re.I), folder
+    notes = open(os.path.join(ROOT, folder.split("/")[0], "NOTES.md")).read()
+    assert "population" in notes and "iid" in notes, folder
+
+
+@pytest.mark.parametrize("folder", _folders())
+def test_best_claims_in_summaries_are_tests(folder):
+    """Issue 23: every "best" line of a committed summary.md is a test at a stated level, an exact comparison, or
+    says it is untested (one repetition) or has nothing to compare."""
+    text = open(os.path.join(ROOT, folder, "summary.md")).read()
+    for line in text.splitlines():
+        if line.startswith("- ") and re.search(r"\bbest\b", line):
+            assert re.search(r"level|exact values|not tested|fewer than two", line), (folder, line)

@@ -65,7 +65,8 @@ def figure(rows: list, title: str, metric: str, d: int):
     nonpriv = [float(r["value"]) for r in rows if r["mechanism"] == "no privacy"]
     if nonpriv:
         lines.append(("no privacy", "no privacy", "", eps_list, nonpriv * len(eps_list)))
-    return _plot.line_panels([(title, lines)], "epsilon", metric.upper(), vlines=[math.log(d)],
+    return _plot.line_panels([(title, lines)], "epsilon", _common.METRIC_AXIS.get(metric, metric.upper()),
+                             vlines=[math.log(d)],
                              suptitle="line style: case (I) dotted, (II) dashed, (III) solid; color: mechanism",
                              vline_label=f"eps = ln d = {math.log(d):.2f}")
 

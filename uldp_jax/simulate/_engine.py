@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _api
+from uldp_jax import _api, _cache
 from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported (_engine.sizing, ...)
     DEFAULT_CHUNK_BYTES,
     DEFAULT_COUNTS_REP_CHUNK,
@@ -113,6 +113,7 @@ def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = 
 
     See ``simulate`` for the arguments.
     """
+    _cache.guard_map_limit()  # a long-lived process never reaches vm.max_map_count (see uldp_jax._cache)
     plan = make_plan(key, mech, xs=xs, p=p, n=n, reps=reps, path=path, block_size=block_size,
                      chunk_blocks=chunk_blocks, rep_batch=rep_batch, devices=devices, shard=shard,
                      rep_chunk=rep_chunk, progress=progress, needs_reports=_needs_reports)
@@ -152,7 +153,8 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
 
     A grid on the counts path (no method options) estimates point by point with the single mechanism's jitted
     function, so a grid point's estimates equal a call on that mechanism alone bit for bit (a vmapped grid
-    estimate can differ in the last float32 bit); elsewhere a grid is estimated in one eager ``vmap``.
+    estimate can differ in the last float32 bit); elsewhere a grid is estimated in one eager ``vmap`` (point by
+    point when the estimator cannot be traced, e.g. a PUM user's, whose channel is built in NumPy).
     """
     out, n, mech = {}, plan.n, plan.mech
     for m, spec in plan.methods.items():
@@ -166,8 +168,12 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
                 _point_estimate(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech), spec, opts, stats[i], n,
                                 plan.path) for i in range(plan.grid)]))
         else:
-            out[m] = jax.vmap(lambda mm, st, spec=spec, opts=opts: _api.estimate_with(mm, spec, st, n, **opts))(
-                mech, stats)
+            try:
+                out[m] = jax.vmap(lambda mm, st, spec=spec, opts=opts: _api.estimate_with(mm, spec, st, n, **opts))(
+                    mech, stats)
+            except jax.errors.JAXTypeError:  # an estimator that reads a host (NumPy) channel, e.g. a PUM user's
+                out[m] = jnp.stack([_api.estimate_with(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech),
+                                                       spec, stats[i], n, **opts) for i in range(plan.grid)])
     return out
 
 
@@ -210,6 +216,7 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
     Raises:
       ValueError: bad sizes, ``path="counts"`` without an exact counts path, ``n`` too large for int32 counts.
     """
+    _cache.guard_map_limit()  # a long-lived process never reaches vm.max_map_count (see uldp_jax._cache)
     methods, method_options = check_methods(methods, method_options)
     plan = make_plan(key, mech, xs=xs, p=p, n=n, reps=reps, methods=methods, method_options=method_options,
                      path=path, block_size=block_size, chunk_blocks=chunk_blocks, rep_batch=rep_batch,
