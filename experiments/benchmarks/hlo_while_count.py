@@ -18,11 +18,10 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     SS         1 -> 1                      8
 
 Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``), before ->
-after the binomial of ``mechanisms/core/_binomial.py`` and SS's item tree: GRR 2 -> 1, OUE 4 -> 2, SS 7 -> 9,
-uSS 11 -> 6. One loop per binomial call site (its fallback, which runs no iteration unless a cell needs
-more than the unrolled terms / tries; ``jax.random.binomial`` had two that always iterate); SS's loops are per
-tree level (``ceil(log2 d)`` levels, not ``d`` items): the chain's site, and on levels whose windows do not cover
-every need a window loop and a tail-cell loop (one iteration and none in the common case).
+after the binomial of ``mechanisms/core/_binomial.py``: GRR 2 -> 1, OUE 4 -> 2, SS 7 -> 4, uSS 11 -> 6. One loop
+per binomial call site (its fallback, which runs no iteration unless a cell needs more than the unrolled terms /
+tries; ``jax.random.binomial`` had two that always iterate). SS keeps its window loop, which sits inside the
+``d``-step item scan with two binomial sites and so runs once per item.
 
 The one data-dependent loop in GRR, uRR and SS is the Lemire redraw of ``mechanisms/core/_uniform.py`` (SS: after a
 spare word per user); its module docstring says why no fixed number of tries can be exact. "Uniform other than

@@ -137,10 +137,11 @@ def test_ss_iid_counts_exact_and_match_per_user():
 
 
 def test_ss_iid_counts_large_n_and_windows():
-    """n = 10^9 (any n, one tree): totals exact; the per-item means match (d = 40, k = 10)."""
+    """n = 10^9 (any n, one scan): totals exact; the per-item means match (d = 40, k = 10, narrow windows)."""
     from uldp_jax.mechanisms.subset import _ss_counts as _ss
 
     mech = ul.SS(40, 2.0, k=10)
+    assert _ss.window_width(40, 10) == 11  # clipped to the k + 1 bins here
     p = np.random.default_rng(1).dirichlet(np.ones(40))
     with jax.enable_x64(True):
         stats = np.asarray(jax.jit(jax.vmap(lambda k: _ss.ss_counts_iid(k, mech, jnp.float64(1e9), jnp.asarray(p))))(

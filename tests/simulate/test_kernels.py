@@ -32,10 +32,10 @@ def test_data_dependent_while_loops_per_call(name):
 # Counts path (issue 26, item 5): data-dependent loops in the compiled exact count samplers (iid model, x64 as the
 # engine runs them). Every binomial call site (``core._binomial``) brings one: its fallback loop, which runs no
 # iteration unless a cell needs more than the unrolled inversion terms / BTRS tries (``jax.random.binomial``
-# brought two that always iterate). SS's tree (``ceil(log2 25)`` = 5 levels): one site per level in the split
-# chain, and per level whose windows do not cover everything a loop over further need windows and a tail-cell
-# loop with its own site. A regression guard: a new loop must be a deliberate change of these numbers.
-EXPECTED_COUNTS = {"GRR": 1, "OUE": 2, "SS": 9, "uSS": 6}
+# brought two that always iterate). SS: the mixture's site, then inside its ``d``-step item scan the window loop
+# with the move and take sites (executed d times a repetition; uSS adds its GLUTF sites). A regression guard: a
+# new loop must be a deliberate change of these numbers.
+EXPECTED_COUNTS = {"GRR": 1, "OUE": 2, "SS": 4, "uSS": 6}
 COUNT_MECHS = {"GRR": ul.GRR(25, 1.0), "OUE": ul.OUE(25, 1.0), "SS": ul.SS(25, 1.0), "uSS": ul.USS(25, SENS, 1.0)}
 
 

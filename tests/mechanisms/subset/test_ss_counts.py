@@ -1,10 +1,9 @@
 """SS's iid count sampler (``mechanisms.subset._ss_counts``): the exact joint law of the whole count vector.
 
-The moments tests (``tests/simulate/test_counts_path.py``) check means and covariances; here the sampled count
-vectors of a few users are tested cell by cell against their exact joint law (the convolution of the users' report laws over all
+The moments tests (``tests/simulate/test_counts_path.py``) check means and covariances; here the sampled count vectors of a few
+users are tested cell by cell against their exact joint law (the convolution of the users' report laws over all
 k-subsets, from the channel): one ``ul.testing.chi_square`` per case at the suite's level ``ul.testing.ALPHA``.
-Populations with different ``p`` (uSS's base) are included, and narrow windows that send users through both
-fallbacks (further windows of needs, and the tail cells).
+Populations with different ``p`` (uSS's base) and narrow windows (several windows a step) are included.
 """
 
 import itertools
@@ -16,7 +15,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.mechanisms.subset import _ss_counts, _ss_tree
+from uldp_jax.mechanisms.subset import _ss_counts
 
 R = 20000
 
@@ -37,10 +36,9 @@ def _convolve(a, b):
     return out
 
 
-def _check(mech, ns, ps, key, z=None, monkeypatch=None):
-    if z is not None:
-        monkeypatch.setattr(_ss_tree, "Z_ROWS", z)
-        monkeypatch.setattr(_ss_tree, "Z_SPLIT", z)
+def _check(mech, ns, ps, key, width=None, monkeypatch=None):
+    if width is not None:
+        monkeypatch.setattr(_ss_counts, "window_width", lambda d, k: width)
     law = {tuple([0] * mech.d): 1.0}
     for n, p in zip(ns, ps):
         for _ in range(n):
@@ -73,28 +71,6 @@ def test_ss_counts_joint_law_two_populations_zero_mass():
 
 
 def test_ss_counts_joint_law_narrow_windows(monkeypatch):
-    """Windows of 1 need and 1 value: most users go through both fallbacks (further windows, tail cells)."""
-    mech = ul.SS(6, 1.0, k=3)
-    levels = _ss_tree._plan(6, 3, 0.0, 0.0)
-    assert levels[0].w_split == 3 and any(lv.lump_lo.any() or lv.lump_hi.any() for lv in levels)
-    p = [0.1, 0.3, 0.2, 0.15, 0.1, 0.15]
-    _check(mech, [2], [p], jax.random.key(4), z=0.0, monkeypatch=monkeypatch)
-
-
-def test_tail_masses_are_the_full_sums():
-    """The plan's tail masses (summed from the window edge with a log-concavity bound) equal the whole sums."""
-    d, k = 300, 80
-    lf = _ss_tree.log_factorials(d)
-    for lv in _ss_tree._plan(d, k, 2.0, 2.0)[:3]:
-        for j in range(3):
-            for c in range(2):
-                M, M1 = int(lv.jm[j, c]), int(lv.jm1[j, c])
-                if not 0 <= M1 <= M:
-                    continue
-                r = np.arange(lv.rows)[:, None]
-                pmf = np.exp(_ss_tree.hyper_logpmf(lf, M, M1, r, np.arange(M1 + 1)[None, :]))
-                a = lv.start[j, c][:, None]
-                lo = np.where(np.arange(M1 + 1) < a, pmf, 0).sum(1)
-                hi = np.where(np.arange(M1 + 1) >= a + lv.w_split, pmf, 0).sum(1)
-                np.testing.assert_allclose(lv.lump_lo[j, c], lo, rtol=1e-12, atol=0)
-                np.testing.assert_allclose(lv.lump_hi[j, c], hi, rtol=1e-12, atol=0)
+    mech = ul.SS(5, 1.0, k=2)
+    p = [0.1, 0.3, 0.2, 0.25, 0.15]
+    _check(mech, [3], [p], jax.random.key(4), width=1, monkeypatch=monkeypatch)  # one bin per window

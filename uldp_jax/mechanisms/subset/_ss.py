@@ -90,7 +90,7 @@ class SS(_base.Mechanism):
         return bits.reshape(xs.shape + (self.d,))
 
     def iid_count_sampler(self) -> Any:
-        """iid model only: a binary tree over the items, ``ceil(log2 d)`` levels (``mechanisms.subset._ss_counts``).
+        """iid model only: one scan over the ``d`` items (``mechanisms.subset._ss_counts``).
 
         Also takes ``P`` populations (``n float[P]``, ``p float[P, d]``) in one scan. Given fixed counts the
         moves would be multivariate hypergeometric (not implemented), so ``count_sampler()`` stays ``None``.
@@ -104,12 +104,12 @@ class SS(_base.Mechanism):
         return sample
 
     def count_draws(self, iid: bool) -> float:
-        """The tree's binomials per repetition (``_ss_counts.count_draws``)."""
-        return _ss_counts.count_draws(self.d, self.k)
+        """The scan's binomials: ``d`` steps of ``3`` draws per occupied bin (``_ss_counts.scan_draws``)."""
+        return _ss_counts.scan_draws(self.d, self.k)
 
     def count_memory(self, iid: bool) -> float:
-        """The largest level's temporaries (``_ss_counts.count_bytes``)."""
-        return _ss_counts.count_bytes(self.d, self.k)
+        """O(k) bins held at once, whatever the number of draws (``_ss_counts.scan_bytes``)."""
+        return _ss_counts.scan_bytes(self.d, self.k)
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""

@@ -180,7 +180,7 @@ class GLUTFMixin(GLUTFChannel):
         return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
 
     def iid_count_sampler(self) -> Any:
-        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's item tree)."""
+        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's item scan)."""
         if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
             return None
         return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)

@@ -16,7 +16,7 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
   protected-only cell) at ``X_S``; alone counts at ``X_N``; their number ``|Y'|`` last.
 
 In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
-and its go users iid uniform on ``X_S``: two iid populations, which SS's item tree takes at once
+and its go users iid uniform on ``X_S``: two iid populations, which SS's item scan takes at once
 (``glutf_iid``, through the base's ``iid_count_sampler()`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
 result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
 resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
