@@ -1,5 +1,5 @@
 """Data-dependent loops on the per-user hot path (issue 17, item 5): at most the one exact Lemire redraw per call;
-and on the counts path (issue 26, item 5), counted per compiled count sampler.
+and (issue 26, item 5) counted per compiled count sampler and per-user engine kernel.
 
 Counts ``while`` instructions without an XLA-known trip count in the optimized HLO of ``ul.perturb``
 (``experiments/benchmarks/hlo_while_count.py`` prints the same at d = 625). On CPU, threefry's rounds are rolled
@@ -48,3 +48,25 @@ def test_counts_sampler_while_loops(name):
         text = fn.lower(jax.random.key(0), jnp.float64(1e6)).compile().as_text()
     loops = [ln for ln in text.splitlines() if re.search(r"\swhile\(", ln) and "condition=" in ln]
     assert sum("known_trip_count" not in ln for ln in loops) == EXPECTED_COUNTS[name]
+
+
+# The engine's per-user kernel (``simulate._kernels.per_user_kernel``, iid model, one device): three control loops
+# with traced trip counts (the repetition batches, the full chunks, the remaining blocks: one iteration per chunk
+# or batch, not per user), plus the sampler's own loop in each of the two chunk loops (GRR and SS: the Lemire
+# redraw; OUE has none). A regression guard like the two above.
+EXPECTED_PER_USER = {"GRR": 5, "OUE": 3, "SS": 5}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED_PER_USER))
+def test_per_user_kernel_while_loops(name):
+    import functools
+
+    from uldp_jax.simulate import _kernels, _layout
+
+    mech = MECHS[name]
+    fn = jax.jit(functools.partial(_kernels.per_user_kernel, axis=None, iid=True, block_size=256, chunk_blocks=4,
+                                   rep_batch=2))
+    table = _layout.alias_table(jnp.full((mech.d,), 1.0 / mech.d, jnp.float32))
+    text = fn.lower(jax.random.key(0), mech, jnp.int32(10000), table, jnp.arange(4, dtype=jnp.int32)).compile()
+    loops = [ln for ln in text.as_text().splitlines() if re.search(r"\swhile\(", ln) and "condition=" in ln]
+    assert sum("known_trip_count" not in ln for ln in loops) == EXPECTED_PER_USER[name]

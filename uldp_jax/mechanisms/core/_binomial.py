@@ -16,7 +16,15 @@ ratio), so the law is the binomial's up to float64 rounding of the pmf and of th
 bits each, ``(b + 0.5) 2^-32`` (no 0 or 1; a resolution of 2.3e-10, finer than the float32 uniforms of the
 per-user path). The **fallback** is one ``lax.while_loop`` over the unfinished cells (fresh uniforms from
 ``fold_in(key, i)`` each iteration); it is exact whatever the number of iterations, and it runs zero iterations
-when every cell finished inside the unrolled part (about ``10%^TRIES`` of the BTRS cells do not).
+when every cell finished inside the unrolled part.
+
+**How often the fallback iterates** (measured on 10^6 cells, n = 1e9, x64): a BTRS try rejects 25% of cells at
+``mu = 10``, 17% at 100, 11-12% from 1e5 up, so 6.4%, 2.9% and 1.3% of the BTRS cells are left after the
+``TRIES = 2`` unrolled tries; inversion leaves 1.2e-4 of the cells just below ``mu = 10`` (``P(X >= 24)``) and
+fewer below. Each iteration finishes ~85% of what is left, so a call on ``m`` BTRS cells iterates about
+``1 + log(0.013 m) / log(8.7)`` times: ~5 at ``m = 10^6``, and for SS's windows (~100 cells a draw, once per
+scan step) once or twice on most steps. On a GPU each iteration is a loop-condition round trip; more unrolled
+tries trade that for work on every cell (each try costs as much as the first).
 """
 
 from __future__ import annotations
