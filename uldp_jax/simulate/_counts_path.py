@@ -25,16 +25,15 @@ a base with a                      pair / protected-only); the go users' ``x'`` 
 counts path                        on ``n_S + Multinomial(G, uniform(X_S))`` with its own exact sampler
 (GRR, UE, RAPPOR)                  (``rule="non_pure"``: eq 30's statistic, the same cells). See ``mechanisms.transform._glutf_counts``.
 SS                 iid model:      a mixture: w.p. ``beta = (1 - p*) d / (d - k)`` a uniform k-subset of all
-                   exact;          items (no ``x``), else ``{x}`` + a uniform (k - 1)-subset of the others; a
-                   fixed model:    binary tree over the items, ``ceil(log2 d)`` levels: a node holds histograms of
-                   none            how many of its items its users still need; each need splits hypergeometrically
-                                   over the halves, forced users first by the side of ``x`` (iid: binomials)
-                                   (``mechanisms.subset._ss_counts``, O(k log d) exact binomials, any n).
-                                   Given fixed counts the sides are multivariate hypergeometric
+                   exact;          items (no ``x``), else ``{x}`` + a uniform (k - 1)-subset of the others; one scan
+                   fixed model:    over the items with users binned by how many items they still need, the
+                   none            forced users by whether ``x`` is passed; iid ``x`` make every step a set of
+                                   binomials (``mechanisms.subset._ss_counts``, ``d`` steps of O(window) draws, any n).
+                                   Given fixed counts the "x is passed" moves are multivariate hypergeometric
                                    (not implemented): ``xs=...`` runs per user (Floyd's algorithm,
                                    ``min(k, d - k) + 2`` exact uniform integers per user, ``mechanisms.subset._ksubset``).
 uSS; GLUTF over    iid model:      sensitive users are iid from ``p | X_S`` and go users iid uniform on ``X_S``:
-SS                 exact; fixed    two iid populations of the SS tree above (``mechanisms.transform._glutf_counts.glutf_iid``).
+SS                 exact; fixed    two iid populations of the SS scan above (``mechanisms.transform._glutf_counts.glutf_iid``).
                    model: none     Given fixed counts it would need SS's fixed-model sampler. Per-user path.
 OLH/LH, uLH,       none            the statistic (support counts of hashed reports) is a sum of dependent
 uWheel, PUM,                       per-user indicators (each user's hash function couples all items) with no O(d)
