@@ -207,20 +207,3 @@ def test_bad_inputs():
     with pytest.raises(RuntimeError, match="converge"):
         _em.em(grr, ys_item, return_info=True, max_iters=1, tol=1e-15, throw=True)
 
-
-def test_squarem_step_bound():
-    """SQUAREM's step length is bounded: the bound starts at 1 (the first cycle is two plain EM steps), is
-    multiplied by 4 after an accepted step that reached it and divided by 4 (not below 1) after a rejected one."""
-    with jax.enable_x64(True):
-        mech = ul.GRR(8, 0.5)
-        counts = jnp.asarray([400.0, 300, 120, 80, 50, 30, 15, 5])
-        update = _em.histogram_update(mech, counts)
-        stepj = jax.jit(lambda s: _em_core.squarem_step(update, s))
-        state = _em_core.init(update, jnp.full(8, 1 / 8))
-        bounds = [float(state.step_max)]
-        for _ in range(12):
-            state = stepj(state)
-            bounds.append(float(state.step_max))
-        assert bounds[:2] == [1.0, 4.0]
-        for a, b in zip(bounds, bounds[1:]):
-            assert b in (a, 4 * a, max(1.0, a / 4)), bounds

@@ -11,19 +11,7 @@ log-likelihood *per report* changed by at most ``tol`` nats in absolute value, i
 EM stops on the relative change of the log-likelihood; per report, with :math:`|L|/n` of order 1, this is the
 same rule up to a constant. A negative change (rounding in an accepted step) does not stop the loop. Default
 ``tol``: 1e-14 nats per report on output histograms (``DEFAULT_TOL``; a step costs O(d)) and 1e-12 on per-report
-likelihoods (``REPORT_TOL``: bit vectors, hashed, subset and GLUTF reports; each step is a pass over all reports),
-in float32 and float64 alike.
-
-What the tolerance buys: near the MLE the log-likelihood gap is quadratic in the distance,
-``gap ~ delta' I delta / 2`` per report (``I``: the Fisher information per report, independent of ``n``), so a
-per-report tolerance fixes the distance to the MLE whatever ``n``. It is not a bound: the distance at a given
-change depends on how flat the likelihood is. 1e-12 lands within 1e-5 (max-norm) of a float64 MLE on every tested
-case (tests/estimation/test_em_mle.py, test_em_packed.py); 1e-10 does not always (uRAP, d = 6, n = 4000, eps = 1:
-1.8e-5, a direction with ``I ~ 2`` per report), although it is far below the estimates' standard errors at the
-papers' sizes, and costs far fewer cycles (RAPPOR, census proxy, d = 400, n = 10^4, float32: 677 -> 59 SQUAREM
-cycles at eps = 10, landing 3.6e-6 from the MLE; 1905 -> 274 at eps = 1; 7054 -> 768 at eps = 0.1, where the
-likelihood is nearly flat and most items' MLE is 0). Studies that need the estimate only to a small fraction of
-its standard error may pass ``tol=1e-10`` (experiments/README.md states which tolerance each item used).
+likelihoods (``REPORT_TOL``: bit vectors, hashed, subset and GLUTF reports), in float32 and float64 alike.
 
 In float32 (x64 disabled) the difference of two float32 log-likelihoods rounds to zero long before the MLE (a
 sum of ``n`` log terms of size ~3 has a resolution of ~2e-7 nats per report). A model may therefore supply a
@@ -34,21 +22,14 @@ acceptance test resolve changes of 1e-15 nats per report while the heavy passes 
 gain (and every model in float64) use the difference of the log-likelihoods. ``EMInfo.num_steps`` reports the
 iterations done.
 
-SQUAREM (Varadhan & Roland 2008, step length S3) with two EM maps per cycle, in the coordinates
-:math:`u = \log p` (a multiplicative EM map is close to linear there, and coordinates whose MLE is 0 shrink
-geometrically instead of by a clamp): from :math:`p_0` and :math:`p_1 = F(p_0)` (carried over),
-:math:`p_2 = F(p_1)`, :math:`r = u_1 - u_0`, :math:`v = u_2 - 2u_1 + u_0`, :math:`\alpha = -\|r\|/\|v\|`
-(norms weighted by :math:`p_1`, the Fisher metric of :math:`\log p`), bounded to
-:math:`[-\text{step\_max}, -1]`; the extrapolation :math:`u' = u_0 - 2\alpha r + \alpha^2 v` is mapped back by
-``exp`` and renormalised (zeros stay 0; no coordinate below :math:`e^{-60}` of the largest). The **step bound**
-follows the SQUAREM package (``step.max0 = 1``, ``mstep = 4``): ``step_max`` starts at 1, is multiplied by 4
-after an accepted step that reached it and divided by 4 (not below 1) after a rejected one. :math:`F(p')` and
-:math:`L(p')` come from one map; if :math:`L(p') \ge L(p_1)` the next cycle starts at :math:`(p', F(p'))`, else
-at :math:`(p_1, p_2)` (the plain EM step: the fallback when the likelihood drops). The stabilising map of the
-textbook scheme is the carried-over :math:`F(p')`, so a cycle costs two EM maps instead of three. Either way
-:math:`L` never decreases, so SQUAREM is monotone too. On RAPPOR (census proxy, d = 400, n = 10^4, eps = 10) the
-log-coordinate, step-bounded cycle reaches a given distance to the MLE in about half the cycles of the former
-linear, unbounded one (``/tmp`` traces in the issue-21 report).
+SQUAREM (Varadhan & Roland 2008, step length S3) with two EM maps per cycle: from :math:`p_0` and
+:math:`p_1 = F(p_0)` (carried over), :math:`p_2 = F(p_1)`, :math:`r = p_1 - p_0`, :math:`v = p_2 - 2p_1 + p_0`,
+:math:`\alpha = -\|r\|/\|v\|` capped at -1; the extrapolation :math:`p' = p_0 - 2\alpha r + \alpha^2 v` is clamped
+below at :math:`10^{-3} p_0` (a projection back into the interior of the simplex: EM never revives a zero) and
+renormalised. :math:`F(p')` and :math:`L(p')` come from one map; if :math:`L(p') \ge L(p_1)` the next cycle
+starts at :math:`(p', F(p'))`, else at :math:`(p_1, p_2)` (plain EM). The stabilising map of the textbook scheme
+is the carried-over :math:`F(p')`, so it is not recomputed: a cycle costs two EM maps instead of three (1.6x
+fewer maps on the RAPPOR benchmark). Either way :math:`L` never decreases, so SQUAREM is monotone too.
 """
 
 from __future__ import annotations
@@ -74,7 +55,6 @@ class EMState(NamedTuple):
       loglik_change: ``float[]`` ``loglik`` minus the previous iterate's (``inf`` before the first step).
       num_steps: ``int32[]`` iterations done (EM steps, or SQUAREM cycles).
       num_evals: ``int32[]`` evaluations of the EM map ``F``.
-      step_max: ``float[]`` SQUAREM's current bound on the step length ``|alpha|`` (module doc; 1 for plain EM).
     """
 
     p: jax.Array
@@ -83,7 +63,6 @@ class EMState(NamedTuple):
     loglik_change: jax.Array
     num_steps: jax.Array
     num_evals: jax.Array
-    step_max: Any = 1.0
 
 
 class EMInfo(NamedTuple):
@@ -108,10 +87,7 @@ Update = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gain = Callable[[jax.Array, jax.Array], jax.Array]
 
 DEFAULT_TOL = 1e-14
-STEP_MAX0 = 1.0  # SQUAREM's first step bound (Varadhan & Roland's step.max0) ...
-STEP_FACTOR = 4.0  # ... multiplied by this when a step reaches it, divided when a step is rejected (mstep)
-LOG_FLOOR = 60.0  # an extrapolated coordinate is at least e^-60 of the largest
-REPORT_TOL = 1e-12  # the default of the per-report models (each step is a pass over all reports; module doc)
+REPORT_TOL = 1e-12  # the default of the per-report models (each step is a pass over all reports)
 
 
 def default_tol(dtype: Any) -> float:
@@ -150,7 +126,7 @@ def init(update: Update, p0: jax.Array) -> EMState:
     """Evaluates the EM map once at ``p0``."""
     p1, loglik = _map(update, p0)
     inf = jnp.asarray(jnp.inf, loglik.dtype)
-    return EMState(p0, p1, loglik, inf, jnp.int32(0), jnp.int32(1), jnp.asarray(STEP_MAX0, p1.dtype))
+    return EMState(p0, p1, loglik, inf, jnp.int32(0), jnp.int32(1))
 
 
 def _change(gain: Gain | None, p_a, l_a, p_b, l_b):
@@ -163,45 +139,32 @@ def step(update: Update, state: EMState, gain: Gain | None = None) -> EMState:
     p = state.p_next
     p_next, loglik = _map(update, p)
     change = _change(gain, state.p, state.loglik, p, loglik)
-    return EMState(p, p_next, loglik, change, state.num_steps + 1, state.num_evals + 1, state.step_max)
+    return EMState(p, p_next, loglik, change, state.num_steps + 1, state.num_evals + 1)
 
 
-def _log(p):
-    """``log p`` with zeros mapped to the float's smallest normal (their steps are 0: EM never revives a zero)."""
-    return jnp.log(jnp.maximum(p, jnp.finfo(p.dtype).tiny))
-
-
-def _extrapolate(p0, r, v, alpha):
-    """``exp(log p0 - 2 alpha r + alpha^2 v)`` renormalised (``r``, ``v``: differences of ``log p``); zeros stay 0
-    and no coordinate falls below ``e^-60`` of the largest (float32 stays normal; far below any tested accuracy)."""
-    u = _log(p0) - 2.0 * alpha * r + alpha * alpha * v
-    u = jnp.maximum(u, jnp.max(u, axis=-1, keepdims=True) - LOG_FLOOR)
-    pe = jnp.where(p0 > 0, jnp.exp(u - jnp.max(u, axis=-1, keepdims=True)), 0.0)
+def _extrapolate(p0, r, v, alpha, floor: float = 1e-3):
+    """``p0 - 2 alpha r + alpha^2 v``, clamped below at ``floor * p0`` (EM cannot revive a zero) and renormalised."""
+    pe = jnp.maximum(p0 - 2.0 * alpha * r + alpha * alpha * v, floor * p0)
     return pe / jnp.sum(pe, axis=-1, keepdims=True)
 
 
 def squarem_step(update: Update, state: EMState, gain: Gain | None = None) -> EMState:
-    """One SQUAREM (S3) cycle in ``log p`` with a step bound: two EM maps; monotone in the log-likelihood
-    (``gain``: as in ``step``; module doc)."""
+    """One SQUAREM (S3) cycle: two EM maps; monotone in the log-likelihood (``gain``: as in ``step``)."""
     p0, p1, l0 = state.p, state.p_next, state.loglik
     p2, l1 = _map(update, p1)
-    u1 = _log(p1)
-    r = u1 - _log(p0)
-    v = _log(p2) - u1 - r
-    rr, vv = jnp.sum(p1 * r * r), jnp.sum(p1 * v * v)  # norms weighted by p (the Fisher metric of log p)
+    r = p1 - p0
+    v = p2 - p1 - r
+    rr, vv = jnp.sum(r * r), jnp.sum(v * v)
     alpha = jnp.where(vv > 0, -jnp.sqrt(rr / jnp.where(vv > 0, vv, 1.0)), -1.0)
-    step_max = jnp.asarray(state.step_max, p0.dtype)
-    alpha = jnp.clip(alpha, -step_max, -1.0)
+    alpha = jnp.minimum(alpha, -1.0)
     p_ext = _extrapolate(p0, r, v, alpha)
     p_ext_next, l_ext = _map(update, p_ext)
     ok = jnp.isfinite(l_ext) & (_change(gain, p1, l1, p_ext, l_ext) >= 0)
     p_new = jnp.where(ok, p_ext, p1)
     p_new_next = jnp.where(ok, p_ext_next, p2)
     l_new = jnp.where(ok, l_ext, l1)
-    grown = jnp.where(alpha <= -step_max, STEP_FACTOR * step_max, step_max)
-    step_max = jnp.where(ok, grown, jnp.maximum(STEP_MAX0, step_max / STEP_FACTOR))
     change = _change(gain, p0, l0, p_new, l_new)
-    return EMState(p_new, p_new_next, l_new, change, state.num_steps + 1, state.num_evals + 2, step_max)
+    return EMState(p_new, p_new_next, l_new, change, state.num_steps + 1, state.num_evals + 2)
 
 
 def run(update: Update, p0: jax.Array, tol: Any, max_iters: int, accelerate: bool,
