@@ -16,7 +16,7 @@ from uldp_jax.simulate import _plan, _reports
 def test_compact_reports_em_on_device(make, packed, monkeypatch):
     """Bit-packed (many ones) or the sampler's positions as support lists (few ones), both on the device."""
     mech = make()
-    assert mech.compact_stats() and _reports._prefers_packed(mech) == packed
+    assert mech.compact().stats and _reports._prefers_packed(mech) == packed
     xs = jnp.asarray(np.arange(700) % 40, jnp.int32)
     key = jax.random.key(3)
 
@@ -26,7 +26,7 @@ def test_compact_reports_em_on_device(make, packed, monkeypatch):
     monkeypatch.setattr(_reports, "_compact_on_host", host_path)
     res = ul.simulate(key, mech, xs=xs, reps=2, methods=("em", "emp"), block_size=256)
     plan = _plan.make_plan(key, mech, xs=xs, block_size=256, path="per_user")
-    items_s = _reports._StaticItems(mech.compact_params()[0])
+    items_s = _reports._StaticItems(mech.compact().params[0])
     n = jnp.int32(plan.n)
     nc = int(_reports._chunks_all(mech, key, plan.data, n, plan.iid, 256, plan.num_blocks, items_s, 2))
     for r in range(2):
