@@ -169,6 +169,9 @@ def pytest_sessionfinish(session, exitstatus):
         config.workeroutput["uldp_stat_checks"] = testing.checks_run()
         return
     total = testing.checks_run() + sum(_WORKER_CHECKS)
+    if total:  # the run's real count, for the record (the budget is MAX_CHECKS x ALPHA = SUITE_ALPHA)
+        print(f"\nstatistical checks (uldp_jax.testing, all workers): {total} of MAX_CHECKS={testing.MAX_CHECKS} "
+              f"at ALPHA={testing.ALPHA:.2g}")
     if total > testing.MAX_CHECKS:
         session.exitstatus = 1
         print(f"\nstatistical checks: {total} > MAX_CHECKS={testing.MAX_CHECKS} over all workers; the suite-wide "

@@ -1,7 +1,9 @@
 """``ul.check``: one call flags each kind of broken mechanism (and passes an honest one); "emp" refuses or warns
 on a statistic that cannot identify p; emp+thr's null variance follows an overridden ``debias``.
 
-The mechanisms here are written as a user would, outside the package (README's KeepRR pattern).
+The mechanisms here are written as a user would, outside the package (README's KeepRR pattern). Every call that
+samples passes ``alpha=testing.ALPHA``: its sampler test is one check of the suite's budget (the default 1e-3 is a
+user's level, 200 times the per-check level).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import testing
 from uldp_jax.estimation import _empirical, _threshold
 
 
@@ -73,7 +76,7 @@ DRAWS = 4000  # per input: power to see the doubled eps at d = 4 is essentially 
 
 
 def test_check_passes_an_honest_mechanism_and_prints_a_table():
-    rep = ul.check(Keep(4, 1.0), key=KEY, draws=DRAWS)
+    rep = ul.check(Keep(4, 1.0), key=KEY, draws=DRAWS, alpha=testing.ALPHA)
     assert rep.ok and rep.failed == () and rep.skipped == ()
     text = str(rep)
     assert text.splitlines()[0] == "ul.check(Keep): ok"
@@ -87,14 +90,14 @@ def test_check_passes_an_honest_mechanism_and_prints_a_table():
     (Merged(4, 1.0), ("debias", "rank")),  # no estimator is unbiased without identifiability
 ], ids=["leaky-sampler", "leaky-channel", "biased-debias", "rank-deficient"])
 def test_check_flags_each_defect(mech, failed):
-    rep = ul.check(mech, key=KEY, draws=DRAWS)
+    rep = ul.check(mech, key=KEY, draws=DRAWS, alpha=testing.ALPHA)
     assert not rep.ok
     assert rep.failed == failed, str(rep)
 
 
 def test_check_on_library_mechanisms_and_bad_arguments():
-    assert ul.check(ul.GRR(4, 1.0), key=KEY, draws=1000).ok
-    assert ul.check(ul.URR(5, [0, 2], 1.0), key=KEY, draws=1000).ok
+    assert ul.check(ul.GRR(4, 1.0), key=KEY, draws=1000, alpha=testing.ALPHA).ok
+    assert ul.check(ul.URR(5, [0, 2], 1.0), key=KEY, draws=1000, alpha=testing.ALPHA).ok
     with pytest.raises(TypeError, match="mech"):
         ul.check("GRR")
     with pytest.raises(ValueError, match="grid"):

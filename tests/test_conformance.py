@@ -94,7 +94,7 @@ def test_protocol_members(name):
     rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
     assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
     for member in ("perturb_batch", "perturb_one", "aggregate", "sample_stats", "check_reports", "debias",
-                   "count_sampler", "tunable_params", "comm_bits", "closed_form", "report_index"):
+                   "count_sampler", "comm_bits", "closed_form", "report_index"):
         assert callable(getattr(m, member))
     assert np.isfinite(m.comm_bits())
     with pytest.raises(Exception):  # frozen dataclass
@@ -258,7 +258,7 @@ def test_keeprr_grid_through_simulate():
                                    rtol=1e-5, atol=1e-6)
 
 
-def test_tunable_params_come_from_the_closed_form():
-    assert ul.URAP(6, (0, 1), 1.0).tunable_params() == ("theta",)
-    assert ul.USS(6, (0, 1, 2), 1.0, k=1).tunable_params() == ("k",)
-    assert ul.GRR(6, 1.0).tunable_params() == () and KeepRR(5, 1.0).tunable_params() == ()
+def test_tunable_parameters_come_from_the_closed_form():
+    assert ul.URAP(6, (0, 1), 1.0).closed_form().param == "theta"
+    assert ul.USS(6, (0, 1, 2), 1.0, k=1).closed_form().param == "k"
+    assert ul.GRR(6, 1.0).closed_form().param is None and KeepRR(5, 1.0).closed_form() is None

@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _hooks():
-    if importlib.util.find_spec("mkdocs") is None:  # the hook imports mkdocs at top level: stand in for it
+    if "mkdocs" not in sys.modules and importlib.util.find_spec("mkdocs") is None:  # the hook imports mkdocs:
+        # stand in for it (once: a stand-in has no __spec__, so find_spec would raise on the second call)
         files = types.ModuleType("mkdocs.structure.files")
         files.File = object
         for name, mod in {"mkdocs": types.ModuleType("mkdocs"), "mkdocs.structure": types.ModuleType("mkdocs.structure"),

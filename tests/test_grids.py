@@ -16,6 +16,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import theory as th
+from uldp_jax.mechanisms.core import _registry
 
 
 from tests.outside_mechanisms import Keep
@@ -42,8 +43,18 @@ FACTORIES = {
     "UWheel": lambda e: ul.UWheel(5, SENS, e, l=0.3, num_hashes=64),
     "GLUTF": lambda e: ul.glutf(ul.GRR(3, e), 5, SENS),
     "PUM": lambda e: ul.PUM(5, SENS, 2, e),
+    "HadamardResponse": lambda e: ul.HadamardResponse(5, e, num_blocks=2),
+    "Mangat": lambda e: ul.Mangat(e),
 }
 BAD = {"negative": -1.0, "zero": 0.0, "tiny": 1e-9, "huge": 150.0, "inf": np.inf, "nan": np.nan}
+
+
+def test_every_registered_mechanism_class_has_a_factory_here():
+    """The registry (``mechanisms/core/_registry.py``) lists every library constructor; each class it builds is
+    covered above (aliases such as OUE, SUE and Warner build a class already listed)."""
+    covered = {type(make(1.0)) for make in FACTORIES.values()}
+    missing = {name for name, make in _registry.examples().items() if type(make(1.0)) not in covered}
+    assert not missing, missing
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,3 +163,52 @@ def test_theory_with_p_batched_like_the_grid():
     got = np.asarray(th.mse(grid, ps, 100))
     want = [float(th.mse(ul.GRR(4, float(e)), p, 100)) for e, p in zip(EPS, ps)]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_simulate_on_a_grid_of_pum_users_equals_each_point():
+    """A PUM user's estimator reads its channel in NumPy (no vmap over the grid): estimated point by point."""
+    eps = jnp.asarray([0.5, 1.0, 2.0])
+    grid = jax.vmap(lambda e: ul.PUM(5, (0, 2), 2, e).user(np.array([1, -1])))(eps)
+    p = np.full(5, 0.2)
+    got = np.asarray(ul.simulate(jax.random.key(0), grid, p=p, n=200, reps=2).estimates["emp"])
+    assert got.shape == (3, 2, 5)
+    for i, e in enumerate(eps):
+        one = ul.simulate(jax.random.key(0), ul.PUM(5, (0, 2), 2, float(e)).user(np.array([1, -1])), p=p, n=200,
+                          reps=2)
+        np.testing.assert_allclose(got[i], np.asarray(one.estimates["emp"]), rtol=1e-6, atol=1e-7)
+
+
+CLOSED_FORMS = {
+    "grr_nmse": lambda e: th.grr_nmse(e, 6),
+    "olh_nmse": lambda e: th.olh_nmse(e, 6, 3),
+    "urr_nmse": lambda e: th.urr_nmse(e, 2, 0.5),
+    "optimal_theta": lambda e: th.optimal_theta(e, 2, 0.5),
+    "rr_l2": lambda e: th.rr_l2(np.full(6, 1 / 6), e, 100),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+@pytest.mark.parametrize("name", list(CLOSED_FORMS))
+def test_closed_forms_on_an_eps_array_name_the_bad_index(name, bad):
+    """``ul.theory``'s closed forms take an array of eps (a grid) and name its first bad entry."""
+    with pytest.raises(ValueError, match=r"eps=.*\(bad entry: eps\[2\]="):
+        CLOSED_FORMS[name](np.array([0.5, 1.0, BAD[bad], 2.0]))
+
+
+def test_closed_forms_name_the_bad_index_of_other_arguments():
+    with pytest.raises(ValueError, match=r"theta_n\[1\]=1.5"):
+        th.urr_nmse(1.0, 2, np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match=r"n\[2\]=-5"):
+        th.nonprivate_l2(np.full(4, 0.25), np.array([10.0, 20.0, -5.0]))
+    with pytest.raises(ValueError, match=r"p.sum\(-1\)\[1\]"):
+        th.nonprivate_l2(np.array([[0.5, 0.5], [0.5, 0.6]]), 10.0)
+
+
+@pytest.mark.parametrize("bad", list(BAD))
+def test_pum_entry_points_name_the_bad_grid_point(bad):
+    grid = jax.vmap(lambda e: ul.PUM(5, (0,), 2, e))(jnp.array([1.0, 2.0, BAD[bad], 0.5]))
+    xs, personal = np.arange(10) % 5, np.where(np.arange(20).reshape(10, 2) % 3 == 0, 1, -1)
+    for call in (lambda: ul.audit_pum(grid, personal[:2]), lambda: ul.perturb(jax.random.key(0), grid, xs, personal),
+                 lambda: ul.simulate_pum(jax.random.key(0), grid, xs, personal, reps=1)):
+        with pytest.raises(ValueError, match=r"grid point \(2,\) \(eps="):
+            call()

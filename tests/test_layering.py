@@ -194,6 +194,22 @@ def test_mechanisms_import_only_the_core():
     assert bad == []
 
 
+def _mechanism_homes() -> set[str]:
+    """The modules that define the package's public mechanisms (``uldp_jax.pum._mechanism`` among them)."""
+    public = [getattr(ul, n) for n in ul.__all__]
+    return {c.__module__ for c in public if isinstance(c, type) and issubclass(c, ul.Mechanism) and c is not ul.Mechanism}
+
+
+def test_every_mechanism_class_imports_only_the_core():
+    """A module that defines a public library mechanism, wherever it sits (PUM's lives with its drivers in ``pum/``),
+    imports only ``mechanisms/`` and validation: never theory, estimation, the engine or the audits."""
+    homes = _mechanism_homes()
+    assert "uldp_jax.pum._mechanism" in homes
+    bad = [(m, t) for m in sorted(homes) for t in GRAPH[m]
+           if not (t in MECHANISM_DEPS or t.startswith("uldp_jax.mechanisms."))]
+    assert bad == []
+
+
 MECH = f"{ROOT}.mechanisms"
 CORE = f"{MECH}.core"
 
@@ -366,7 +382,7 @@ def _isinstance_targets(node: ast.Call) -> list[str]:
 
 # A class's own entry points outside its module: ``ul.pum_estimate``/``ul.pum_simulate`` take a PUM only and say
 # so with a TypeError (an argument check, not dispatch).
-OWN_API = {"PUM": ("uldp_jax.pum._estimate", "uldp_jax.pum._simulate")}
+OWN_API = {"PUM": ("uldp_jax.pum._estimate", "uldp_jax.pum._simulate")}  # PUM itself: uldp_jax.pum._mechanism
 
 
 def test_no_isinstance_against_concrete_mechanisms():
@@ -399,7 +415,8 @@ def _capability_probes(tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def test_no_capability_probes_outside_mechanisms():
-    bad = [(m, line, attr) for m, tree in TREES.items() if not m.startswith(f"{ROOT}.mechanisms")
+    homes = _mechanism_homes()  # a mechanism's own module may ask its inputs (PUM checks its base)
+    bad = [(m, line, attr) for m, tree in TREES.items() if not m.startswith(f"{ROOT}.mechanisms") and m not in homes
            for line, attr in _capability_probes(tree) if not _allowed("probe", m, attr)]
     assert bad == []
 

@@ -6,6 +6,7 @@
   probabilities of ``ul.theory.pure_probs`` (003 Def 6). A 10% decoder bias fails both.
 * The audit finds a violation on every protected column, one column at a time (a mutant that skips the last
   protected column passed every non-tightness check).
+* EM at its defaults reaches an MLE known independently of EM and stops by its rule (step count, `converged`).
 * Repetitions and user blocks are independent, on the counts and per-user paths (a mutant sharing one key between
   two repetitions moved the old checks by 0.08-0.4 SE): one budgeted check each (``ul.testing``).
 """
@@ -148,3 +149,21 @@ def test_user_blocks_are_independent_on_the_per_user_path():
     observed = S.var(axis=0, ddof=1).sum()
     se = np.sqrt(2.0 * np.sum(cov**2) / (reps - 1))
     assert testing.within_se(observed, np.trace(cov), se), (observed, np.trace(cov), se)
+
+
+def test_em_default_accuracy_and_step_count():
+    """EM at its defaults reaches the MLE and stops by its own rule. For GRR (an invertible channel) whose "emp"
+    estimate is inside the simplex, the MLE is that estimate (the multinomial MLE of the report frequencies mapped
+    back), a reference independent of EM. Mutants: a capped or one-step EM misses it; an EM that ignores its
+    stopping rule runs to ``max_iters`` (``converged`` false or ``num_steps`` at the cap)."""
+    mech = ul.GRR(6, 2.0)
+    xs = np.repeat(np.arange(6), [3000, 2000, 2500, 1000, 1500, 2000])  # 12,000 users
+    ys = ul.perturb(jax.random.key(9), mech, xs)
+    emp = np.asarray(ul.estimate(mech, ys, "emp"), np.float64)
+    # within the budget of the truth, hence inside the simplex (smallest true share 1/12, SE ~0.005)
+    assert testing.estimate_within_se(mech, emp, np.bincount(xs) / xs.size, xs.size) and emp.min() > 0
+    p_hat, info = ul.estimation.em(mech, ys, return_info=True)
+    np.testing.assert_allclose(np.asarray(p_hat, np.float64), emp, atol=1e-5)
+    assert bool(info.converged) and 2 <= int(info.num_steps) < 1000, info
+    capped, capped_info = ul.estimation.em(mech, ys, return_info=True, max_iters=1)
+    assert not bool(capped_info.converged)

@@ -48,4 +48,24 @@ def test_checks_of_all_workers_are_summed_against_max_checks(tmp_path):
 def test_a_run_within_max_checks_passes(tmp_path):
     rc, out = _run(tmp_path, max_checks=4)
     assert rc == 0, out
-    assert "2 passed" in out and "MAX_CHECKS" not in out, out
+    assert "2 passed" in out and "> MAX_CHECKS" not in out, out
+    assert "statistical checks (uldp_jax.testing, all workers): 4 of MAX_CHECKS=4" in out, out
+
+
+def test_estimate_within_se_passes_an_honest_estimate_and_refuses_a_biased_one():
+    """The helper that replaced fixed tolerances on estimates: the SE is the mechanism's own (``debias_variance``)."""
+    import jax
+    import numpy as np
+
+    import uldp_jax as ul
+    from uldp_jax import testing
+
+    mech = ul.OUE(6, 1.0)
+    xs = np.repeat(np.arange(6), 5000)
+    est = np.asarray(ul.estimate(mech, ul.perturb(jax.random.key(5), mech, xs)), np.float64)
+    truth = np.full(6, 1 / 6)
+    assert testing.estimate_within_se(mech, est, truth, xs.size)
+    before = testing.checks_run()
+    assert not testing.estimate_within_se(mech, 1.5 * est, truth, xs.size, alpha=1e-6)  # power: 50% bias
+    assert not testing.estimate_within_se(mech, np.stack([est + 0.05] * 400), truth, xs.size, alpha=1e-6)
+    assert testing.checks_run() == before + 2  # one check per call

@@ -34,7 +34,7 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
 
     Returns:
       The reports: ``int32[n]`` for item mechanisms; for bit-vector mechanisms ``bool[n, m]``, or
-      ``ul.CompactBits`` (the positions of the ones, same law) when ``mech.prefers_compact()`` (a compact
+      ``ul.CompactBits`` (the positions of the ones, same law) when ``mech.compact().preferred`` (a compact
       sampler, ``d >= 1024`` and at most ``d / 8`` ones expected; convert with ``ul.to_dense`` /
       ``ul.to_compact``); or the mechanism's documented report pytree (uUE at that size: a ``GLUTFReport``
       whose base part is ``CompactBits``; a PUM over uRAP: ``CompactBits`` over ``Z``).
@@ -44,8 +44,9 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
     _check_bits_lower_bound(mech, xs)
-    if xs.ndim == 1 and mech.prefers_compact():  # compact: at most d / 8 ones expected per report
-        return mech.perturb_compact(key, xs, *args)
+    compact = mech.compact()
+    if xs.ndim == 1 and compact is not None and compact.preferred:  # at most d / 8 ones expected per report
+        return compact.perturb(key, xs, *args)
     check_report_size(mech, mech.perturb_batch, key, xs, *args)
     if args or _is_traced((key, mech, xs)):  # extra per-user inputs (PUM's personal items: checked when concrete,
         return mech.perturb_batch(key, xs, *args)  # inside perturb_batch), or the caller's jit/vmap/grad

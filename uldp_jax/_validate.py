@@ -31,6 +31,16 @@ def check_int(name: str, value: Any, minimum: int | None = None, maximum: int | 
     return value
 
 
+def bad_entry(name: str, arr: Any, bad: Any) -> str:
+    """`` (bad entry: name[i]=v)`` for the first ``True`` of ``bad`` in an array ``arr``; ``""`` for a scalar."""
+    arr, bad = np.asarray(arr), np.asarray(bad)
+    if arr.ndim == 0 or not bad.any():
+        return ""
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    where = idx[0] if len(idx) == 1 else idx
+    return f" (bad entry: {name}[{where}]={arr[idx].item()!r})"
+
+
 def as_param(name: str, value: Any, lower: float | None = None, upper: float | None = None,
                           lower_open: bool = True, upper_open: bool = True, allow_inf: bool = False) -> Any:
     """Checks a continuous parameter and returns it as a pytree leaf.
@@ -48,18 +58,19 @@ def as_param(name: str, value: Any, lower: float | None = None, upper: float | N
         raise TypeError(f"Expected {name}={value!r} to be a real number.") from e
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"Expected {name}={value!r} to be a real number.")
-    if np.any(np.isnan(arr)) or (not allow_inf and np.any(np.isinf(arr))):
-        raise ValueError(f"Expected {name}={value!r} to be finite.")
+    nonfinite = np.isnan(arr) | (np.isinf(arr) if not allow_inf else False)
+    if np.any(nonfinite):
+        raise ValueError(f"Expected {name}={value!r} to be finite{bad_entry(name, arr, nonfinite)}.")
     if lower is not None:
         bad = arr <= lower if lower_open else arr < lower
         if np.any(bad):
             op = ">" if lower_open else ">="
-            raise ValueError(f"Expected {name}={value!r} {op} {lower}.")
+            raise ValueError(f"Expected {name}={value!r} {op} {lower}{bad_entry(name, arr, bad)}.")
     if upper is not None:
         bad = arr >= upper if upper_open else arr > upper
         if np.any(bad):
             op = "<" if upper_open else "<="
-            raise ValueError(f"Expected {name}={value!r} {op} {upper}.")
+            raise ValueError(f"Expected {name}={value!r} {op} {upper}{bad_entry(name, arr, bad)}.")
     return arr
 
 
@@ -103,8 +114,9 @@ def check_eps(value: Any, name: str = "eps") -> Any:
     if is_concrete(arr) and np.ndim(arr) > 1:
         raise ValueError(f"Expected {name} to be a scalar or a 1-D grid of values, got shape {np.shape(arr)}.")
     if is_concrete(arr) and (np.any(arr < EPS_MIN) or np.any(arr > EPS_MAX)):
-        raise ValueError(f"Expected {name}={value!r} in [{EPS_MIN:g}, {EPS_MAX:g}], the range where channels, "
-                         "audits and estimates are exact (see ul._validate.EPS_MIN/EPS_MAX).")
+        where = bad_entry(name, arr, (arr < EPS_MIN) | (arr > EPS_MAX))
+        raise ValueError(f"Expected {name}={value!r} in [{EPS_MIN:g}, {EPS_MAX:g}]{where}, the range where "
+                         "channels, audits and estimates are exact (see ul._validate.EPS_MIN/EPS_MAX).")
     return arr
 
 

@@ -64,6 +64,27 @@ def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: 
     return bool(np.all(np.abs(obs - exp) <= z_critical(alpha / k, dof) * se))
 
 
+def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: float = ALPHA) -> bool:
+    """One check (``within_se``): an estimate ``float[..., d]`` of ``p`` from ``n`` users is within the per-check
+    level of ``p``, its standard error that of the mechanism's own ``debias`` (``mech.debias_variance``: iid
+    users drawn from ``p``). A leading axis holds independent repetitions: their mean is checked.
+
+    In the fixed model (``p`` = the users' histogram / n) the iid variance bounds the exact one from above (law of
+    total variance), so the level still holds. EM and ``emp+thr`` estimates may be checked the same way: the MLE
+    is asymptotically efficient (its variance at most the unbiased estimator's) and thresholding moves the
+    estimate towards the simplex, which holds ``p``. Replaces fixed tolerances on random estimates: the tolerance
+    follows ``n``, the mechanism and the level. The SE is floored at 1e-7 (float32 rounding)."""
+    est = np.asarray(estimate, np.float64)
+    reps = est.shape[0] if est.ndim == 2 else 1
+    if est.ndim == 2:
+        est = est.mean(axis=0)
+    truth = np.asarray(p, np.float64)
+    with jax.enable_x64(True):
+        var = np.asarray(mech.debias_variance(jnp.asarray(truth), jnp.float64(n)), np.float64)
+    # floor: float32 rounding of an estimate whose variance is 0 (e.g. a non-sensitive item nobody holds)
+    return within_se(est, truth, np.maximum(np.sqrt(np.maximum(var, 0.0) / reps), 1e-7), alpha)
+
+
 class FixedChannel(Mechanism):
     """A mechanism given by an explicit channel and claimed guarantee, stored as given (to test audits).
 

@@ -35,8 +35,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 STRIDE = 1_000_003
 # The test files that make statistical checks (found by name: ``fits``, ``within_se``, ``sampler_vs_channel``,
-# ``ul.check``), in path order.
-_CALLS = re.compile(r"\b(fits|within_se|sampler_vs_channel)\(|\bul\.check\(")
+# ``estimate_within_se``, ``ul.check``), in path order.
+_CALLS = re.compile(r"\b(fits|within_se|estimate_within_se|sampler_vs_channel)\(|\bul\.check\(")
 FILES = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "tests").rglob("test_*.py") if _CALLS.search(f.read_text()))
 
 

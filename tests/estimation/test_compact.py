@@ -26,7 +26,7 @@ def test_compact_sampler_matches_channel(name):
     m = MECHS[name]()
     n = 60_000
     xs = jnp.asarray(np.random.default_rng(0).integers(0, m.d, n), jnp.int32)
-    ys = m.perturb_compact(jax.random.key(11), xs)
+    ys = m.compact().perturb(jax.random.key(11), xs)
     bits = np.asarray(ul.to_dense(ys))
     codes = bits.astype(np.int64) @ (1 << np.arange(m.d))
     Q, _ = m.channel_matrix()
@@ -43,7 +43,7 @@ def test_number_of_ones_is_binomial():
     m = ul.RAPPOR(3000, 2.0)
     keep, q = (float(v) for v in m.probs())
     xs = jnp.zeros(20_000, jnp.int32)
-    ys = m.perturb_compact(jax.random.key(3), xs)
+    ys = m.compact().perturb(jax.random.key(3), xs)
     ones = np.asarray(ys.ones)
     others = np.sum((ones < m.d) & (ones != 0), axis=1)
     own = np.any(ones == 0, axis=1)
@@ -62,11 +62,11 @@ def test_number_of_ones_is_binomial():
 def test_sample_stats_equal_aggregate_of_compact(mech):
     xs = jnp.asarray(np.random.default_rng(1).integers(0, mech.d, 2000), jnp.int32)
     key = jax.random.key(5)
-    ys = mech.perturb_compact(key, xs)
+    ys = mech.compact().perturb(key, xs)
     w = jnp.arange(2000) < 1500
-    st = jax.jit(lambda m, k, x: _compact.sample_counts(k, x, *m.compact_params(), m.d, w))(mech, key, xs)[0]
+    st = jax.jit(lambda m, k, x: _compact.sample_counts(k, x, *m.compact().params, m.d, w))(mech, key, xs)[0]
     assert np.array_equal(np.asarray(st), np.asarray(mech.aggregate(ys[:1500])))
-    traced = jax.jit(lambda k, x: mech.perturb_compact(k, x, 8))(key, xs)
+    traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, 8))(key, xs)
     assert np.array_equal(np.asarray(mech.aggregate(traced)), np.asarray(mech.aggregate(ys)))
 
 
@@ -74,7 +74,7 @@ def test_to_dense_to_compact_roundtrip_and_consumers():
     m = ul.URAP(1500, tuple(range(200)), 3.0)
     xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, 4000), jnp.int32)
     ys = ul.perturb(jax.random.key(0), m, xs)
-    assert isinstance(ys, ul.CompactBits) and m.prefers_compact()
+    assert isinstance(ys, ul.CompactBits) and m.compact().preferred
     dense = ul.to_dense(ys)
     assert dense.shape == (4000, 1500) and dense.dtype == jnp.bool_
     back = ul.to_compact(dense)
@@ -93,7 +93,7 @@ def test_to_dense_to_compact_roundtrip_and_consumers():
 def test_small_domains_stay_dense():
     m = ul.RAPPOR(10, 2.0)
     ys = ul.perturb(jax.random.key(0), m, jnp.arange(10))
-    assert not m.prefers_compact() and ys.dtype == jnp.bool_ and ys.shape == (10, 10)
+    assert not m.compact().preferred and ys.dtype == jnp.bool_ and ys.shape == (10, 10)
 
 
 def test_simulate_em_reports_match_stats():
@@ -112,7 +112,7 @@ def test_simulate_em_reports_match_stats():
     total = np.zeros(m.d, np.int64)
     for b in range(3):
         ky, xb, w = sim.block_inputs(key_r, jnp.int32(b), jnp.int32(3000), data, False, 1024)
-        total += np.asarray(_compact.sample_counts(ky, xb, *m.compact_params(), m.d, w)[0])
+        total += np.asarray(_compact.sample_counts(ky, xb, *m.compact().params, m.d, w)[0])
     assert np.array_equal(total, np.asarray(res.stats[0]))
 
 
@@ -136,7 +136,7 @@ def test_uue_compact_sampler_matches_channel():
     Q = ul.channel(m).Q
     draws = 4000
     xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)
-    ys = m.perturb_compact(jax.random.key(21), xs)
+    ys = m.compact().perturb(jax.random.key(21), xs)
     assert isinstance(ys.base, ul.CompactBits)
     idx = ul.testing.report_index(m, ys).reshape(m.d, draws)
     for x in range(m.d):
@@ -150,7 +150,7 @@ def test_pum_urap_compact_sampler_matches_channel():
     draws = 4000
     xs = jnp.repeat(jnp.arange(m.d, dtype=jnp.int32), draws)
     personal = jnp.broadcast_to(jnp.asarray([[4]], jnp.int32), (xs.shape[0], 1))  # item 4 personal (tag 0)
-    ys = m.perturb_compact(jax.random.key(22), xs, personal)
+    ys = m.compact().perturb(jax.random.key(22), xs, personal)
     assert isinstance(ys, ul.CompactBits)
     idx = ul.testing.report_index(m, ys).reshape(m.d, draws)
     zs = np.asarray(m.preprocess(jnp.arange(m.d, dtype=jnp.int32), jnp.asarray([[4]] * m.d, jnp.int32)))
@@ -172,13 +172,13 @@ def test_dense_and_compact_give_the_same_aggregate_distribution(which):
         m = ul.UUE(6, (0, 2, 3), 1.0, p=0.4)
         xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, n), jnp.int32)
         dense = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs))))
-        compact = lambda k: m.aggregate(m.perturb_compact(k, xs))  # noqa: E731  (concrete: exact widths)
+        compact = lambda k: m.aggregate(m.compact().perturb(k, xs))  # noqa: E731  (concrete: exact widths)
     else:
         m = _pum_urap()
         xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, n), jnp.int32)
         personal = jnp.asarray(np.where(np.random.default_rng(3).random((n, 1)) < 0.5, 4, -1), jnp.int32)
         dense = jax.jit(jax.vmap(lambda k: m.aggregate(m.perturb_batch(k, xs, personal))))
-        compact = lambda k: m.aggregate(m.perturb_compact(k, xs, personal))  # noqa: E731
+        compact = lambda k: m.aggregate(m.compact().perturb(k, xs, personal))  # noqa: E731
     keys = jax.random.split(jax.random.key(31), reps)
     s_dense = np.asarray(dense(keys), np.float64)
     s_comp = np.stack([np.asarray(compact(k)) for k in jax.random.split(jax.random.key(32), reps)]).astype(np.float64)
@@ -201,7 +201,7 @@ def test_compact_reports_through_every_consumer():
     agrees), emp, emp+thr and EM accept them; ul.perturb returns them at scale; simulate's stats path uses them."""
     m = ul.UUE(6, (0, 2, 3), 1.0, p=0.4)
     xs = jnp.asarray(np.random.default_rng(4).integers(0, m.d, 500), jnp.int32)
-    ys = m.perturb_compact(jax.random.key(7), xs)
+    ys = m.compact().perturb(jax.random.key(7), xs)
     m.check_reports(ys)
     assert ul.aggregate(m, ys).shape == (m.d,)
     # dense reports packed explicitly give the same aggregate
@@ -216,7 +216,7 @@ def test_compact_reports_through_every_consumer():
                                rtol=1e-5, atol=1e-6)
     # at scale ul.perturb returns the compact form; simulate runs on it
     big = ul.UUE(2500, tuple(range(2000)), 2.0, p=0.5)
-    assert big.prefers_compact()
+    assert big.compact().preferred
     xb = jnp.asarray(np.random.default_rng(5).integers(0, big.d, 3000), jnp.int32)
     yb = ul.perturb(jax.random.key(8), big, xb)
     assert isinstance(yb.base, ul.CompactBits)
@@ -224,7 +224,7 @@ def test_compact_reports_through_every_consumer():
     assert res.estimates["emp"].shape == (2, big.d)
     # PUM over uRAP
     pm = ul.PUM(2000, tuple(range(0, 2000, 2)), 1, 5.0, base="urap")  # sparse: q ~ e^{-eps/2}
-    assert pm.prefers_compact()
+    assert pm.compact().preferred
     xp = jnp.asarray(np.random.default_rng(6).integers(0, pm.d, 3000), jnp.int32)
     personal = jnp.full((3000, 1), -1, jnp.int32)
     yp = ul.perturb(jax.random.key(10), pm, xp, personal)
@@ -240,7 +240,7 @@ def test_numpy_sees_compact_reports_as_dense_bits():
     the protocol's default ``report_index`` takes compact reports."""
     m = ul.RAPPOR(7, 1.0)
     xs = jnp.asarray(np.random.default_rng(5).integers(0, m.d, 300), jnp.int32)
-    ys = m.perturb_compact(jax.random.key(9), xs)
+    ys = m.compact().perturb(jax.random.key(9), xs)
     dense = np.asarray(ul.to_dense(ys))
     got = np.asarray(ys)
     assert got.shape == (300, 7) and got.dtype == np.bool_
@@ -255,7 +255,7 @@ def test_chunked_aggregate_equals_dense_bit_sums(monkeypatch, agg_entries):
     monkeypatch.setattr(_compact, "AGG_ENTRIES", agg_entries)
     m = ul.URAP(40, tuple(range(0, 40, 3)), 1.0)
     xs = jnp.asarray(np.random.default_rng(6).integers(0, m.d, 53), jnp.int32)  # 53 rows: no chunk divides it
-    ys = m.perturb_compact(jax.random.key(4), xs)
+    ys = m.compact().perturb(jax.random.key(4), xs)
     dense = np.asarray(ul.to_dense(ys), np.int64)
     w = jnp.asarray(np.random.default_rng(7).integers(0, 2, 53), jnp.int32)
     np.testing.assert_array_equal(np.asarray(_compact.aggregate(ys)), dense.sum(0))

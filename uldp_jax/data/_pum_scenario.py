@@ -30,7 +30,7 @@ import jax
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.pum._pum import PUM
+from uldp_jax.pum._mechanism import PUM
 
 TAGS = ("home", "workplace")
 FOURSQUARE_N = 179527

@@ -82,13 +82,13 @@ def section6_values(datasets: list) -> tuple[list, list]:
                 v = float(np.asarray(ul.UUE(ds.d, sens, e, theta_n=ds.theta_n).p))
             else:
                 cls = {"uSS": ul.USS, "uUE": ul.UUE, "uLH": ul.ULH}[what.split()[0]]
-                v = float(np.asarray(cls(ds.d, sens, e, theta_n=ds.theta_n).pure_uldp_probs()[2]))
+                v = float(np.asarray(cls(ds.d, sens, e, theta_n=ds.theta_n).pure().z))
             base = dict(dataset=ds.name, quantity=what.split()[1], eps=e, metric="003 section 6 value",
                         paper_value=paper, se=0.0, d=ds.d, s=ds.s, theta_n=round(ds.theta_n, 4))
             rows.append(dict(base, mechanism=what.split()[0], value=v))
             if what == "uLH z*":  # 003 quotes the published (ULDP-violating) z's z*
                 pub = ul.ULH(ds.d, sens, e, theta_n=ds.theta_n, z_rule="published_unsafe")
-                rows.append(dict(base, mechanism="uLH (published z)", value=float(np.asarray(pub.pure_uldp_probs()[2]))))
+                rows.append(dict(base, mechanism="uLH (published z)", value=float(np.asarray(pub.pure().z))))
     notes = []
     if rows:
         notes.append("003 §6 in-text values, library (003's text): " + "; ".join(

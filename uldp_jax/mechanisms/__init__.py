@@ -15,4 +15,3 @@ from uldp_jax.mechanisms.transform import GLUTF, GLUTFReport, glutf
 from uldp_jax.mechanisms.hashing import OLH, ULH, HashReport
 from uldp_jax.mechanisms.subset import SS, USS
 from uldp_jax.mechanisms.wheel import UWheel, Wheel, WheelReport
-from uldp_jax.mechanisms.pum import PUM

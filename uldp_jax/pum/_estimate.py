@@ -13,7 +13,7 @@ from uldp_jax import _api
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
 from uldp_jax.mechanisms.core import _spec
-from uldp_jax.mechanisms.pum import _pum
+from uldp_jax.pum import _mechanism as _pum
 
 
 class PUMEstimate(NamedTuple):

@@ -22,7 +22,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.simulate import _kernels, _plan, _reports
-from uldp_jax.mechanisms.pum import _pum
+from uldp_jax.pum import _mechanism as _pum
 from uldp_jax.pum import _estimate
 
 DEFAULT_PRIORS = {"I": None, "III": "true"}

@@ -153,7 +153,8 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
 
     A grid on the counts path (no method options) estimates point by point with the single mechanism's jitted
     function, so a grid point's estimates equal a call on that mechanism alone bit for bit (a vmapped grid
-    estimate can differ in the last float32 bit); elsewhere a grid is estimated in one eager ``vmap``.
+    estimate can differ in the last float32 bit); elsewhere a grid is estimated in one eager ``vmap`` (point by
+    point when the estimator cannot be traced, e.g. a PUM user's, whose channel is built in NumPy).
     """
     out, n, mech = {}, plan.n, plan.mech
     for m, spec in plan.methods.items():
@@ -167,8 +168,12 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
                 _point_estimate(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech), spec, opts, stats[i], n,
                                 plan.path) for i in range(plan.grid)]))
         else:
-            out[m] = jax.vmap(lambda mm, st, spec=spec, opts=opts: _api.estimate_with(mm, spec, st, n, **opts))(
-                mech, stats)
+            try:
+                out[m] = jax.vmap(lambda mm, st, spec=spec, opts=opts: _api.estimate_with(mm, spec, st, n, **opts))(
+                    mech, stats)
+            except jax.errors.JAXTypeError:  # an estimator that reads a host (NumPy) channel, e.g. a PUM user's
+                out[m] = jnp.stack([_api.estimate_with(jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech),
+                                                       spec, stats[i], n, **opts) for i in range(plan.grid)])
     return out
 
 

@@ -63,7 +63,8 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
                                                   plan.reps)
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
-    if grid is None and mech.compact_stats():
+    compact = mech.compact()
+    if grid is None and compact is not None and compact.stats:
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
@@ -151,7 +152,8 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
 def _prefers_packed(mech: Any) -> bool:
     """Bit-packed reports (``d / 8`` bytes each) where they are smaller than support lists (2 bytes per one):
     decided from the expected number of product-part ones (concrete rates; else support lists)."""
-    params = mech.compact_params()
+    compact = mech.compact()
+    params = None if compact is None else compact.params
     if params is None or not all(_validate.is_concrete(a) for a in params[1:]):
         return False
     items_s, own_prob, q = params
@@ -212,7 +214,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
-        _, own_prob, q = m.compact_params()
+        _, own_prob, q = m.compact().params
         return _compact.sample_counts(ky, xs, items_s.items, own_prob, q, m.num_stats, w)[1]
 
     return jnp.max(jax.lax.map(block, jnp.arange(num_blocks)))
@@ -225,7 +227,7 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
-        ones = m.perturb_compact(ky, xs, num_chunks).ones
+        ones = m.compact().perturb(ky, xs, num_chunks).ones
         return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
 
     batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * (num_chunks * _compact.CHUNK + 1))))
@@ -236,14 +238,14 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
 def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
     """Report-based estimates from compact reports (``CompactBits``), one repetition at a time.
 
-    Block ``b`` of repetition ``r`` draws ``mech.perturb_compact(ky, xs, num_chunks)`` with simulate's block
+    Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
     ``_compact.sample_counts`` on the same key). ``num_chunks`` is found by a first pass of ``sample_counts``
     (cheap: no positions kept). The concrete reports go to the method as ``CompactBits`` (EM packs them on the
     host); memory O(number of ones), never ``n x d``. The two kernels are compiled once per (layout, shapes):
     the population ``data`` and ``n`` are arguments, not constants.
     """
-    items_s = _StaticItems(mech.compact_params()[0])
+    items_s = _StaticItems(mech.compact().params[0])
     d = mech.num_stats
     n_arr = jnp.int32(n)
     out = []

@@ -74,11 +74,11 @@ def _check_grid(name: str, values: Any) -> tuple:
     if not isinstance(values, (list, tuple)):
         raise TypeError(f"Expected {name}={values!r} to be a number or a list of numbers.")
     out = []
-    for v in values:
+    for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, (numbers.Real, np.number)) or np.ndim(v) != 0:
-            raise TypeError(f"Expected every entry of {name}={values!r} to be a real number, got {v!r}.")
+            raise TypeError(f"Expected every entry of {name}={values!r} to be a real number, got {name}[{i}]={v!r}.")
         if not math.isfinite(float(v)):
-            raise ValueError(f"Expected every entry of {name}={values!r} to be finite, got {v!r}.")
+            raise ValueError(f"Expected every entry of {name}={values!r} to be finite, got {name}[{i}]={v!r}.")
         out.append(int(v) if isinstance(v, numbers.Integral) else float(v))
     if not out:
         raise ValueError(f"Expected {name} to hold at least one value.")

@@ -36,7 +36,7 @@ def _array(name: str, value: Any) -> np.ndarray | None:
         raise TypeError(f"Expected {name} to hold real numbers, got dtype {arr.dtype}.")
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"Expected {name}={value!r} to be finite.")
+        raise ValueError(f"Expected {name}={value!r} to be finite{_validate.bad_entry(name, arr, ~np.isfinite(arr))}.")
     return arr
 
 
@@ -45,7 +45,8 @@ def _range(lo: float, hi: float, lo_open: bool, hi_open: bool) -> Callable[[str,
         bad = (arr <= lo if lo_open else arr < lo) | (arr >= hi if hi_open else arr > hi)
         if np.any(bad):
             left, right = "(" if lo_open else "[", ")" if hi_open else "]"
-            raise ValueError(f"Expected {name}={arr[bad].ravel()[0]!r} in {left}{lo:g}, {hi:g}{right}.")
+            raise ValueError(f"Expected {name}={arr[bad].ravel()[0]!r} in {left}{lo:g}, {hi:g}{right}"
+                             f"{_validate.bad_entry(name, arr, bad)}.")
     return check
 
 
@@ -54,10 +55,13 @@ def _p(name: str, arr: np.ndarray) -> None:
         _range(0.0, 1.0, True, True)(name, arr)
         return
     if np.any(arr < 0):
-        raise ValueError(f"Expected {name} to be a distribution (non-negative), got {arr.min()!r}.")
+        raise ValueError(f"Expected {name} to be a distribution (non-negative), got {arr.min()!r}"
+                         f"{_validate.bad_entry(name, arr, arr < 0)}.")
     sums = arr.sum(axis=-1)
-    if np.any(np.abs(sums - 1.0) > 1e-6):
-        raise ValueError(f"Expected {name} to sum to 1, got {np.ravel(sums)[0]:.8g}.")
+    off = np.abs(sums - 1.0) > 1e-6
+    if np.any(off):
+        raise ValueError(f"Expected {name} to sum to 1, got {sums[off].ravel()[0]:.8g}"
+                         f"{_validate.bad_entry(name + '.sum(-1)', sums, off)}.")
 
 
 def _eps(name: str, arr: np.ndarray) -> None:

@@ -23,7 +23,8 @@ def uses_generic(mech: Any, fam: Family) -> bool:
 
 def generic_probs(mech: Any) -> tuple[Any, Any, Any]:
     """``(p*, q*, z*)`` of a pure ULDP instance from its own parameters (003 Theorem 5), as JAX values."""
-    return mech.pure_uldp_probs()
+    pure = mech.pure()
+    return pure.p, pure.q, pure.z
 
 
 def family_of(mech: _base.Mechanism) -> Family:

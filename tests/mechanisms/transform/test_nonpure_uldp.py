@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import testing
 from uldp_jax.mechanisms.transform._glutf_channel import base_support
 from uldp_jax.mechanisms.transform import _nonpure_uldp as npth
 from uldp_jax.mechanisms.core import _pure_uldp as th
+from uldp_jax.mechanisms.core._records import pure_floats
 
 CASES = [
     (ul.SS(4, 1.0, k=2), 8, [0, 2, 4, 6]),
@@ -90,7 +92,7 @@ def test_nonpure_sampling_stats_and_refusals():
     mech = ul.glutf(ul.UE(3, 1.0), 7, [0, 3, 6], rule="non_pure")
     assert mech.num_stats == 8
     with pytest.raises(ValueError, match="not pure"):
-        mech.pure_probs()
+        pure_floats(mech)
     with pytest.raises(ValueError, match="estimate_eq30"):
         mech.support_affine()
     xs = jnp.asarray(np.repeat(np.arange(7), 1500), jnp.int32)
@@ -98,8 +100,8 @@ def test_nonpure_sampling_stats_and_refusals():
     stats = ul.aggregate(mech, ys)
     assert stats.shape == (8,) and stats.dtype == jnp.int32
     est = np.asarray(mech.estimate_eq30(stats, xs.shape[0]))
-    assert np.abs(est - 1 / 7).max() < 0.08
-    from uldp_jax import testing
+    _, var = _moments(ul.channel(mech).Q, _eq30_matrix(mech)[0], np.full(7, 1 / 7), xs.shape[0])  # exact
+    assert testing.within_se(est, 1 / 7, np.sqrt(var))
     for x in (0, 1):
         assert testing.fits(testing.sampler_vs_channel(jax.random.key(x), mech, x, 10_000))
     # eq 10's f differs from eq 9's

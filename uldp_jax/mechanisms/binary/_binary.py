@@ -61,16 +61,9 @@ class BinaryCA(_base.Mechanism):
         return 2
 
     @property
-    def num_stats(self) -> int:
-        return 2
-
-    @property
     def eps(self) -> Any:
         """The binding (smallest) epsilon of the two constraints."""
         return jnp.minimum(jnp.asarray(self.eps12), jnp.asarray(self.eps21))
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)

@@ -24,43 +24,38 @@ member                                default                                   
 ``num_stats``                         item: ``num_outputs``; bits: ``d``                  hashed / set reports
 ``perturb_one(key, x)``               ``perturb_batch`` on one user                       --
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
-``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``            bit vectors (no n x d)
+``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``; the       bit vectors (no n x d)
+                                      compact sampler when ``compact().stats``
 ``check_reports(ys)``                 item / bits forms; otherwise the sampler's          PUM
                                       report structure
 ``stats_matrix()``                    ``E[stats] / n = p @ A`` from the channel           --
 ``support_affine()``                  ``None`` (no per-item affine form)                  RR, UE, GLUTF families
 ``debias(stats, n)``                  affine form, else least squares on the channel      HR family (FWHT)
-``debias_variance(p, n)``             iid per-item variance of ``debias``                 HR family
+``debias_variance(p, n)``             iid per-item variance of ``debias`` (of an          HR family
+                                      overridden ``debias``: exact, from the channel)
 ``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
                                       channel (concrete, small domains)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``count_sampler()``                   ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
 ``iid_count_sampler()``               ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
-``tunable_params()``                  ``()``                                              uRAP, uSS, uUE, uLH, uWheel
 ``comm_bits()``                       ``log2(num_outputs)``                               --
 ``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
 ``validate_grid(name)``               constructor checks per grid point                   --
 ``report_index(ys)``                  channel column of each report (items, bits)         hashed / set reports
 ``channel_support()``                 per-item support of each channel column             hashed / set reports
-``debias_variance_from_channel()``    variance of an overridden ``debias``, from the      --
-                                      channel
 ``count_draws(iid)``                  ``d + num_stats``: the count sampler's draws        HR family, SS, GLUTF
 ``count_memory(iid)``                 ``None``: estimated from ``count_draws``            SS, uSS
 ``product_likelihood()``              ``None``: EM on the channel / report likelihood     UE family
 ``report_likelihood(ys)``             ``None``: EM on the channel's columns               hashed, SS, GLUTF, ...
-``compact_params()``                  ``None``: no compact bit sampler                    UE, uRAP
-``perturb_compact(key, xs)``          ``CompactBits`` of ``perturb_batch``                --
-``compact_stats()``                   compact sampler and large ``d``                     --
-``prefers_compact()``                 size rule of ``core._compact``                      --
+``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
+                                      record: sampler, preferred form, parameters)
 ``closed_form_family``                ``None``: risks exact from channel moments          mechanisms with a paper
-``closed_form()``                     ``closed_form_family``                              --
+``closed_form()``                     ``closed_form_family`` (its ``param``: what         GLUTF family (per instance)
+                                      ``ul.tune`` may change besides eps)
 ``with_tuned(value)``                 replace the closed form's tunable parameter         uUE, uSS, ...
-``pure_pq()``                         ``None`` (GLUTF: ``(p*, q*)`` of a pure base)       pure LDP bases
-``pure_uldp_probs()``                 ``None`` (``(p*, q*, z*)`` of a pure ULDP mech.)    uSS, uUE, uLH, uWheel
-``glutf_share()``                     ``None``: GLUTF reads it off the channel            pure LDP bases
-``glutf_z_max(s)``                    ``None``: GLUTF's z from the channel                pure LDP bases
-``glutf_z_published()``               ``None``: 003 publishes no z                        SS, UE, OLH, Wheel
+``pure()``                            ``None``: not pure; else a ``Pure`` record (003     GRR, uRR, UE, uRAP, OLH,
+                                      Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members

@@ -10,8 +10,7 @@ from typing import Any, ClassVar
 import jax
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _records
 from uldp_jax.mechanisms.core._pytree import replace
 
 
@@ -52,46 +51,23 @@ class CapabilityDefaults:
         """
         return None
 
-    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array] | None:
-        """``(items_s, own_prob float[d], q)`` when the reports are independent bits: the own bit is 1 w.p.
-        ``own_prob[x]``, every bit of ``items_s`` other than ``x`` w.p. ``q``, every other bit is 0. ``None``:
-        no compact sampler (``perturb_compact`` then packs the dense reports)."""
+    def compact(self) -> _records.Compact | None:
+        """How this mechanism draws compact reports (``CompactBits``: the positions of the ones), or ``None``.
+
+        Bit-vector mechanisms with independent bits return ``_records.independent_bits(...)``; composite ones
+        (GLUTF, PUM) wrap their bit-vector part's record.
+        """
         return None
-
-    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> Any:
-        """Reports as ``CompactBits`` (positions of the ones), drawn without the ``n x d`` bits when the
-        mechanism has ``compact_params``; same law as ``perturb_batch`` (``mechanisms.core._compact``)."""
-        params = self.compact_params()
-        if params is None:
-            return _compact.to_compact(self.perturb_batch(key, xs))
-        items_s, own_prob, q = params
-        return _compact.sample_ones(key, xs, items_s, own_prob, q, self.num_stats, num_chunks)
-
-    def compact_stats(self) -> bool:
-        """Whether ``sample_stats`` (simulate's per-user path) and simulate's report path use the compact
-        sampler: a compact sampler, ``d >= COMPACT_MIN_D`` and (for a concrete rate) at most ``d / 8`` ones
-        expected. Static: decided from the domain alone when the rate is traced."""
-        params = self.compact_params()
-        if params is None or self.num_stats < _compact.COMPACT_MIN_D:
-            return False
-        return (not _validate.is_concrete(params[2])) or self.prefers_compact()
-
-    def prefers_compact(self) -> bool:
-        """Whether ``ul.perturb`` returns compact reports (size rule of ``mechanisms.core._compact``)."""
-        params = self.compact_params()
-        if params is None or not _validate.is_concrete(params[2]):
-            return False
-        items_s, _, q = params
-        return _compact.prefers_compact(self.num_stats, 1.0 + len(items_s) * float(np.asarray(q)))
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports).
 
-        Mechanisms with ``compact_params`` and ``compact_stats()`` draw the per-bit sums of
-        ``perturb_compact(key, xs)`` instead (same key, same values; O(number of ones)).
+        A ``compact()`` record with ``stats`` set draws the per-bit sums of its ``perturb(key, xs)`` instead (same
+        key, same values; O(number of ones)).
         """
-        if self.compact_stats():
-            items_s, own_prob, q = self.compact_params()
+        compact = self.compact()
+        if compact is not None and compact.stats:
+            items_s, own_prob, q = compact.params
             return _compact.sample_counts(key, xs, items_s, own_prob, q, self.num_stats, weights)[0]
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
@@ -135,15 +111,6 @@ class CapabilityDefaults:
         """
         return None
 
-    def tunable_params(self) -> tuple[str, ...]:
-        """Names of the parameters that tuning may change (besides ``eps``).
-
-        Default: the tunable parameter of ``closed_form_family`` (its ``domain``/``integer`` give the constraint
-        that ``ul.tuning`` maps to an unconstrained scale for optax), else none.
-        """
-        fam = self.closed_form_family
-        return () if fam is None or fam.param is None else (fam.param,)
-
     def comm_bits(self) -> float:
         """Bits a user sends (``log2`` of the report space)."""
         return float(math.log2(self.num_outputs))
@@ -157,15 +124,9 @@ class CapabilityDefaults:
         """This instance's closed-form ``Family`` (default: the class's ``closed_form_family``), or ``None``."""
         return self.closed_form_family
 
-    def pure_pq(self) -> tuple[Any, Any] | None:
-        """``(p*, q*)`` as traceable JAX values when this is a pure LDP mechanism (003 Def 6), else ``None``.
-
-        GLUTF uses it for its ``f`` (003 eq 9) and debiasing.
-        """
-        return None
-
-    def pure_uldp_probs(self) -> tuple[Any, Any, Any] | None:
-        """``(p*, q*, z*)`` of a pure ULDP mechanism from its own parameters (003 Def 6), else ``None``."""
+    def pure(self) -> _records.Pure | None:
+        """003 Def 6's ``(p*, q*, z*)`` (and GLUTF's closed forms for a pure LDP base) as a ``Pure`` record of
+        traceable values, or ``None`` for a mechanism that is not pure."""
         return None
 
     def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
@@ -174,16 +135,3 @@ class CapabilityDefaults:
         ``theta_n`` is the non-sensitive mass the tuning assumed (kept by mechanisms that record it).
         """
         return replace(self, **{self.closed_form().param: value})
-
-    def glutf_share(self) -> Any:
-        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over this (base) mechanism's outputs in closed form, or
-        ``None``: GLUTF then reads it off the exact channel."""
-        return None
-
-    def glutf_z_max(self, s: int) -> Any:
-        """Closed form of GLUTF's largest valid ``z`` over this base with ``s`` sensitive items, or ``None``."""
-        return None
-
-    def glutf_z_published(self) -> Any:
-        """003's published (ULDP-violating) ``z`` for this base, or ``None`` when 003 publishes none."""
-        return None

@@ -188,7 +188,7 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     n = xs.shape[0]
     concrete = _is_concrete((xs, q, own_prob, key))
     if num_chunks is None and not _is_concrete(q):
-        raise ValueError("perturb_compact with a traced rate needs a static num_chunks=...")
+        raise ValueError("compact().perturb with a traced rate needs a static num_chunks=...")
     guess = num_chunks_for(s, float(np.asarray(q, np.float64))) if num_chunks is None else int(num_chunks)
     if not concrete or num_chunks is not None:
         ones, _ = _sample_block(key, jnp.arange(n, dtype=jnp.int32), xs, items, rank, own_prob, q, guess, d)

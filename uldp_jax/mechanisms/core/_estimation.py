@@ -48,11 +48,11 @@ class EstimationDefaults:
         """``float[d]``: per-item variance of ``debias`` in the iid model.
 
         Follows the mechanism's own ``debias``: a class that overrides ``debias`` (and not this method) gets
-        the exact variance of that estimator from its channel (``debias_variance_from_channel``), so
+        the exact variance of that estimator from its channel (``variance_from_channel``), so
         ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs.
         """
         if type(self).debias is not EstimationDefaults.debias:
-            return self.debias_variance_from_channel(p, n)
+            return variance_from_channel(self, p, n)
         affine = self.support_affine()
         if affine is not None:
             return affine_variance(affine, p, n)
@@ -62,30 +62,6 @@ class EstimationDefaults:
         W = jnp.linalg.pinv(A)  # [m, d]
         mom = p @ A
         return (mom @ W**2 - (mom @ W) ** 2) / n
-
-    def debias_variance_from_channel(self, p: jax.Array, n: Any) -> jax.Array:
-        """iid per-item variance of this mechanism's ``debias`` (assumed affine in ``stats``), from the channel.
-
-        One report ``y`` adds ``S[y]`` to the statistic (items: ``e_y``; bit vectors: their bits), so it adds
-        ``G[y] = S[y] @ W`` to ``debias`` with ``W[k] = debias(e_k, 1) - debias(0, 1)``; the variance is
-        ``(E[G^2] - E[G]^2) / n`` with ``y ~ p @ Q``. Traceable; small domains (it reads ``channel_matrix``).
-        """
-        Q = jnp.asarray(self.channel_matrix()[0])
-        k = int(self.num_stats)
-        if self.report_kind == "item" and k == self.num_outputs:
-            S = jnp.eye(k, dtype=Q.dtype)
-        elif self.report_kind == "bits" and 2**k == self.num_outputs:
-            S = jnp.asarray(bits_table(k), Q.dtype)
-        else:
-            raise NotImplementedError(f"{type(self).__name__} overrides debias for report_kind="
-                                      f"{self.report_kind!r}: define debias_variance() too.")
-        one = jnp.ones((), Q.dtype)
-        c = self.debias(jnp.zeros(k, Q.dtype), one)
-        W = jax.vmap(lambda e: self.debias(e, one))(jnp.eye(k, dtype=Q.dtype)) - c  # [k, d]
-        G = S @ W  # [m, d]: one report's contribution
-        mom = jnp.asarray(p, Q.dtype) @ Q
-        return (mom @ G**2 - (mom @ G) ** 2) / n
-
 
     def channel_support(self) -> np.ndarray | None:
         """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
@@ -111,3 +87,27 @@ class EstimationDefaults:
             ys = np.asarray(_compact.to_dense(ys))
             return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
+
+
+def variance_from_channel(mech: Any, p: jax.Array, n: Any) -> jax.Array:
+    """iid per-item variance of ``mech.debias`` (assumed affine in ``stats``), from the channel.
+
+    One report ``y`` adds ``S[y]`` to the statistic (items: ``e_y``; bit vectors: their bits), so it adds
+    ``G[y] = S[y] @ W`` to ``debias`` with ``W[k] = debias(e_k, 1) - debias(0, 1)``; the variance is
+    ``(E[G^2] - E[G]^2) / n`` with ``y ~ p @ Q``. Traceable; small domains (it reads ``channel_matrix``).
+    """
+    Q = jnp.asarray(mech.channel_matrix()[0])
+    k = int(mech.num_stats)
+    if mech.report_kind == "item" and k == mech.num_outputs:
+        S = jnp.eye(k, dtype=Q.dtype)
+    elif mech.report_kind == "bits" and 2**k == mech.num_outputs:
+        S = jnp.asarray(bits_table(k), Q.dtype)
+    else:
+        raise NotImplementedError(f"{type(mech).__name__} overrides debias for report_kind="
+                                  f"{mech.report_kind!r}: define debias_variance() too.")
+    one = jnp.ones((), Q.dtype)
+    c = mech.debias(jnp.zeros(k, Q.dtype), one)
+    W = jax.vmap(lambda e: mech.debias(e, one))(jnp.eye(k, dtype=Q.dtype)) - c  # [k, d]
+    G = S @ W  # [m, d]: one report's contribution
+    mom = jnp.asarray(p, Q.dtype) @ Q
+    return (mom @ G**2 - (mom @ G) ** 2) / n

@@ -83,7 +83,7 @@ class Family:
       domain: ``s -> (lo, hi)``: open interval for continuous parameters (closed with ``closed``), inclusive
         range for integers.
       optimum: ``(eps, s, theta_n) -> param``: closed-form optimum (integer for integer parameters).
-      generic: the risk comes from the instance's own ``pure_uldp_probs()`` (003 eq 28), e.g. GLUTF.
+      generic: the risk comes from the instance's own ``pure()`` (003 eq 28), e.g. GLUTF.
       item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model (HR family), or ``None``.
       closed: a continuous ``domain`` includes its end points.
     """

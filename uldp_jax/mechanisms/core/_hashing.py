@@ -110,3 +110,17 @@ def check_num_hashes(family: str, num_hashes: Any, g: int, d: int) -> int | None
         return None
     return _validate.check_int("num_hashes", num_hashes, minimum=1, maximum=MAX_EXPLICIT_HASHES)
 
+
+class SeededHash:
+    """Mixin of the mechanisms whose report names a hash function by its seed (OLH, Wheel): ``num_hashes`` seeds,
+    ``None`` meaning all ``2**32``; a report supports the items it hashes near, so the statistic is the per-item
+    support count (``num_stats = d``)."""
+
+    @property
+    def num_stats(self) -> int:
+        return self.d
+
+    @property
+    def family_size(self) -> int:
+        """The number of hash functions a seed names."""
+        return 2**32 if self.num_hashes is None else self.num_hashes

@@ -123,13 +123,6 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
     def num_outputs(self) -> int:
         return int(_tables(self.blocks).Ks.sum())
 
-    @property
-    def num_stats(self) -> int:
-        return self.num_outputs
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, num_outputs)``."""
         xs = jnp.asarray(xs, jnp.int32)

@@ -83,16 +83,9 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
     def num_outputs(self) -> int:
         return self.num_blocks * self.b
 
-    @property
-    def num_stats(self) -> int:
-        return self.num_outputs
-
     def _layout(self) -> tuple[jax.Array, jax.Array]:
         block, row, _ = _forms.layout(self.d, self.num_blocks)
         return jnp.asarray(block), jnp.asarray(row)
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, num_outputs)`` of the same shape."""

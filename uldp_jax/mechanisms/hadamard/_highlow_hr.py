@@ -9,8 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -33,7 +32,7 @@ def _tables(d: int, sensitive: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray,
     return sens, row, out, pos
 
 
-class _SpecView(_base.Mechanism):
+class _SpecView(_delegate.ReportsOf, _base.Mechanism):
     """A mechanism seen under another guarantee: same channel and sampler, another ``privacy_spec``."""
 
     mech: Any
@@ -44,12 +43,8 @@ class _SpecView(_base.Mechanism):
         return self.mech.d
 
     @property
-    def report_kind(self) -> str:
-        return self.mech.report_kind
-
-    @property
-    def num_outputs(self) -> int:
-        return self.mech.num_outputs
+    def reporter(self) -> Any:
+        return self.mech
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         return self.mech.perturb_batch(key, xs)
@@ -61,7 +56,7 @@ class _SpecView(_base.Mechanism):
         return self.spec
 
 
-class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
+class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
     r"""High-low Hadamard response (004 eqs 13-14): Hadamard response on ``A``, Mangat-style on ``B = X \ A``.
 
     With :math:`s = |A|`, :math:`S` the smallest power of two :math:`> s` and :math:`t = d - s`, reports lie in
@@ -89,23 +84,12 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
       Acharya, Bonawitz, Kairouz, Ramage, Sun, "Context-aware local differential privacy" (seed 004), §5.1, App. C.1.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
 
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        sensitive = _validate.check_index_set("sensitive", self.sensitive, d)
-        _hadamard.hadamard_size(len(sensitive), "len(sensitive)")
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-
-    @property
-    def s(self) -> int:
-        return len(self.sensitive)
+        super().__post_init__()
+        _hadamard.hadamard_size(len(self.sensitive), "len(sensitive)")
 
     @property
     def S(self) -> int:
@@ -120,13 +104,6 @@ class HighLowHR(_histogram.HadamardCounts, _base.Mechanism):
     @property
     def num_outputs(self) -> int:
         return self.S + self.t
-
-    @property
-    def num_stats(self) -> int:
-        return self.S + self.t
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, S + t)``."""

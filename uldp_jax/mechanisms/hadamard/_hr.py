@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
@@ -59,10 +58,7 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        _hadamard.hadamard_size(d)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _hadamard.hadamard_size(_fields.check_domain(self))
 
     @property
     def K(self) -> int:
@@ -72,13 +68,6 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     @property
     def num_outputs(self) -> int:
         return self.K
-
-    @property
-    def num_stats(self) -> int:
-        return self.K
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``int32`` reports in ``[0, K)`` of the same shape."""

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec, _records
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -31,12 +31,19 @@ class HashReport(NamedTuple):
 
 def default_g(s: int, eps: Any, theta_n: float = 0.0) -> int:
     """The MSE-optimal integer range (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l ``g*``; ``e^eps + 1`` for LDP, i.e. ``theta_n = 0``, s = d)."""
-    if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
-        raise ValueError("g=None needs a concrete scalar eps; pass g explicitly.")
-    return _th.ulh_g_int(s, float(eps), theta_n)
+    return _th.ulh_g_int(s, _fields.concrete_eps(eps, "g"), theta_n)
 
 
-class OLH(_base.Mechanism):
+def check_hash_fields(mech: Any, s: int, theta_n: float = 0.0) -> None:
+    """Checks and sets ``g`` (an int >= 2; ``None``: ``default_g(s, eps, theta_n)``), ``family`` and ``num_hashes``
+    of a hash over ``s`` items (OLH, uLH)."""
+    g = default_g(s, mech.eps, theta_n) if mech.g is None else mech.g
+    g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
+    family = _hashing.check_family(mech.family)
+    _fields.set_fields(mech, g=g, family=family, num_hashes=_hashing.check_num_hashes(family, mech.num_hashes, g, s))
+
+
+class OLH(_hashing.SeededHash, _base.Mechanism):
     r"""eps-optimized local hashing over ``d`` items with hash range ``g``.
 
     A user draws a seed (a hash function ``H`` from the family), hashes ``x`` to ``H(x)`` in ``[0, g)`` and
@@ -75,46 +82,18 @@ class OLH(_base.Mechanism):
     report_kind = "hash"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        g = default_g(d, self.eps) if self.g is None else self.g
-        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
-        object.__setattr__(self, "g", g)
-        object.__setattr__(self, "family", _hashing.check_family(self.family))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes(self.family, self.num_hashes, g, d))
-
-    @property
-    def family_size(self) -> int:
-        return 2**32 if self.num_hashes is None else self.num_hashes
+        check_hash_fields(self, _fields.check_domain(self))
 
     @property
     def num_outputs(self) -> int:
         return self.family_size * self.g
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.lh_probs(self.eps, self.g)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
-        with _th.x64():
-            p, q = _th.lh_probs(_spec.eps_value(self.eps), self.g)
-            return float(p), float(q), float("nan")
-
-    def glutf_share(self) -> jax.Array:
-        r""":math:`e/(e+d-1)`: attained by a hash with ``H(i) = v`` and ``H(t) != v`` for every other ``t``."""
-        return _th.ratio_share(self.eps, self.d)
 
     def hash(self, seeds: Any, items: Any) -> Any:
         """``H_seed(x)`` (``uint32``; NumPy in, NumPy out)."""
         return _hashing.hash_values(self.family, self.g, self.d, seeds, items)
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> HashReport:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> HashReport:
         """Randomizes ``xs: int32[...]``; returns ``HashReport`` with fields of shape ``xs.shape``."""
@@ -177,14 +156,13 @@ class OLH(_base.Mechanism):
         "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
         domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0))
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self._pq()
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return _th.ulh_z_max(s, self.eps, self.g)
-
-    def glutf_z_published(self) -> jax.Array:
-        return _th.ulh_z_published(self.eps, self.g)
+    def pure(self) -> _records.Pure:
+        """Pure LDP: ``p* = e/(e+g-1)``, ``q* = 1/g``; the share ``e/(e+d-1)`` is attained by a hash with
+        ``H(i) = v`` and ``H(t) != v`` for every other ``t``."""
+        p, q = self._pq()
+        return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
+                             z_max=lambda s: _th.ulh_z_max(s, self.eps, self.g),
+                             z_published=_th.ulh_z_published(self.eps, self.g))
 
     def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
         """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.hashing import _olh
 from uldp_jax.mechanisms.hashing._olh import OLH
 
 
-class ULH(_glutf.GLUTFMixin, _base.Mechanism):
+class ULH(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized local hashing: GLUTF (003 Alg. 1) with base ``OLH(s, eps, g)``.
 
     Pure ULDP: :math:`p^* = e/(e+g-1)`, :math:`q^* = 1/g`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
@@ -37,9 +36,6 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.3; docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp (corrected z and g*).
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     g: Any = _pytree.static_field(default=None)
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -59,19 +55,7 @@ class ULH(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        s = len(sensitive)
-        g = self.g
-        if g is None:
-            g = _olh.default_g(s, _glutf.concrete_eps(self.eps, "g"), self.theta_n)
-        g = _validate.check_int("g", g, minimum=2, maximum=2**31 - 1)
-        object.__setattr__(self, "g", g)
-        object.__setattr__(self, "family", _hashing.check_family(self.family))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes(self.family, self.num_hashes, g, s))
+        _olh.check_hash_fields(self, _glutf.check_named(self), self.theta_n)
 
     @property
     def base(self) -> OLH:

@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _likelihood, _uniform, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _fields, _likelihood, _pytree, _spec, _uniform, _records
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _pure_uldp as _th
@@ -37,15 +36,10 @@ class GRR(_base.Mechanism):
     report_kind = "item"
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
+        _fields.check_domain(self)
 
     @property
     def num_outputs(self) -> int:
-        return self.d
-
-    @property
-    def num_stats(self) -> int:
         return self.d
 
     def probs(self) -> tuple[jax.Array, jax.Array]:
@@ -53,14 +47,6 @@ class GRR(_base.Mechanism):
         t = jnp.exp(-jnp.asarray(self.eps))
         denom = 1.0 + (self.d - 1) * t
         return 1.0 / denom, t / denom
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports itself; no ``z*`` in LDP)."""
-        t = np.exp(-_spec.eps_value(self.eps))
-        return float(1.0 / (1.0 + (self.d - 1) * t)), float(t / (1.0 + (self.d - 1) * t)), float("nan")
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns reports of the same shape."""
@@ -129,14 +115,12 @@ class GRR(_base.Mechanism):
     closed_form_family = _family.Family("GRR", None, lambda e, s, th, _: _nmse.grr_nmse(e, s), _family.urr_probs,
                                         ldp=True)
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self.probs()
-
-    def glutf_share(self) -> jax.Array:
-        return _th.ratio_share(self.eps, self.d)
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return jnp.zeros_like(jnp.asarray(self.eps, dtype=float))
+    def pure(self) -> _records.Pure:
+        """Pure LDP: ``p* = e/(e+d-1)``, ``q* = 1/(e+d-1)``; as a GLUTF base, every non-sensitive input needs
+        ``z = 0``."""
+        p, q = self.probs()
+        return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
+                             z_max=lambda s: jnp.zeros_like(jnp.asarray(self.eps, dtype=float)))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.d))

@@ -8,14 +8,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _uniform, _family, _nmse, _pytree, _spec
+from uldp_jax.mechanisms.core import _counts, _family, _fields, _nmse, _spec, _uniform, _records
 
 
 TABLE_MAX_D = 2**20  # perturb looks ranks up in an O(d) table up to this d, by binary search in X_S above it
 
 
-class URR(_base.Mechanism):
+class URR(_fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized RR (001 Def 3): eps-RR on ``X_S``, Mangat-style on ``X_N``.
 
     With :math:`s=|X_S|`, :math:`c_1 = e^\varepsilon/(s+e^\varepsilon-1)`, :math:`c_2 = 1/(s+e^\varepsilon-1)`,
@@ -31,28 +30,11 @@ class URR(_base.Mechanism):
       eps: privacy budget (leaf).
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
 
     report_kind = "item"
 
-    def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-
-    @property
-    def s(self) -> int:
-        return len(self.sensitive)
-
     @property
     def num_outputs(self) -> int:
-        return self.d
-
-    @property
-    def num_stats(self) -> int:
         return self.d
 
     def probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -61,9 +43,6 @@ class URR(_base.Mechanism):
         t = jnp.exp(-eps)
         denom = 1.0 + (self.s - 1) * t
         return 1.0 / denom, t / denom, -jnp.expm1(-eps) / denom
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         _, c2, _ = self.probs()
@@ -150,8 +129,9 @@ class URR(_base.Mechanism):
     closed_form_family = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
                                         _family.urr_probs, ldp=False)
 
-    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
-        return self.probs()
+    def pure(self) -> _records.Pure:
+        """Pure ULDP (001 Def 3): ``(p*, q*, z*) = (c1, c2, c3)``."""
+        return _records.Pure(*self.probs())
 
     def comm_bits(self) -> float:
         return float(np.log2(self.d))

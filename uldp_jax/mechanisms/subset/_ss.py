@@ -11,12 +11,26 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pure_uldp as _th, _family, _nmse, _optima
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pure_uldp as _th, _family, _nmse, _optima, _records
 from uldp_jax.mechanisms.core import _pytree, _reports, _spec
 from uldp_jax.mechanisms.subset import _ksubset, _ss_counts
 
 # Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
 MAX_SS_CHANNEL_D = 20
+
+
+def default_k(s: int, eps: Any, theta_n: float = 0.0) -> int:
+    """The MSE-optimal subset size (003 eq 37; ``s = d``, ``theta_n = 0`` for the LDP SS); needs a concrete eps."""
+    return _th.uss_k_opt(s, _fields.concrete_eps(eps, "k"), theta_n)
+
+
+def check_k(mech: Any, s: int, theta_n: float = 0.0) -> None:
+    """Checks and sets the subset size ``k`` in ``[1, s - 1]`` (``None``: ``default_k(s, eps, theta_n)``) of a
+    subset mechanism over ``s`` items (SS, uSS)."""
+    if s < 2:
+        raise ValueError(f"Expected k in [1, s - 1], which is empty for s={s}; use ul.URR for one sensitive item.")
+    k = default_k(s, mech.eps, theta_n) if mech.k is None else mech.k
+    _fields.set_fields(mech, k=_validate.check_int("k", k, minimum=1, maximum=s - 1))
 
 
 class SS(_base.Mechanism):
@@ -53,39 +67,14 @@ class SS(_base.Mechanism):
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        k = self.k
-        if k is None:
-            if not _validate.is_concrete(self.eps) or np.ndim(self.eps) != 0:
-                raise ValueError("SS: k=None needs a concrete scalar eps; pass k explicitly.")
-            k = _th.uss_k_opt(d, float(self.eps), 0.0)
-        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=d - 1))
+        check_k(self, _fields.check_domain(self))
 
     @property
     def num_outputs(self) -> int:
         return math.comb(self.d, self.k)
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.ss_probs(self.d, self.eps, self.k)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (an LDP mechanism has no non-sensitive items, so no ``z*``)."""
-        with _th.x64():
-            p, q = _th.ss_probs(self.d, _spec.eps_value(self.eps), self.k)
-            return float(p), float(q), float("nan")
-
-    def glutf_share(self) -> jax.Array:
-        r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm} = e/(ke+d-k)` (any subset containing ``i``)."""
-        return _th.ss_share(self.d, self.eps, self.k)
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` with ``k`` ones.
@@ -173,11 +162,11 @@ class SS(_base.Mechanism):
         "SS", "k", lambda e, s, th, k: _nmse.ss_nmse(e, s, k), _family.uss_probs, ldp=True, integer=True,
         domain=lambda s: (1, s - 1), optimum=lambda e, s, th: _optima.optimal_k(e, s, 0.0))
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self._pq()
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return _th.uss_z_max(s, self.eps, self.k)
+    def pure(self) -> _records.Pure:
+        r"""Pure LDP (``ss_probs``); the share :math:`e/(ke+d-k)` (any subset containing ``i``)."""
+        p, q = self._pq()
+        return _records.Pure(p, q, share=_th.ss_share(self.d, self.eps, self.k),
+                             z_max=lambda s: _th.uss_z_max(s, self.eps, self.k))
 
     def comm_bits(self) -> float:
         """003 Def 5: ``log2 C(d, k)`` bits (one k-subset)."""

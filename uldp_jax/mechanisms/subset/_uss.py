@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
+from uldp_jax.mechanisms.subset import _ss
 from uldp_jax.mechanisms.subset._ss import SS
 
 
-class USS(_glutf.GLUTFMixin, _base.Mechanism):
+class USS(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized subset selection: GLUTF (003 Alg. 1) with base ``SS(s, eps, k)``.
 
     Pure ULDP: :math:`p^* = ke/(ke+s-k)`, :math:`q^* = k(ke+s-k-e)/((ke+s-k)(s-1))`,
@@ -35,9 +35,6 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.1.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     k: Any = _pytree.static_field(default=None)
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -48,20 +45,7 @@ class USS(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        if self.z_rule == "published_unsafe":
-            raise ValueError("z_rule='published_unsafe' exists only for ULH/UWheel (uSS's published z is valid).")
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        s = len(sensitive)
-        if s < 2:
-            raise ValueError(f"Expected k in [1, s - 1], which is empty for s={s}; use ul.URR for one sensitive item.")
-        k = self.k
-        if k is None:
-            k = _th.uss_k_opt(s, _glutf.concrete_eps(self.eps, "k"), self.theta_n)
-        object.__setattr__(self, "k", _validate.check_int("k", k, minimum=1, maximum=s - 1))
+        _ss.check_k(self, _glutf.check_named(self, published_z=False), self.theta_n)
 
     @property
     def base(self) -> SS:

@@ -1,7 +1,7 @@
 """GLUTF, the general LDP-to-ULDP transformation (003 Algorithm 1), and what its instances share.
 
 uSS, uUE, uLH and uWheel (in their base's family) build on ``GLUTFMixin``, ``check_common``, ``raw``,
-``check_theta_n`` and ``concrete_eps`` from here.
+and ``check_named`` from here.
 """
 
 from uldp_jax.mechanisms.transform._glutf import (
@@ -10,7 +10,7 @@ from uldp_jax.mechanisms.transform._glutf import (
     GLUTFReport,
     check_common,
     check_theta_n,
-    concrete_eps,
+    check_named,
     glutf,
     raw,
 )

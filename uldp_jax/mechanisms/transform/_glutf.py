@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _pytree
+from uldp_jax.mechanisms.core import _base, _fields, _pytree
 from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
     RULES,
     Z_RULES,
@@ -32,10 +32,17 @@ def check_theta_n(theta_n: Any) -> float:
     return float(theta_n)
 
 
-def concrete_eps(eps: Any, param: str) -> float:
-    if not _validate.is_concrete(eps) or eps.ndim != 0:
-        raise ValueError(f"{param}=None needs a concrete scalar eps; pass {param} explicitly.")
-    return float(eps)
+def check_named(obj: Any, published_z: bool = True) -> int:
+    """The checks of a named GLUTF mechanism (uSS, uUE, uLH, uWheel): ``d``, ``sensitive`` (a proper subset),
+    ``z_rule`` (``"published_unsafe"`` only where 003's published z violates ULDP, ``published_z=True``),
+    ``eps`` and ``theta_n``, normalised in place; returns ``s = len(sensitive)``."""
+    d, sensitive = check_common(obj.d, obj.sensitive, obj.z_rule)
+    if obj.z_rule == "published_unsafe" and not published_z:
+        raise ValueError(f"z_rule='published_unsafe' exists only for ULH/UWheel ({type(obj).__name__}'s published "
+                         "z is valid).")
+    _fields.set_fields(obj, d=d, sensitive=sensitive, eps=_validate.check_eps(obj.eps),
+                       theta_n=check_theta_n(obj.theta_n))
+    return len(sensitive)
 
 
 class GLUTF(GLUTFMixin, _base.Mechanism):
@@ -74,7 +81,8 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "sensitive", sensitive)
         check_base(self.base, len(sensitive), self.rule)
-        if self.z_rule == "published_unsafe" and self.base.glutf_z_published() is None:
+        pure = pure_ldp(self.base)
+        if self.z_rule == "published_unsafe" and (pure is None or pure.z_published is None):
             raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
                              f"got {type(self.base).__name__}.")
 
@@ -84,6 +92,12 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         return self.base.eps
 
 
+def pure_ldp(base: Any) -> Any:
+    """``base.pure()`` when ``base`` is a pure LDP mechanism (a ``Pure`` record without ``z``), else ``None``."""
+    pure = base.pure()
+    return pure if pure is not None and pure.z is None else None
+
+
 def check_base(base: Any, s: int, rule: str) -> None:
     if rule not in RULES:
         raise ValueError(f"Expected rule={rule!r} in {RULES}.")
@@ -91,13 +105,13 @@ def check_base(base: Any, s: int, rule: str) -> None:
         raise TypeError(f"Expected base to be a uldp_jax LDP mechanism, got {type(base).__name__}.")
     if getattr(base, "sensitive", None) is not None:  # field probe: privacy_spec() would build an s x s matrix
         raise TypeError(f"Expected base to be an LDP mechanism over the sensitive items, got {type(base).__name__}.")
-    if rule == "pure" and base.pure_pq() is None:
+    if rule == "pure" and pure_ldp(base) is None:
         raise TypeError(
-            f"Expected base to be a pure LDP mechanism (with pure_pq and a support function), got "
+            f"Expected base to be a pure LDP mechanism (pure() with z None, and a support function), got "
             f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
     if base.d != s:
         raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
-    if base.num_stats != base.d or (base.pure_pq() is None and base.support_affine() is None):
+    if base.num_stats != base.d or (pure_ldp(base) is None and base.support_affine() is None):
         raise TypeError(
             f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
             f"debiasing, got {type(base).__name__} (num_stats={base.num_stats}); GLUTF's "

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _pytree, _records
+from uldp_jax.mechanisms.core import _estimation, _reports, _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
 from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
 
@@ -77,12 +78,13 @@ class GLUTFMixin(GLUTFChannel):
     def f(self) -> jax.Array:
         """GLUTF's f: 003 eq 9 (``rule="pure"``) or eq 10 (``rule="non_pure"``)."""
         if self.rule == "pure":
-            p, q = self.base.pure_pq()
-            return _th.glutf_f(p, q, self.s)
+            base = self.base.pure()
+            return _th.glutf_f(base.p, base.q, self.s)
         return _th.glutf_f_nonpure(self.base.eps, self.s)
 
     def _share(self) -> Any:
-        share = self.base.glutf_share()
+        base = self.base.pure()
+        share = None if base is None else base.share
         return share_from_channel(self.base) if share is None else share
 
     def z(self) -> jax.Array:
@@ -98,10 +100,12 @@ class GLUTFMixin(GLUTFChannel):
 
     def _closed_z(self) -> Any:
         """The base's closed form of the largest valid z (exact zeros stay exact), or ``None``."""
-        return self.base.glutf_z_max(self.s)
+        base = self.base.pure()
+        return None if base is None or base.z_max is None else base.z_max(self.s)
 
     def _published_z(self) -> jax.Array:
-        z = self.base.glutf_z_published()
+        base = self.base.pure()
+        z = None if base is None else base.z_published
         if z is None:
             raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
                              f"got {type(self.base).__name__}.")
@@ -127,31 +131,23 @@ class GLUTFMixin(GLUTFChannel):
         """003 Theorem 5: ``z* = 1 - f + f z`` (computed as ``1 - f (1 - z)``)."""
         return 1.0 - self.f_protected()
 
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, z*)`` as floats (003 Def 6, Theorem 5). Raises for ``rule="non_pure"``."""
-        if self.rule != "pure":
-            raise ValueError("A GLUTF mechanism with rule='non_pure' (003 eq 10) is not pure.")
-        with _th.x64():
-            mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
-            p, q = mech.base.pure_pq()
-            return float(p), float(q), float(mech.z_star())
-
     # ---- sampling
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> GLUTFReport:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> GLUTFReport:
         """Randomizes ``xs: int32[...]`` by Algorithm 1; returns a ``GLUTFReport`` with leading shape ``xs.shape``."""
         return self._perturb(key, xs, self.base.perturb_batch)
 
-    def prefers_compact(self) -> bool:
-        """As the base (uUE over many sensitive items: the base part as ``CompactBits``)."""
-        return self.base.prefers_compact()
+    def compact(self) -> Any:
+        """With a compact base (uUE): ``perturb_batch`` with the base part drawn by the base's compact sampler
+        (``CompactBits``; same law, no ``n x s`` bits), preferred as the base's. Every consumer (``aggregate``,
+        emp, EM, ``check_reports``) takes either form. ``None`` for a base without compact reports."""
+        base = self.base.compact()
+        if base is None:
+            return None
 
-    def perturb_compact(self, key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> GLUTFReport:
-        """``perturb_batch`` with the base part drawn by the base's compact sampler (``CompactBits``; same law,
-        no ``n x s`` bits). Every consumer (``aggregate``, emp, EM, ``check_reports``) takes either form."""
-        return self._perturb(key, xs, lambda k, b: self.base.perturb_compact(k, b, num_chunks))
+        def perturb(key: jax.Array, xs: jax.Array, num_chunks: int | None = None) -> GLUTFReport:
+            return self._perturb(key, xs, lambda k, b: base.perturb(k, b, num_chunks))
+
+        return _records.Compact(perturb, base.preferred)
 
     def check_reports(self, ys: Any) -> None:
         if isinstance(ys, GLUTFReport) and isinstance(ys.base, _compact.CompactBits):
@@ -235,7 +231,8 @@ class GLUTFMixin(GLUTFChannel):
 
     def estimate_eq30(self, stats: jax.Array, n: Any) -> jax.Array:
         """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
-        p, q = self.base.pure_pq()
+        base = self.base.pure()  # a pure base (rule="non_pure" accepts a base with a support_affine too)
+        p, q = (None, None) if base is None else (base.p, base.q)
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         f = self.f()
         return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
@@ -250,7 +247,7 @@ class GLUTFMixin(GLUTFChannel):
     def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
         """iid per-item variance of ``debias``: 003 eq 21's affine form (``rule="pure"``), else from the channel."""
         if self.rule != "pure":
-            return self.debias_variance_from_channel(p, n)
+            return _estimation.variance_from_channel(self, p, n)
         return _reports.affine_variance(self.support_affine(), p, n)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
@@ -283,10 +280,12 @@ class GLUTFMixin(GLUTFChannel):
             return self.closed_form_family
         return GENERIC_FAMILY
 
-    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """``(p*, q*, z*)`` as traceable values: the base's pure probabilities and 003 Theorem 5's z*."""
-        p, q = self.base.pure_pq()
-        return p, q, self.z_star()
+    def pure(self) -> Any:
+        """003 Theorem 5 for ``rule="pure"``: the base's ``(p*, q*)`` and ``z*``; ``None`` for ``rule="non_pure"``."""
+        if self.rule != "pure":
+            return None
+        base = self.base.pure()
+        return _records.Pure(base.p, base.q, self.z_star())
 
     def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
         """A copy with the tuned parameter and the assumed ``theta_n`` recorded (named GLUTF mechanisms)."""

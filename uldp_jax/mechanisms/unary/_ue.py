@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _fields, _likelihood, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.core import _family
 from uldp_jax.mechanisms.core import _nmse
 from uldp_jax.mechanisms.core import _optima
@@ -36,6 +36,11 @@ def resolve_theta(theta: Any, eps: Any) -> Any:
     # stays below 1 in float64 (it rounds to 1 beyond eps ~ 73); keep_pair never reads it for the default.
     theta = np.minimum(1.0 / (1.0 + np.exp(-np.asarray(eps, np.float64) / 2.0)), np.nextafter(1.0, 0.0))
     return _validate.as_param("theta", theta, 0.0, 1.0)
+
+
+def set_theta(mech: Any) -> None:
+    """Sets ``default_theta`` and the checked (or derived) ``theta`` of a RAPPOR-style mechanism (RAPPOR, uRAP)."""
+    _fields.set_fields(mech, default_theta=mech.theta is None, theta=resolve_theta(mech.theta, mech.eps))
 
 
 def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
@@ -92,25 +97,12 @@ class _UnaryMixin:
     def num_outputs(self) -> int:
         return 2**self.d
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def keep_pair(self, xp=jnp) -> tuple[Any, Any]:
         return keep_pair(self.keep, self.eps, getattr(self, "default_theta", False), xp)
 
     def probs(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()
         return ue_probs(keep, self.eps, omk)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (pure LDP, 003 §2.3: a report supports its set bits; no ``z*`` in LDP)."""
-        eps = _spec.eps_value(self.eps)
-        keep, omk = (float(v) for v in self.keep_pair(np))  # 1 - keep exact for the default theta
-        return keep, _ue_q64(keep, eps, omk), float("nan")
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` reports."""
@@ -137,10 +129,10 @@ class _UnaryMixin:
         """Every bit is in the product likelihood (no invertible reports)."""
         return np.ones(self.d, bool), False
 
-    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
-        """Own bit w.p. ``keep``, every other bit w.p. ``q``."""
+    def compact(self) -> _records.Compact:
+        """Independent bits: own bit w.p. ``keep``, every other bit w.p. ``q``."""
         keep, q = self.probs()
-        return np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q
+        return _records.independent_bits(self.d, np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q)
 
     def support_affine(self) -> tuple[jax.Array, jax.Array]:
         keep, omk = self.keep_pair()
@@ -166,15 +158,15 @@ class _UnaryMixin:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self.probs()
+    def pure(self) -> _records.Pure:
+        """Pure LDP (003 §2.3: a report supports its set bits): ``(keep, q)``, with GLUTF's closed forms."""
+        keep, q = self.probs()
 
-    def glutf_share(self) -> jax.Array:
-        return _th.ratio_share(self.eps, self.d)
+        def z_max(s: int) -> jax.Array:
+            t = jnp.exp(-jnp.asarray(self.eps))
+            return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
 
-    def glutf_z_max(self, s: int) -> jax.Array:
-        t = jnp.exp(-jnp.asarray(self.eps))
-        return self.keep * -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (s - 1) * t)
+        return _records.Pure(keep, q, share=_th.ratio_share(self.eps, self.d), z_max=z_max)
 
     def comm_bits(self) -> float:
         return float(self.d)
@@ -202,10 +194,8 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
         domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "default_theta", self.theta is None)
-        object.__setattr__(self, "theta", resolve_theta(self.theta, self.eps))
+        _fields.check_domain(self)
+        set_theta(self)
 
     @property
     def keep(self) -> Any:
@@ -232,10 +222,8 @@ class UE(_UnaryMixin, _base.Mechanism):
         optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
     def __post_init__(self):
-        object.__setattr__(self, "d", _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        p = 0.5 if self.p is None else self.p
-        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
+        _fields.check_domain(self)
+        _fields.set_fields(self, p=_validate.check_keep_probability("p", 0.5 if self.p is None else self.p))
 
     @property
     def keep(self) -> Any:

@@ -8,12 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _nmse, _optima, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
-class URAP(_base.Mechanism):
+class URAP(_fields.ULDPFields):
     r"""(X_S, theta, eps)-utility-optimized RAPPOR (001 Def 4).
 
     Sensitive bits follow the (theta, eps)-generalized RAPPOR: the own bit is 1 w.p. :math:`\theta`, other
@@ -28,33 +27,18 @@ class URAP(_base.Mechanism):
     support probabilities are ``p* = theta``, ``q* = d_1``.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     theta: Any = None
     default_theta: bool = _pytree.static_field(init=False, repr=False, default=False)
 
     report_kind = "bits"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", _validate.check_index_set("sensitive", self.sensitive, d))
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "default_theta", self.theta is None)
-        object.__setattr__(self, "theta", _ue.resolve_theta(self.theta, self.eps))
-
-    @property
-    def s(self) -> int:
-        return len(self.sensitive)
+        super().__post_init__()
+        _ue.set_theta(self)
 
     @property
     def num_outputs(self) -> int:
         return 2**self.d
-
-    @property
-    def num_stats(self) -> int:
-        return self.d
 
     def probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
         """(theta, d1, 1 - d2): own sensitive bit, other sensitive bit, own non-sensitive bit."""
@@ -76,9 +60,6 @@ class URAP(_base.Mechanism):
         bit_n = nonsens & (jax.random.uniform(k_n, xs.shape, dtype=jnp.float32) < keep_n)
         return items, bits_s, bit_n
 
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> jax.Array:
-        return self.perturb_batch(key, jnp.asarray(x))
-
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """Randomizes ``xs: int32[...]``; returns ``bool[..., d]`` (s + 1 uniform draws per user)."""
         items, bits_s, bit_n = self._sensitive_part(key, xs)
@@ -99,15 +80,17 @@ class URAP(_base.Mechanism):
         """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
         return _spec.sensitive_mask(self.d, self.sensitive), True
 
-    def compact_params(self) -> tuple[np.ndarray, jax.Array, jax.Array]:
-        """Own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits w.p. ``d1``."""
+    def compact(self) -> _records.Compact:
+        """Independent bits: own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits
+        w.p. ``d1``."""
         theta, d1, keep_n = self.probs()
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
-        return np.asarray(sorted(self.sensitive)), jnp.where(sens, theta, keep_n).astype(jnp.float32), d1
+        own = jnp.where(sens, theta, keep_n).astype(jnp.float32)
+        return _records.independent_bits(self.d, np.asarray(sorted(self.sensitive)), own, d1)
 
     def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
         """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
-        if self.compact_stats():
+        if self.compact().stats:
             return _base.Mechanism.sample_stats(self, key, xs, weights)
         items, bits_s, bit_n = self._sensitive_part(key, xs)
         w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
@@ -144,8 +127,9 @@ class URAP(_base.Mechanism):
     closed_form_family = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,
                                         domain=_family.UNIT, optimum=_optima.optimal_theta)
 
-    def pure_uldp_probs(self) -> tuple[jax.Array, jax.Array, jax.Array]:
-        return self.probs()
+    def pure(self) -> _records.Pure:
+        """Pure ULDP: own sensitive bit, other sensitive bit, own non-sensitive bit (``probs``)."""
+        return _records.Pure(*self.probs())
 
     def comm_bits(self) -> float:
         return float(self.d)

@@ -7,12 +7,21 @@ from typing import Any
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _pure_uldp as _th, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pure_uldp as _th, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.unary._ue import UE
 
 
-class UUE(_glutf.GLUTFMixin, _base.Mechanism):
+def _default_p(s: int, eps: Any, theta_n: float) -> float:
+    """The MSE-optimal keep-probability (003 eq 43), capped below 1 in float32; needs a concrete eps."""
+    with _th.x64():
+        p = float(_th.uue_p_opt(s, _fields.concrete_eps(eps, "p"), theta_n))
+    # For eps >~ 33 the optimum is within 6e-8 of 1, where float32 simulation rounds p to 1 and the
+    # estimator divides by zero. Cap the default there: the MSE is flat (q* stays < 1e-14 either way).
+    return min(p, float(np.nextafter(np.float32(1.0), np.float32(0.0))))
+
+
+class UUE(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized unary encoding: GLUTF (003 Alg. 1) with base ``UE(s, eps, p)``.
 
     Pure ULDP: :math:`p^* = p`, :math:`q^* = p/(e(1-p)+p)`, :math:`z^* = (e-1)/(e+s-1)`; f is 003 eq 38 and
@@ -34,9 +43,6 @@ class UUE(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) §5.2.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     p: Any = None
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -47,21 +53,9 @@ class UUE(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        if self.z_rule == "published_unsafe":
-            raise ValueError("z_rule='published_unsafe' exists only for ULH/UWheel (uUE's published z is valid).")
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        p = self.p
-        if p is None:
-            with _th.x64():
-                p = float(_th.uue_p_opt(len(sensitive), _glutf.concrete_eps(self.eps, "p"), self.theta_n))
-            # For eps >~ 33 the optimum is within 6e-8 of 1, where float32 simulation rounds p to 1 and the
-            # estimator divides by zero. Cap the default there: the MSE is flat (q* stays < 1e-14 either way).
-            p = min(p, float(np.nextafter(np.float32(1.0), np.float32(0.0))))
-        object.__setattr__(self, "p", _validate.check_keep_probability("p", p))
+        s = _glutf.check_named(self, published_z=False)
+        p = _default_p(s, self.eps, self.theta_n) if self.p is None else self.p
+        _fields.set_fields(self, p=_validate.check_keep_probability("p", p))
 
     @property
     def base(self) -> UE:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _nmse, _optima, _base, _hashing, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.wheel import _wheel
 from uldp_jax.mechanisms.wheel._wheel import Wheel
 
 
-class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
+class UWheel(_glutf.GLUTFMixin, _fields.ULDPFields):
     r"""(X_S, eps)-utility-optimized Wheel: GLUTF (003 Alg. 1) with base ``Wheel(s, eps, l)``.
 
     Pure ULDP: :math:`p^* = le/(le+1-l)`, :math:`q^* = l`, :math:`z^* = (e-1)/(e+s-1)` with docs/errata.md
@@ -35,9 +34,6 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
       He et al. (GLUTF) App. B; docs/errata.md.
     """
 
-    d: int = _pytree.static_field()
-    sensitive: Any = _pytree.static_field()
-    eps: Any
     l: Any = None
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
@@ -49,16 +45,7 @@ class UWheel(_glutf.GLUTFMixin, _base.Mechanism):
     rule = "pure"
 
     def __post_init__(self):
-        d, sensitive = _glutf.check_common(self.d, self.sensitive, self.z_rule)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "sensitive", sensitive)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        object.__setattr__(self, "theta_n", _glutf.check_theta_n(self.theta_n))
-        l = self.l
-        if l is None:
-            l = _wheel.default_l(len(sensitive), _glutf.concrete_eps(self.eps, "l"), self.theta_n)
-        object.__setattr__(self, "l", _wheel.check_l(l))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes("hash", self.num_hashes, 2, len(sensitive)))
+        _wheel.check_wheel_fields(self, _glutf.check_named(self), self.theta_n)
 
     @property
     def base(self) -> Wheel:

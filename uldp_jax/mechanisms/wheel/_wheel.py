@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _likelihood, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pytree, _reports, _spec, _records
 from uldp_jax.mechanisms.core import _hashing
 from uldp_jax.mechanisms.core import _pure_uldp as _th
 from uldp_jax.mechanisms.core import _family
@@ -45,10 +45,9 @@ def WHEEL_L_DOMAIN(s):  # noqa: N802  (a Family domain: the coverage's valid ran
 def default_l(s: int, eps: Any, theta_n: float = 0.0) -> float:
     """The MSE-optimal coverage ``1 / g*`` (docs/errata.md#003-eqs-49-and-63-exact-optimal-g-and-l; ``s = d``, ``theta_n = 0`` for the LDP Wheel), clipped to
     ``[L_MIN, L_MAX]`` (the optimum leaves it for eps above ~9.7 or near 0)."""
-    if not _validate.is_concrete(eps) or np.ndim(eps) != 0:
-        raise ValueError(f"l=None needs a concrete scalar eps, got eps with shape {np.shape(eps)}; pass l explicitly.")
+    eps = _fields.concrete_eps(eps, "l")
     with _th.x64():
-        return float(np.clip(float(_th.uwheel_l_opt(s, float(eps), float(theta_n))), L_MIN, L_MAX))
+        return float(np.clip(float(_th.uwheel_l_opt(s, eps, float(theta_n))), L_MIN, L_MAX))
 
 
 def check_l(l: Any) -> Any:
@@ -60,7 +59,14 @@ def check_l(l: Any) -> Any:
     return arr
 
 
-class Wheel(_base.Mechanism):
+def check_wheel_fields(mech: Any, s: int, theta_n: float = 0.0) -> None:
+    """Checks and sets the coverage ``l`` (``None``: ``default_l(s, eps, theta_n)``) and ``num_hashes`` of a Wheel
+    over ``s`` items (Wheel, uWheel)."""
+    l = default_l(s, mech.eps, theta_n) if mech.l is None else mech.l
+    _fields.set_fields(mech, l=check_l(l), num_hashes=_hashing.check_num_hashes("hash", mech.num_hashes, 2, s))
+
+
+class Wheel(_hashing.SeededHash, _base.Mechanism):
     r"""eps-Wheel over ``d`` items with coverage ``l``.
 
     A user draws a seed, hashes ``x`` to ``h = H(x)`` in ``[0, 1)`` and reports ``(seed, y)`` with ``y`` drawn
@@ -97,16 +103,7 @@ class Wheel(_base.Mechanism):
     report_kind = "wheel"
 
     def __post_init__(self):
-        d = _validate.check_int("d", self.d, minimum=2, maximum=_validate.D_MAX)
-        object.__setattr__(self, "d", d)
-        object.__setattr__(self, "eps", _validate.check_eps(self.eps))
-        l = default_l(d, self.eps) if self.l is None else self.l
-        object.__setattr__(self, "l", check_l(l))
-        object.__setattr__(self, "num_hashes", _hashing.check_num_hashes("hash", self.num_hashes, 2, d))
-
-    @property
-    def family_size(self) -> int:
-        return 2**32 if self.num_hashes is None else self.num_hashes
+        check_wheel_fields(self, _fields.check_domain(self))
 
     @property
     def num_cells(self) -> int:
@@ -116,29 +113,12 @@ class Wheel(_base.Mechanism):
     def num_outputs(self) -> int:
         return self.family_size * self.num_cells
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
-
     def _pq(self) -> tuple[jax.Array, jax.Array]:
         return _th.wheel_probs(self.eps, self.l)
-
-    def pure_probs(self) -> tuple[float, float, float]:
-        """``(p*, q*, nan)`` as floats (an LDP mechanism has no ``z*``)."""
-        with _th.x64():
-            p, q = _th.wheel_probs(_spec.eps_value(self.eps), float(np.asarray(self.l, np.float64)))
-            return float(p), float(q), float("nan")
-
-    def glutf_share(self) -> jax.Array:
-        r""":math:`e/(e+d-1)`: a point covered by one arc only (exists for some hash function)."""
-        return _th.ratio_share(self.eps, self.d)
 
     def hash(self, seeds: Any, items: Any) -> Any:
         """``H_seed(x)`` in ``[0, 1)`` (float32 under JAX, float64 under NumPy; equal values)."""
         return _hashing.unit_interval(_hashing.mix32(seeds, items))
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> WheelReport:
-        return self.perturb_batch(key, jnp.asarray(x))
 
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> WheelReport:
         """Randomizes ``xs: int32[...]``; returns ``WheelReport`` with fields of shape ``xs.shape``."""
@@ -220,14 +200,13 @@ class Wheel(_base.Mechanism):
         "Wheel", "l", lambda e, s, th, cov: _nmse.wheel_nmse(e, s, cov), _family.uwheel_probs, ldp=True,
         domain=WHEEL_L_DOMAIN, closed=True, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
 
-    def pure_pq(self) -> tuple[jax.Array, jax.Array]:
-        return self._pq()
-
-    def glutf_z_max(self, s: int) -> jax.Array:
-        return _th.uwheel_z_max(s, self.eps, self.l)
-
-    def glutf_z_published(self) -> jax.Array:
-        return _th.uwheel_z_published(self.eps, self.l)
+    def pure(self) -> _records.Pure:
+        """Pure LDP (``wheel_probs``); the share ``e/(e+d-1)``: a point covered by one arc only (exists for some
+        hash function)."""
+        p, q = self._pq()
+        return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
+                             z_max=lambda s: _th.uwheel_z_max(s, self.eps, self.l),
+                             z_published=_th.uwheel_z_published(self.eps, self.l))
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5 for a float32 point: 32 bits, plus ``log2 F`` for the seed when ``include_seed``."""

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _pytree, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _pytree, _records, _spec
 from uldp_jax.mechanisms.rr import URR
 from uldp_jax.mechanisms.unary import URAP
 
@@ -62,7 +62,7 @@ def preprocess_np(d: int, xs: np.ndarray, personal: np.ndarray) -> np.ndarray:
     return np.where(match.any(axis=-1), d + match.argmax(axis=-1), xs)
 
 
-class PUM(_base.Mechanism):
+class PUM(_delegate.ReportsOf, _base.Mechanism):
     r"""Personalized ULDP mechanism with ``num_tags`` semantic tags (001 §5.1), ``Q^(i) = Q_cmn o f_pre^(i)``.
 
     ``Q_cmn`` is a (Z_S, eps)-uRR (``base="urr"``), a (Z_S, eps)-uRAP (``base="urap"``), or any mechanism
@@ -131,16 +131,9 @@ class PUM(_base.Mechanism):
         return tuple(range(self.d, self.num_z))
 
     @property
-    def report_kind(self) -> str:
-        return self.cmn.report_kind
-
-    @property
-    def num_outputs(self) -> int:
-        return self.cmn.num_outputs
-
-    @property
-    def num_stats(self) -> int:
-        return self.cmn.num_stats
+    def reporter(self) -> Any:
+        """Reports are the common mechanism's (over ``Z``)."""
+        return self.cmn
 
     # ---- sampling ----
     def check_personal(self, personal: Any, xs_shape: tuple[int, ...]) -> jax.Array:
@@ -189,30 +182,25 @@ class PUM(_base.Mechanism):
     def perturb_one(self, key: jax.Array, x: jax.Array, personal: Any) -> Any:
         return self.perturb_batch(key, jnp.asarray(x), personal)
 
-    def prefers_compact(self) -> bool:
-        """As the common mechanism (a uRAP over a large ``Z``: compact reports from ``ul.perturb``)."""
-        return self.cmn.prefers_compact()
+    def compact(self) -> Any:
+        """``CompactBits`` reports (the positions of the ones), preferred as the common mechanism's (a uRAP over a
+        large ``Z``): its compact sampler on each user's pre-processed item, the same law as ``perturb_batch``
+        without the ``n x (d + K)`` bits; ``perturb(key, xs, personal, num_chunks=None)``."""
+        cmn = self.cmn.compact()
+        if cmn is None:
+            return None
 
-    def perturb_compact(self, key: jax.Array, xs: jax.Array, personal: Any, num_chunks: int | None = None) -> Any:
-        """``CompactBits`` reports (the positions of the ones): the common mechanism's compact sampler on each
-        user's pre-processed item, the same law as ``perturb_batch`` without the ``n x (d + K)`` bits."""
-        personal = self.check_personal(personal, jnp.shape(xs))
-        return self.cmn.perturb_compact(key, self.preprocess(xs, personal), num_chunks)
+        def perturb(key: jax.Array, xs: jax.Array, personal: Any, num_chunks: int | None = None) -> Any:
+            personal = self.check_personal(personal, jnp.shape(xs))
+            return cmn.perturb(key, self.preprocess(xs, personal), num_chunks)
 
-    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
-        return self.cmn.aggregate(ys, weights)
+        return _records.Compact(perturb, cmn.preferred)
 
     def support_affine(self) -> Any:
         raise TypeError(
             "PUM reports estimate r over Z, and p needs the bot distributions: use "
             "ul.pum_estimate(mech, ys, prior=..., method=...) instead of ul.estimate / ul.simulate."
         )
-
-    def check_reports(self, ys: Any) -> None:
-        self.cmn.check_reports(ys)
-
-    def report_index(self, ys: Any) -> np.ndarray:
-        return self.cmn.report_index(ys)
 
     # ---- exact channels ----
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +235,7 @@ def _check_base(base: Any, d: int, num_tags: int, z_s: tuple[int, ...], eps: Any
     return base
 
 
-class PUMUser(_base.Mechanism):
+class PUMUser(_delegate.ReportsOf, _base.Mechanism):
     """One user type of a PUM: ``Q^(i) = Q_cmn o f_pre^(i)`` over ``X``, samplable and auditable.
 
     ``ul.audit(pum.user(personal))`` checks 001 Prop 9: (X_S ∪ X_S^(i), Y_P, eps)-ULDP, with the items of
@@ -262,20 +250,9 @@ class PUMUser(_base.Mechanism):
         return self.pum.d
 
     @property
-    def report_kind(self) -> str:
-        return self.pum.report_kind
-
-    @property
-    def num_outputs(self) -> int:
-        return self.pum.num_outputs
-
-    @property
-    def num_stats(self) -> int:
-        """The common mechanism's statistic (over ``Z = X ∪ bot``): a user's reports are ``Q_cmn``'s reports."""
-        return self.pum.cmn.num_stats
-
-    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
-        return self.pum.cmn.aggregate(ys, weights)
+    def reporter(self) -> Any:
+        """A user's reports are ``Q_cmn``'s (its statistic is over ``Z = X ∪ bot``)."""
+        return self.pum.cmn
 
     @property
     def sensitive(self) -> tuple[int, ...]:
@@ -287,12 +264,6 @@ class PUMUser(_base.Mechanism):
         xs = jnp.asarray(xs, jnp.int32)
         personal = jnp.broadcast_to(self.personal, xs.shape + self.personal.shape)
         return self.pum.cmn.perturb_batch(key, preprocess(self.d, xs, personal))
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> Any:
-        return self.perturb_batch(key, jnp.asarray(x))
-
-    def report_index(self, ys: Any) -> np.ndarray:
-        return self.pum.report_index(ys)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         Q, protected = self.pum.cmn.channel_matrix()

@@ -7,7 +7,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.mechanisms.pum import _pum
+from uldp_jax.pum import _mechanism as _pum
 
 D, SENS = 6, (0,)
 
@@ -156,7 +156,7 @@ def test_pum_over_urap_compact_sampler_matches_the_channel():
     n = 40_000
     xs = jnp.asarray(np.arange(n) % 5, jnp.int32)
     personal = np.where((np.arange(n) % 2 == 0)[:, None], 3, -1).astype(np.int32)  # half the users tag item 3
-    ys = m.perturb_compact(jax.random.key(4), xs, personal)
+    ys = m.compact().perturb(jax.random.key(4), xs, personal)
     assert isinstance(ys, ul.CompactBits) and ys.shape == (n, 6)
     cols = testing.report_index(m, ul.to_dense(ys))
     zs = np.asarray(m.preprocess(xs, jnp.asarray(personal)))
@@ -179,5 +179,5 @@ def test_pum_perturb_returns_compact_reports_on_a_large_domain():
     personal = np.full((1000, 2), -1, np.int32)
     personal[:, 0] = 100
     ys = ul.perturb(jax.random.key(0), m, xs, personal)
-    assert m.prefers_compact() and isinstance(ys, ul.CompactBits) and ys.shape == (1000, 3002)
-    assert not ul.PUM(5, (0,), 1, 1.0, base="urap").prefers_compact()  # small Z: dense bits
+    assert m.compact().preferred and isinstance(ys, ul.CompactBits) and ys.shape == (1000, 3002)
+    assert not ul.PUM(5, (0,), 1, 1.0, base="urap").compact().preferred  # small Z: dense bits
