@@ -139,7 +139,7 @@ def test_sampler_rejects_a_wrong_channel():
 
 def test_emp_mean_matches_the_exact_moments(name):
     """The mean of "emp" equals its exact expectation from the channel: the truth where the per-item estimator is
-    unbiased; for Wheel/uWheel over a finite hash family (their affine model, ``support_affine``, is only nearly
+    unbiased; for Wheel/uWheel over a finite hash family (their affine model, ``estimator().affine``, is only nearly
     right) a real, exactly computed bias, which the Monte Carlo mean must reproduce."""
     m = _user_view(name, 1.0, NO_TAGS)
     xs = jnp.asarray(np.repeat(np.arange(m.d), [40, 10, 25, 5, 20, 30][: m.d]), jnp.int32)

@@ -92,7 +92,7 @@ def test_exact_risk_matches_channel_moments(name, x64, moments):
         mean, cov, Q, G = moments(mech, p)
         np.testing.assert_allclose(mean, p, atol=1e-12)
         assert float(risk(mech, p)) == pytest.approx(np.trace(cov), rel=1e-10)
-        np.testing.assert_allclose(np.asarray(mech.debias_variance(p, 1.0)), np.diag(cov), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(mech.item_variance(p, 1.0)), np.diag(cov), rtol=1e-10, atol=1e-12)
         # Fixed model: exactly n p(x) users hold x.
         fixed = sum(p[x] * np.trace(G.T @ (np.diag(Q[x]) - np.outer(Q[x], Q[x])) @ G) for x in range(mech.d))
         assert float(risk(mech, p, "fixed")) == pytest.approx(fixed, rel=1e-10)

@@ -205,7 +205,7 @@ def test_vmapped_eps_grid_matches_individual_mechanisms():
 
 def test_parameters_are_differentiable_leaves():
     def gap(eps):
-        a, _ = ul.URAP(6, [1, 2], eps).support_affine()
+        a, _ = ul.URAP(6, [1, 2], eps).estimator().affine
         return a[0]
 
     g = jax.grad(gap)(1.0)
