@@ -168,7 +168,8 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
       mech: mechanism with an exact channel (or pass ``Q`` to test against another channel).
       x: the input item.
       n: number of draws.
-      batched: use ``perturb_batch`` (True) or ``vmap`` of ``perturb_one`` over split keys (False).
+      batched: one ``perturb_batch`` call (True) or a ``vmap`` over split keys of ``perturb_batch`` on one user
+        (False).
       Q: channel to test against (default: ``channel(mech).Q``), e.g. a mis-parameterised one.
     """
     if Q is None:
@@ -177,7 +178,8 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
     if batched:
         ys = mech.perturb_batch(key, xs)
     else:
-        ys = jax.vmap(mech.perturb_one)(jax.random.split(key, n), xs)
+        one = lambda k, x: jax.tree.map(lambda a: a[0], mech.perturb_batch(k, jnp.reshape(x, (1,))))  # noqa: E731
+        ys = jax.vmap(one)(jax.random.split(key, n), xs)
     idx = report_index(mech, ys)
     counts = np.bincount(idx, minlength=Q.shape[1])
     return chi_square(counts, Q[x])

@@ -47,8 +47,8 @@ def test_shapes_dtypes_purity(name, key):
     np.testing.assert_array_equal(ys, jax.jit(mech.perturb_batch)(key, xs))  # jit / no-jit
     np.testing.assert_array_equal(ys, mech.perturb_batch(key, xs))  # same key, same draws
     assert np.any(np.asarray(ys) != np.asarray(mech.perturb_batch(jax.random.key(1), xs)))
-    y1 = mech.perturb_one(key, jnp.int32(2))
-    assert y1.shape == () and y1.dtype == jnp.int32
+    y1 = mech.perturb_batch(key, jnp.asarray([2], jnp.int32))
+    assert y1.shape == (1,) and y1.dtype == jnp.int32
     st = mech.aggregate(ys)
     assert st.shape == (mech.num_stats,) and st.dtype == jnp.int32 and int(st.sum()) == 200
     assert mech.comm_bits() == pytest.approx(np.log2(mech.num_outputs))

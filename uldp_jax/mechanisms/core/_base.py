@@ -22,7 +22,6 @@ member                                default                                   
 ``channel_matrix()``                  required for exact channels (small domains)         every mechanism
 ``d``                                 a field or property: the input domain size          every mechanism
 ``num_stats``                         item: ``num_outputs``; bits: ``d``                  hashed / set reports
-``perturb_one(key, x)``               ``perturb_batch`` on one user                       --
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
 ``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``; the       bit vectors (no n x d)
                                       compact sampler when ``compact().stats``
@@ -163,11 +162,6 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
         if self.report_kind == "bits":
             return self.d
         return self.num_outputs
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> Any:
-        """Randomizes one user's value (``perturb_batch`` on a batch of one)."""
-        ys = self.perturb_batch(key, jnp.reshape(jnp.asarray(x, jnp.int32), (1,)))
-        return jax.tree.map(lambda a: a[0], ys)
 
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         """``int32[num_stats]``: histogram of item reports, or per-bit sums of bit-vector reports.
