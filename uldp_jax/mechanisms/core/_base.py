@@ -30,7 +30,7 @@ member                                default                                   
 ``debias(stats, n)``                  ``estimator().affine``, else least squares on the   HR family (FWHT), GLUTF
                                       channel
 ``estimator()``                       ``None``: least squares on the channel, variance    RR, UE, SS, OLH, Wheel,
-                                      from it; else an ``Estimator`` record (per-item     GLUTF, HR family
+                                      from it; else an ``Estimator`` record (per-item     E-LDP, GLUTF, HR family
                                       affine form, iid variance of ``debias``)
 ``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
                                       channel (concrete, small domains)
