@@ -21,7 +21,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 29  # issue 25 asks for ~15: likelihood() and counts() (phase 2b) take it to 22
+    assert len(public) == 30  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -99,3 +99,19 @@ def test_estimator_records():
     hr = ul.HR(6, 1.0)
     est = hr.estimator()
     assert est.affine is None and est.variance == hr.item_variance
+
+
+@pytest.mark.parametrize("make", [lambda: ul.GRR(6, 1.0), lambda: ul.USS(8, [0, 1, 2], 1.0),
+                                  lambda: ul.UUE(8, [0, 1], 1.0), lambda: ul.ULH(8, [0, 1], 1.0)])
+def test_pure_probs_is_kept_as_the_public_name(make):
+    """The GLUTF issue's contract: ``mech.pure_probs()`` -> (p*, q*, z*) as floats, read from ``pure()``."""
+    mech = make()
+    probs = mech.pure_probs()
+    assert all(isinstance(v, float) for v in probs)
+    pure = mech.pure()
+    assert probs[0] == pytest.approx(float(pure.p), rel=1e-6) and probs[1] == pytest.approx(float(pure.q), rel=1e-6)
+
+
+def test_pure_probs_refuses_a_mechanism_that_is_not_pure():
+    with pytest.raises(ValueError, match="not pure"):
+        ul.glutf(ul.GRR(3, 1.0), 8, [0, 1, 2], rule="non_pure").pure_probs()

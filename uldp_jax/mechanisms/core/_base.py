@@ -54,6 +54,8 @@ member                                default                                   
                                       (risk, tunable ``param``, ``tuned(mech, value)``)   family (per instance)
 ``pure()``                            ``None``: not pure; else a ``Pure`` record (003     GRR, uRR, UE, uRAP, OLH,
                                       Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family
+``pure_probs()``                      ``pure()`` as float64 ``(p*, q*, z*)`` (the GLUTF   --
+                                      issue's public name; raises if not pure)
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members

@@ -129,3 +129,14 @@ class CapabilityDefaults:
         """003 Def 6's ``(p*, q*, z*)`` (and GLUTF's closed forms for a pure LDP base) as a ``Pure`` record of
         traceable values, or ``None`` for a mechanism that is not pure."""
         return None
+
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, z*)`` as float64 floats (``z*`` is nan for a pure LDP mechanism): ``pure()`` read concretely.
+
+        Kept under this name because outside code calls it (the GLUTF issue's public API); ``pure()`` is the
+        traceable record.
+
+        Raises:
+          ValueError: the mechanism is not pure (``pure()`` is ``None``, e.g. a GLUTF with ``rule="non_pure"``).
+        """
+        return _records.pure_floats(self)
