@@ -93,7 +93,7 @@ def test_protocol_members(name):
     spec = m.privacy_spec()
     rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
     assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
-    for member in ("perturb_batch", "perturb_one", "aggregate", "sample_stats", "check_reports", "debias",
+    for member in ("perturb_batch", "aggregate", "sample_stats", "check_reports", "debias",
                    "count_sampler", "comm_bits", "closed_form", "report_index"):
         assert callable(getattr(m, member))
     assert np.isfinite(m.comm_bits())
@@ -139,7 +139,7 @@ def test_sampler_rejects_a_wrong_channel():
 
 def test_emp_mean_matches_the_exact_moments(name):
     """The mean of "emp" equals its exact expectation from the channel: the truth where the per-item estimator is
-    unbiased; for Wheel/uWheel over a finite hash family (their affine model, ``support_affine``, is only nearly
+    unbiased; for Wheel/uWheel over a finite hash family (their affine model, ``estimator().affine``, is only nearly
     right) a real, exactly computed bias, which the Monte Carlo mean must reproduce."""
     m = _user_view(name, 1.0, NO_TAGS)
     xs = jnp.asarray(np.repeat(np.arange(m.d), [40, 10, 25, 5, 20, 30][: m.d]), jnp.int32)

@@ -32,17 +32,23 @@ OPEN, INTEGER, CLOSED = _family(lambda s: (2.0, 1000.0)), _family(lambda s: (3, 
 
 class WideOpen(Keep):
     width: float = 5.0
-    closed_form_family = OPEN
+
+    def closed_form(self):
+        return OPEN
 
 
 class WideInteger(Keep):
     width: int = ul.static_field(default=7)
-    closed_form_family = INTEGER
+
+    def closed_form(self):
+        return INTEGER
 
 
 class WideClosed(Keep):
     width: float = 5.0
-    closed_form_family = CLOSED
+
+    def closed_form(self):
+        return CLOSED
 
 
 def test_tune_honours_an_outside_family_domain():

@@ -53,7 +53,7 @@ def test_a_run_within_max_checks_passes(tmp_path):
 
 
 def test_estimate_within_se_passes_an_honest_estimate_and_refuses_a_biased_one():
-    """The helper that replaced fixed tolerances on estimates: the SE is the mechanism's own (``debias_variance``)."""
+    """The helper that replaced fixed tolerances on estimates: the SE is the mechanism's own (``_estimation.debias_variance``)."""
     import jax
     import numpy as np
 

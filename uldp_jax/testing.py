@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms.core import _estimation
 from uldp_jax.mechanisms.core._base import Mechanism
 from uldp_jax.mechanisms.core._pytree import static_field
 from uldp_jax.privacy import _channel
@@ -66,7 +67,7 @@ def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: 
 
 def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: float = ALPHA) -> bool:
     """One check (``within_se``): an estimate ``float[..., d]`` of ``p`` from ``n`` users is within the per-check
-    level of ``p``, its standard error that of the mechanism's own ``debias`` (``mech.debias_variance``: iid
+    level of ``p``, its standard error that of the mechanism's own ``debias`` (``_estimation.debias_variance``: iid
     users drawn from ``p``). A leading axis holds independent repetitions: their mean is checked.
 
     In the fixed model (``p`` = the users' histogram / n) the iid variance bounds the exact one from above (law of
@@ -80,7 +81,7 @@ def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: fl
         est = est.mean(axis=0)
     truth = np.asarray(p, np.float64)
     with jax.enable_x64(True):
-        var = np.asarray(mech.debias_variance(jnp.asarray(truth), jnp.float64(n)), np.float64)
+        var = np.asarray(_estimation.debias_variance(mech, jnp.asarray(truth), jnp.float64(n)), np.float64)
     # floor: float32 rounding of an estimate whose variance is 0 (e.g. a non-sensitive item nobody holds)
     return within_se(est, truth, np.maximum(np.sqrt(np.maximum(var, 0.0) / reps), 1e-7), alpha)
 
@@ -167,7 +168,8 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
       mech: mechanism with an exact channel (or pass ``Q`` to test against another channel).
       x: the input item.
       n: number of draws.
-      batched: use ``perturb_batch`` (True) or ``vmap`` of ``perturb_one`` over split keys (False).
+      batched: one ``perturb_batch`` call (True) or a ``vmap`` over split keys of ``perturb_batch`` on one user
+        (False).
       Q: channel to test against (default: ``channel(mech).Q``), e.g. a mis-parameterised one.
     """
     if Q is None:
@@ -176,7 +178,8 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
     if batched:
         ys = mech.perturb_batch(key, xs)
     else:
-        ys = jax.vmap(mech.perturb_one)(jax.random.split(key, n), xs)
+        one = lambda k, x: jax.tree.map(lambda a: a[0], mech.perturb_batch(k, jnp.reshape(x, (1,))))  # noqa: E731
+        ys = jax.vmap(one)(jax.random.split(key, n), xs)
     idx = report_index(mech, ys)
     counts = np.bincount(idx, minlength=Q.shape[1])
     return chi_square(counts, Q[x])

@@ -85,6 +85,9 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-7)
     ap.add_argument("--mechs", default="RR,uRR,RAPPOR,uRAP")
     ap.add_argument("--skip-simulate", action="store_true")
+    ap.add_argument("--skip-estimate", action="store_true",
+                    help="time only ul.simulate (RAPPOR at eps 0.1 and 1: ul.perturb's dense reports take 3.1 GB; "
+                         "simulate packs them block by block on the device, d / 8 bytes per report)")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).with_suffix(".json")))
     args = ap.parse_args()
     d, s, n, eps = args.d, args.s, args.n, args.eps
@@ -111,19 +114,21 @@ def main():
             ys = ul.perturb(jax.random.key(k), mech, xs)
             return ul.estimate(mech, ys, "em", **o), ys
 
-        # one user call holds one set of reports: the previous call's reports are released before the next
-        # call (else the peak RSS would count two sets; ru_maxrss is the process's peak over every call)
-        (p_hat, ys), cold, cold_cpu, load_c = timed(lambda: est(0))
-        quality = {"report_form": type(ys).__name__, "tv_em": round(tv(p_hat, target), 4),
-                   "tv_emp_thr": round(tv(ul.estimate(mech, ys, "emp+thr"), target), 4)}
-        del p_hat, ys
-        _, warm, warm_cpu, load_w = timed(lambda: est(0)[0])
-        res["estimate"] = {"cold_seconds": round(cold, 2), "warm_seconds": round(warm, 2),
-                           "warm_cpu_seconds": round(warm_cpu, 2), "compile_seconds": round(max(cold - warm, 0), 2),
-                           "speedup_vs_paper": round(PAPER_SECONDS[name] / warm, 1),
-                           "load_average": [round(v, 1) for v in load_c + load_w], **quality}
-        _, perturb_s, _, _ = timed(lambda: ul.perturb(jax.random.key(0), mech, xs))
-        res["estimate"]["perturb_seconds_alone"] = round(perturb_s, 2)
+        if args.skip_estimate:
+            res["estimate"] = "skipped (--skip-estimate)"
+        else:  # one user call holds one set of reports: the previous call's are released before the next
+            # (else the peak RSS would count two sets; ru_maxrss is the process's peak over every call)
+            (p_hat, ys), cold, cold_cpu, load_c = timed(lambda: est(0))
+            quality = {"report_form": type(ys).__name__, "tv_em": round(tv(p_hat, target), 4),
+                       "tv_emp_thr": round(tv(ul.estimate(mech, ys, "emp+thr"), target), 4)}
+            del p_hat, ys
+            _, warm, warm_cpu, load_w = timed(lambda: est(0)[0])
+            res["estimate"] = {"cold_seconds": round(cold, 2), "warm_seconds": round(warm, 2),
+                               "warm_cpu_seconds": round(warm_cpu, 2), "compile_seconds": round(max(cold - warm, 0), 2),
+                               "speedup_vs_paper": round(PAPER_SECONDS[name] / warm, 1),
+                               "load_average": [round(v, 1) for v in load_c + load_w], **quality}
+            _, perturb_s, _, _ = timed(lambda: ul.perturb(jax.random.key(0), mech, xs))
+            res["estimate"]["perturb_seconds_alone"] = round(perturb_s, 2)
         res["peak_rss_gb_after_estimate"] = round(rss_gb(), 2)
         print(json.dumps({name: res}), flush=True)
         if not args.skip_simulate:

@@ -4,6 +4,15 @@ The issue's setting: one warm call at n = 1e5 took 76.7 s on main (dense ``n x d
 iterations). Times one cold call (compiles) and one warm call per mechanism and n, float32 (x64 off), the
 default stopping rule; records the load average, EM steps and the total variation to the true distribution.
 
+Measured 2026-11-27 (issue 21; loaded machine shared with five other sessions, load average 17-19; previous
+main = 0301ec4 via ``PYTHONPATH``, run just before in the same state), OLH, d = 256, eps = 1, n = 20,000 (REDUCED
+from 1e5: at that load one previous-main call at n = 1e5 had not finished after 36 min), warm call: previous main
+430.7 s (4394 SQUAREM cycles); bit-packed supports (``_em_ratio``) with a log-coordinate SQUAREM that was later
+dropped: 144.8 s (1958 cycles). The committed branch (bit-packed supports, main's SQUAREM) was not re-timed:
+its per-map cost is that run's; its cycles are main's (~4400 here), so expect ~1.3x, not 3x. The issue's 30x is not met: the
+likelihood is nearly flat (the MLE is 0.44 TV from the truth) and the default rule needs thousands of cycles;
+``tol=1e-10`` needs 7-14x fewer (``_em_core`` docstring).
+
 Run: ``nice python experiments/benchmarks/bench_em_olh.py [--n 100000] [--mechs OLH ULH]``.
 """
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import _base, _compact
+from uldp_jax.mechanisms.core import _base, _compact, _estimation
 
 MECHS = {
     "RAPPOR": lambda: ul.RAPPOR(6, 1.0),
@@ -187,11 +187,11 @@ def test_dense_and_compact_give_the_same_aggregate_distribution(which):
     assert ul.testing.within_se(s_comp.mean(axis=0), s_dense.mean(axis=0), se, dof=reps - 1)
     # and both match the exact per-statistic expectation from the channel
     if which == "UUE":
-        expected = np.asarray(m.support_affine()[0]) * np.bincount(np.asarray(xs), minlength=m.d) \
-            + np.asarray(m.support_affine()[1]) * n
+        expected = np.asarray(m.estimator().affine[0]) * np.bincount(np.asarray(xs), minlength=m.d) \
+            + np.asarray(m.estimator().affine[1]) * n
     else:
         zs = np.asarray(m.preprocess(xs, personal))
-        expected = np.bincount(zs, minlength=m.cmn.d) @ np.asarray(m.cmn.stats_matrix(), np.float64)
+        expected = np.bincount(zs, minlength=m.cmn.d) @ np.asarray(_estimation.stats_matrix(m.cmn), np.float64)
     assert ul.testing.within_se(s_comp.mean(axis=0), expected, np.maximum(s_comp.std(axis=0, ddof=1), 1e-9)
                                 / np.sqrt(reps), dof=reps - 1)
 

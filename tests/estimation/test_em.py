@@ -206,3 +206,4 @@ def test_bad_inputs():
         ul.estimate(grr, ys_item, "em", init=jnp.ones(4))
     with pytest.raises(RuntimeError, match="converge"):
         _em.em(grr, ys_item, return_info=True, max_iters=1, tol=1e-15, throw=True)
+

@@ -25,7 +25,7 @@ MECHS = [ul.GRR(6, 0.7), ul.RAPPOR(5, 1.5), ul.OUE(5, 0.4), ul.URR(7, [1, 5], 1.
 @pytest.mark.parametrize("mech", MECHS, ids=lambda m: type(m).__name__)
 def test_empirical_estimator_is_unbiased_exactly(mech):
     with jax.enable_x64(True):
-        a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+        a, b = (np.asarray(v, np.float64) for v in mech.estimator().affine)
         p = np.random.default_rng(0).dirichlet(np.ones(mech.d))
         expected_stats = p @ _support_prob(mech)  # E[stats] / n
         np.testing.assert_allclose((expected_stats - b) / a, p, rtol=1e-10, atol=1e-12)

@@ -13,7 +13,7 @@ from uldp_jax.estimation import apply_threshold, empirical_threshold, significan
 def test_threshold_value_matches_null_variance():
     with jax.enable_x64(True):
         mech, n, alpha = ul.GRR(10, 1.0), 5000, 0.05
-        a, b = (np.asarray(v) for v in mech.support_affine())
+        a, b = (np.asarray(v) for v in mech.estimator().affine)
         sd = np.sqrt(b * (1 - b) / (n * a**2))
         want = sps.norm.ppf(1 - alpha / 10) * sd
         np.testing.assert_allclose(np.asarray(significance_threshold(mech, n, alpha)), want, rtol=1e-10)

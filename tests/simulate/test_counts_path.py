@@ -22,7 +22,7 @@ def _probs(mech):
     """``(P [d, m], is_item)``: channel rows for item mechanisms, P(bit j = 1 | x) for bit mechanisms."""
     if mech.report_kind == "item":
         return np.asarray(ul.channel(mech).Q, np.float64), True
-    a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+    a, b = (np.asarray(v, np.float64) for v in mech.estimator().affine)
     return b[None, :] + np.diag(a), False
 
 
@@ -147,7 +147,7 @@ def test_ss_iid_counts_large_n_and_windows():
         stats = np.asarray(jax.jit(jax.vmap(lambda k: _ss.ss_counts_iid(k, mech, jnp.float64(1e9), jnp.asarray(p))))(
             jax.random.split(jax.random.key(7), 8)))
     assert np.all(stats.sum(1) == 10 * 10**9)
-    a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+    a, b = (np.asarray(v, np.float64) for v in mech.estimator().affine)
     f = b + a * p
     assert testing.within_se(stats.mean(0), 1e9 * f, np.sqrt(1e9 * f * (1 - f) / 8))
 

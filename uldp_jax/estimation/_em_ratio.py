@@ -3,11 +3,17 @@ r"""EM on support-ratio likelihoods (``SupportRatio``: SS, OLH, Wheel, GRR, UE b
 With the row factors of ``SupportRatio`` and :math:`r_i = w_i / D_i`, one EM step is
 
 .. math:: p'_x = \frac{p_x}{n}\Big(\sum_i r_i\,low_i + \sum_{i: x \in S_i} r_i (high_i - low_i)\Big) + \frac{N_x}{n}
-          \quad (x \in items), \qquad p'_x = \frac{p_x}{n} \sum_i r_i\,other_i + \frac{N_x}{n} \quad \text{(else)},
+          \quad (x \in items), \qquad p'_x = \frac{p_x}{n} \sum_i r_i\,other_i + \frac{N_x}{n} \quad \text{(else)}.
 
-two chunked mat-vecs with the report bits (``bool[n, s]``, one byte per entry, converted chunk by chunk: the
-float temporaries are one chunk). The reports are padded to a bucketed number of chunks (``bucket``: a few
-sizes per power of two), so that calls with different ``n`` in one bucket reuse one compiled solver.
+The support bits are built chunk by chunk from the mechanism's ``report_likelihood`` and kept **bit-packed**
+(``uint8[rows, ceil(s / 8)]``: one bit per report and base item, never an ``n x d`` float or byte likelihood), and
+both sums over a report's support are read through byte tables, as for bit vectors (``_em_packed``):
+:math:`s_i = \sum_j T_j[y_{ij}]` (``s / 8`` gathers per report) and the column sums
+:math:`\sum_{i: x \in S_i} c_i` from a scatter-add of ``c_i`` into each report's ``s / 8`` byte bins. An OLH report
+supports about ``d / g`` items and an SS report ``k``: the packed form costs ``d / 8`` gathers per report and map
+instead of the ``2 d`` multiply-adds of the former unpacked mat-vecs. The reports are padded to a bucketed number
+of chunks (``bucket``: a few sizes per power of two), so calls with different ``n`` in one bucket reuse one
+compiled solver.
 """
 
 from __future__ import annotations
@@ -19,23 +25,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core
+from uldp_jax.estimation import _em_core, _packed
+from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
 
-CHUNK_ENTRIES = 2**20  # bits per chunk (a 4 MiB float32 temporary)
-
 
 def chunk_rows(num_items: int) -> int:
-    """Rows per chunk: a power of two near ``CHUNK_ENTRIES / num_items`` (fixed per base size: reused shapes)."""
-    rows = max(CHUNK_ENTRIES // max(num_items, 1), 8)
-    return 1 << (rows.bit_length() - 1)
-
-
-def _chunks(rep: SupportRatio, chunk: int, dtype: Any):
-    k = rep.bits.shape[0] // chunk
-    cast = lambda a: a.astype(dtype).reshape(k, chunk)
-    return (rep.bits.reshape(k, chunk, -1), cast(rep.low), cast(rep.high), cast(rep.other), cast(rep.weight))
+    """Rows per chunk: ``_packed.chunk_rows`` of the packed width (fixed per base size: reused shapes)."""
+    return _packed.chunk_rows(_packed.num_bytes(num_items))
 
 
 def _masses(p, items):
@@ -45,30 +43,40 @@ def _masses(p, items):
     return sens, p_items, total_s, jnp.sum(p) - total_s
 
 
-def ratio_update(rep: SupportRatio, chunk: int) -> _em_core.Update:
-    """The EM map on ``SupportRatio`` reports (rows a multiple of ``chunk``)."""
+def _rows(rep: SupportRatio, dtype: Any):
+    """``(bytes [k, chunk, B], low, high, other, weight [k, chunk])`` in ``dtype`` (``rep.bits`` holds bytes)."""
+    cast = lambda a: a.astype(dtype)
+    return rep.bits, cast(rep.low), cast(rep.high), cast(rep.other), cast(rep.weight)
+
+
+def ratio_update(rep: SupportRatio) -> _em_core.Update:
+    """The EM map on packed ``SupportRatio`` reports (``bits``: ``uint8[k, chunk, B]``, factors ``[k, chunk]``)."""
+    nb = rep.bits.shape[-1]
+
     def update(p):
-        data = _chunks(rep, chunk, p.dtype)
+        data = _rows(rep, p.dtype)
         inv = rep.inverted.astype(p.dtype)
         n = jnp.sum(rep.weight.astype(p.dtype)) + jnp.sum(inv)
         sens, p_items, total_s, total_n = _masses(p, rep.items)
+        table = _table(p_items, nb, p.dtype)
 
         def chunk_pass(carry, a):
-            a_acc, b_acc, c_acc, l_acc = carry
-            bits, low, high, other, w = a
-            yf = bits.astype(p.dtype)
-            s = yf @ p_items
+            h_acc, a_acc, c_acc, l_acc = carry
+            by, low, high, other, w = a
+            idx = _flat_index(by)
+            s = jnp.sum(table[idx], axis=1)
             den = low * (total_s - s) + high * s + other * total_n
             pos = w > 0
             safe = jnp.where(pos & (den > 0), den, 1.0)
             r = jnp.where(pos, w / safe, 0.0)
             ll = jnp.sum(jnp.where(pos, w * jnp.log(safe), 0.0))
-            return (a_acc + jnp.sum(r * low), b_acc + (r * (high - low)) @ yf, c_acc + jnp.sum(r * other),
-                    l_acc + ll), None
+            h = jnp.zeros(nb * 256, p.dtype).at[idx].add(jnp.broadcast_to((r * (high - low))[:, None], idx.shape))
+            return (h_acc + h, a_acc + jnp.sum(r * low), c_acc + jnp.sum(r * other), l_acc + ll), None
 
         zero = jnp.zeros((), p.dtype)
-        init = (zero, jnp.zeros(p_items.shape, p.dtype), zero, zero)
-        (a, b, c, l_rep), _ = jax.lax.scan(chunk_pass, init, data)
+        init = (jnp.zeros(nb * 256, p.dtype), zero, zero, zero)
+        (h, a, c, l_rep), _ = jax.lax.scan(chunk_pass, init, data)
+        b = (h.reshape(nb, 256) @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[: p_items.shape[0]]
         factor = jnp.where(sens, a, c).at[rep.items].add(b)
         l_inv = jnp.sum(jnp.where(inv > 0, inv * jnp.log(jnp.where(inv > 0, p, 1.0)), 0.0))
         return (p * factor + inv) / n, (l_rep + l_inv) / n
@@ -76,21 +84,24 @@ def ratio_update(rep: SupportRatio, chunk: int) -> _em_core.Update:
     return update
 
 
-def ratio_gain(rep: SupportRatio, chunk: int) -> _em_core.Gain:
-    """The precise log-likelihood change (``_em_core``) of ``ratio_update``: one chunked mat-vec pass."""
+def ratio_gain(rep: SupportRatio) -> _em_core.Gain:
+    """The precise log-likelihood change (``_em_core``) of ``ratio_update``: one pass of table gathers."""
+    nb = rep.bits.shape[-1]
+
     def gain(p_a, p_b):
         dt = p_a.dtype
         dp = p_b - p_a
-        data = _chunks(rep, chunk, dt)
+        data = _rows(rep, dt)
         inv = rep.inverted.astype(dt)
         n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(inv)
         _, pa_items, ts_a, tn_a = _masses(p_a, rep.items)
         _, dp_items, dts, dtn = _masses(dp, rep.items)
+        both = jnp.stack([_table(pa_items, nb, dt), _table(dp_items, nb, dt)], axis=1)
 
         def chunk_pass(acc, a):
-            bits, low, high, other, w = a
-            yf = bits.astype(dt)
-            s, ds = yf @ pa_items, yf @ dp_items
+            by, low, high, other, w = a
+            sd = jnp.sum(both[_flat_index(by)], axis=1)
+            s, ds = sd[:, 0], sd[:, 1]
             den = low * (ts_a - s) + high * s + other * tn_a
             dden = low * (dts - ds) + high * ds + other * dtn
             ok = (w > 0) & (den > 0)
@@ -105,16 +116,28 @@ def ratio_gain(rep: SupportRatio, chunk: int) -> _em_core.Gain:
     return gain
 
 
+def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> SupportRatio:
+    """``mech.report_likelihood`` chunk by chunk, its bits packed to bytes (``SupportRatio`` with ``bits``
+    ``uint8[k, chunk, B]`` and factors ``[k, chunk]``); rows from ``n_valid`` on (padding) get weight 0."""
+    rows = jax.tree_util.tree_leaves(ys)[0].shape[0]
+    k = rows // chunk
+    blocks = jax.tree_util.tree_map(lambda a: a.reshape((k, chunk) + a.shape[1:]), ys)
+
+    def one(yc):
+        rep = mech.report_likelihood(yc)
+        return (_packed.pack_bytes(rep.bits), rep.items, rep.low, rep.high, rep.other, rep.weight, rep.inverted)
+
+    by, items, low, high, other, weight, inverted = jax.lax.map(one, blocks)
+    valid = (jnp.arange(rows) < n_valid).reshape(k, chunk)
+    first = mech.report_likelihood(jax.tree_util.tree_map(lambda a: a[:1], ys))  # what each padding row added
+    inv = jnp.sum(inverted, axis=0) - (rows - n_valid).astype(inverted.dtype) * first.inverted
+    return SupportRatio(by, items[0], low, high, other, jnp.where(valid, weight, 0.0), inv)
+
+
 def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, accelerate):
     """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
-    rep = mech.report_likelihood(ys)
-    rows = rep.bits.shape[0]
-    valid = jnp.arange(rows) < n_valid
-    first = mech.report_likelihood(jax.tree_util.tree_map(lambda a: a[:1], ys))  # what each padding row added
-    inverted = rep.inverted - (rows - n_valid).astype(rep.inverted.dtype) * first.inverted
-    rep = SupportRatio(rep.bits, rep.items, rep.low, rep.high, rep.other, jnp.where(valid, rep.weight, 0.0),
-                       inverted)
-    return _em_core.run(ratio_update(rep, chunk), p0, tol, max_iters, accelerate, ratio_gain(rep, chunk))
+    rep = _packed_terms(mech, ys, n_valid, chunk)
+    return _em_core.run(ratio_update(rep), p0, tol, max_iters, accelerate, ratio_gain(rep))
 
 
 # Module level: one compiled solver per (mechanism type and static fields, row bucket, options): different data,
@@ -137,13 +160,14 @@ def _pad_rows(ys: Any, rows: int) -> Any:
 
 def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: int,
                   accelerate: bool) -> tuple[jax.Array, _em_core.EMInfo]:
-    """EM on ``mech.report_likelihood(ys)`` (a ``SupportRatio``), built and solved in one compiled call.
+    """EM on ``mech.report_likelihood(ys)`` (a ``SupportRatio``), built (bit-packed) and solved in one compiled call.
 
-    The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows, so a
-    second call with the same mechanism type and a report count in the same bucket compiles nothing.
+    The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows (``chunk``:
+    ``chunk_rows``, or the power of two at or above ``n`` when that is smaller), so a second call with the same
+    mechanism type and a report count in the same bucket compiles nothing.
     """
     form = jax.eval_shape(mech.report_likelihood, ys)
     n = form.bits.shape[0]
-    chunk = chunk_rows(form.bits.shape[1])
+    chunk = min(chunk_rows(form.bits.shape[1]), max(8, 1 << (n - 1).bit_length()))  # few reports: one chunk
     rows = chunk * bucket(-(-n // chunk))
     return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, accelerate)

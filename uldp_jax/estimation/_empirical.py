@@ -12,7 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _estimation
 
 
 RANK_MODES = ("warn", "raise", "ignore")
@@ -23,8 +23,8 @@ class RankDeficientWarning(UserWarning):
 
 
 def statistic_rank(mech: Any) -> tuple[int, int]:
-    """``(rank, d)`` of the map ``p -> E[stats] / n`` (``mech.stats_matrix()``, concrete, small domains)."""
-    A = np.asarray(mech.stats_matrix(), dtype=np.float64)
+    """``(rank, d)`` of the map ``p -> E[stats] / n`` (``_estimation.stats_matrix``, concrete, small domains)."""
+    A = np.asarray(_estimation.stats_matrix(mech), dtype=np.float64)
     return int(np.linalg.matrix_rank(A)), int(A.shape[0])
 
 
@@ -32,7 +32,7 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
     """Warns (``RankDeficientWarning``) or raises (``ValueError``) when the default channel-inverting ``debias``
     runs on a statistic of rank below ``d``: ``p`` is not identifiable and the pseudo-inverse is biased.
 
-    Only the default ``debias`` (no ``support_affine``, not overridden) on concrete parameters is checked: the
+    Only the default ``debias`` (no ``estimator().affine``, not overridden) on concrete parameters is checked: the
     affine and mechanism-written estimators are identifiable by construction, and traced leaves are skipped.
     """
     if on_rank_deficient not in RANK_MODES:
@@ -41,7 +41,7 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
         return
     if not all(_validate.is_concrete(v) for v in jax.tree_util.tree_leaves(mech)):
         return
-    if mech.support_affine() is not None:
+    if _estimation.affine(mech) is not None:
         return
     rank, d = statistic_rank(mech)
     if rank >= d:
@@ -57,7 +57,7 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
 def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "warn") -> jax.Array:
     r"""Unbiased empirical estimate :math:`\hat p_j = (c_j / n - b_j) / a_j` (001 eq 3).
 
-    Calls ``mech.debias``: the closed-form inverse ``support_affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), a
+    Calls ``mech.debias``: the closed-form affine inverse ``estimator().affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), a
     mechanism's own fast inverse (Hadamard response), or by default the exact inverse of its channel. May be
     negative; see ``emp+thr`` and the post-processing methods for projections onto the simplex.
 
@@ -78,7 +78,7 @@ def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "war
 
 def empirical_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     r"""Per-item variance of ``empirical`` in the iid model: :math:`f_j(1-f_j)/(n a_j^2)`, :math:`f = a p + b`."""
-    return mech.debias_variance(p, n)
+    return _estimation.debias_variance(mech, p, n)
 
 
 def channel_inverse(Q: np.ndarray, counts: np.ndarray) -> np.ndarray:

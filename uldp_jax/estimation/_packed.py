@@ -94,6 +94,34 @@ def pack_dense(mech: Any, ys: jax.Array, mask: jax.Array | None = None) -> tuple
     return pack_bytes(bits), keep.astype(jnp.float32), inverted.astype(jnp.int32), stats.astype(jnp.int32)
 
 
+def pack_ones(mech: Any, ones: jax.Array, mask: jax.Array | None = None) -> tuple:
+    """Compact ``ones[m, W]`` (padding ``d``; ``mask``: 0/1 per user) -> ``(bytes, weight, inverted, stats)`` on
+    the device (jittable; the reports are the sampler's own, so no impossible uRAP report is checked for)."""
+    d = mech.d
+    prod_mask, has_inv = _support.unary_parts(mech)
+    items = np.flatnonzero(prod_mask)
+    b = num_bytes(items.shape[0])
+    m = ones.shape[0]
+    ones = ones.astype(jnp.int32)
+    if mask is not None:
+        ones = jnp.where(mask[:, None], ones, d)
+    stats = _compact.aggregate(_compact.CompactBits(ones, d))
+    keep = jnp.ones(m, bool) if mask is None else mask.astype(bool)
+    inverted = jnp.zeros(d, jnp.int32)
+    if has_inv:
+        outside = ~jnp.asarray(np.append(prod_mask, True))[ones]
+        keep = keep & ~jnp.any(outside, axis=1)
+        inverted = jnp.zeros(d + 1, jnp.int32).at[jnp.where(outside, ones, d)].add(1)[:d]
+    pos_of = np.full(d + 1, -1, np.int32)
+    pos_of[items] = np.arange(items.shape[0], dtype=np.int32)
+    pos = jnp.asarray(pos_of)[ones]
+    valid = (pos >= 0) & keep[:, None]
+    flat = jnp.arange(m, dtype=jnp.int32)[:, None] * b + pos // 8
+    value = jnp.left_shift(jnp.int32(1), pos % 8)
+    by = jnp.zeros(m * b, jnp.int32).at[jnp.where(valid, flat, m * b)].add(jnp.where(valid, value, 0), mode="drop")
+    return by.astype(jnp.uint8).reshape(m, b), keep.astype(jnp.float32), inverted, stats.astype(jnp.int32)
+
+
 def _compact_block(mech: Any, ones: np.ndarray, pos_of: np.ndarray, b: int) -> tuple:
     """One block of concrete compact ``ones[m, W]`` -> (bytes uint8[m, b], keep bool[m], inverted int64[d])."""
     d = mech.d

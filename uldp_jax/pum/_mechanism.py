@@ -196,7 +196,8 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
 
         return _records.Compact(perturb, cmn.preferred)
 
-    def support_affine(self) -> Any:
+    def estimator(self) -> Any:
+        """Refuses: PUM's reports estimate ``r`` over ``Z`` (use ``ul.pum_estimate``)."""
         raise TypeError(
             "PUM reports estimate r over Z, and p needs the bot distributions: use "
             "ul.pum_estimate(mech, ys, prior=..., method=...) instead of ul.estimate / ul.simulate."

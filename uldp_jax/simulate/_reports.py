@@ -6,11 +6,14 @@ randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
 
-Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) are packed block by block
-into padded support lists (``SupportReports``, row layout): memory O(number of ones), never a dense
-``bool[n, d]``. The list width is the widest product-part report over all repetitions, found by a first pass
-that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
-forms are generated whole per repetition (dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time.
+Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
+``bool[n, d]``. Where bit-packing is the smaller form (many ones, or compact reports that fit
+``MAX_REPORT_BYTES`` packed) they are packed block by block on the device, ``d / 8`` bytes per report
+(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition);
+otherwise (grids, few ones) they become padded support lists (``SupportReports``, row layout), whose width is
+the widest product-part report over all repetitions, found by a first pass that draws the same reports and keeps
+only their widths (so the reports are drawn twice). Other report forms are generated whole per repetition
+(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from uldp_jax import _validate
 from uldp_jax.estimation import _packed, _support
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
+from uldp_jax.simulate import _reports_device
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 BLOCK_BATCH_ENTRIES = 2**25  # dense report entries generated at once while packing support lists
@@ -110,13 +114,6 @@ def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
     return jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
 
 
-def _row_chunk(rows: int, width: int) -> int:
-    """The largest divisor of ``rows`` with at most ``CHUNK_ENTRIES / 4`` entries per chunk (>= 1)."""
-    target = max(1, _support.CHUNK_ENTRIES // 4 // width)
-    divisors = [c for c in range(1, min(rows, target) + 1) if rows % c == 0]
-    return divisors[-1]
-
-
 def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
     """Report-based estimates from support lists packed block by block (module docstring)."""
 
@@ -127,7 +124,10 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         return jax.jit(all_reps if grid is None else jax.vmap(all_reps))
 
     if grid is None and _prefers_packed(mech):  # a grid keeps support lists (its rates vary by point)
-        return over_reps(_packed_rep(key, mech, spec, data, n, iid, block_size, num_blocks, rep_batch, opts))(mech)
+        _check_bytes(rep_batch, _reports_device.rows_and_chunk(mech, num_blocks * block_size)[2],
+                     _reports_device.rows_and_chunk(mech, 1)[0])
+        return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps,
+                                                rep_batch, opts)
 
     def rep_width(m, r):
         return jnp.max(_packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks, 1)[4])
@@ -135,7 +135,7 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     width = max(int(np.max(np.asarray(over_reps(rep_width)(mech)))), 1)
     rows = num_blocks * block_size
     _check_bytes(rep_batch, rows, width * np.dtype(_support.index_dtype(mech.d)).itemsize)
-    chunk = _row_chunk(rows, width)
+    chunk = _reports_device.row_chunk(rows, width)
 
     def one_rep(m, r):
         sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
@@ -160,38 +160,6 @@ def _prefers_packed(mech: Any) -> bool:
     prod_mask, _ = _support.unary_parts(mech)
     ones = float(np.max(np.asarray(own_prob))) + len(items_s) * float(np.max(np.asarray(q)))
     return _packed.num_bytes(int(prod_mask.sum())) <= 2 * ones
-
-
-def _packed_rep(key, mech, spec, data, n, iid, block_size, num_blocks, rep_batch, opts):
-    """``one_rep(m, r)`` on bit-packed reports (``_packed.PackedReports``): memory ``d / 8`` bytes per report,
-    whatever eps; no width pass."""
-    prod_mask, _ = _support.unary_parts(mech)
-    items = np.flatnonzero(prod_mask)
-    nb = _packed.num_bytes(items.shape[0])
-    rows = num_blocks * block_size
-    chunk = _packed.chunk_rows(nb)
-    rows_pad = -(-rows // chunk) * chunk
-    _check_bytes(rep_batch, rows_pad, nb)
-    batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * mech.d)))
-
-    def one_rep(m, r):
-        key_r = jax.random.fold_in(key, r)
-
-        def block(b):
-            ky, xs, w = _schedule.block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
-            return _packed.pack_dense(m, m.perturb_batch(ky, xs), w)
-
-        by, wt, inv, st = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
-        stats = jnp.sum(st, axis=0)
-        if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts)
-        pad = rows_pad - rows
-        rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
-                                    jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats,
-                                    jnp.asarray(items, jnp.int32), chunk)
-        return spec.fn(m, rep, **opts)
-
-    return one_rep
 
 
 class _StaticItems:
@@ -236,22 +204,45 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
 
 
 def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
-    """Report-based estimates from compact reports (``CompactBits``), one repetition at a time.
+    """Report-based estimates from compact reports (``CompactBits``), every repetition on the device.
 
     Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
-    ``_compact.sample_counts`` on the same key). ``num_chunks`` is found by a first pass of ``sample_counts``
-    (cheap: no positions kept). The concrete reports go to the method as ``CompactBits`` (EM packs them on the
-    host); memory O(number of ones), never ``n x d``. The two kernels are compiled once per (layout, shapes):
-    the population ``data`` and ``n`` are arguments, not constants.
+    ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) is
+    found by one first pass of ``sample_counts`` over all repetitions (cheap: no positions kept; the only host
+    read). Each block's ones are bit-packed on the device (``_packed.pack_ones``: ``d / 8`` bytes per report)
+    and the method gets ``PackedReports``: no report leaves the device, no host loop over repetitions. Where
+    the packed bytes of one repetition would pass ``MAX_REPORT_BYTES`` the reports go to the method as
+    ``CompactBits``, one repetition at a time (``_compact_on_host``).
     """
     items_s = _StaticItems(mech.compact().params[0])
+    n_arr = jnp.int32(n)
+    nc = max(int(_chunks_all(mech, key, data, n_arr, iid, block_size, num_blocks, items_s, reps)), 1)
+    nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
+    packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
+    per_row = nb if packed else (nc * _compact.CHUNK + 1) * np.dtype(_support.index_dtype(mech.d)).itemsize
+    if rows_pad * per_row > MAX_REPORT_BYTES:
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
+    return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
+                                            nc, packed)
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7, 8))
+def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
+    """The most chunks of ``CHUNK`` gaps any user of any repetition needs (one compiled pass, one host read)."""
+    return jnp.max(jax.lax.map(
+        lambda r: _chunks_needed(m, jax.random.fold_in(key, r), data, n, iid, block_size, num_blocks, items_s),
+        jnp.arange(reps)))
+
+
+def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
+    """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
+    repetition's packed bytes would pass ``MAX_REPORT_BYTES`` (memory O(number of ones), never ``n x d``)."""
     d = mech.num_stats
     n_arr = jnp.int32(n)
     out = []
     for r in range(reps):
         key_r = jax.random.fold_in(key, r)
-        nc = max(int(_chunks_needed(mech, key_r, data, n_arr, iid, block_size, num_blocks, items_s)), 1)
         ones = np.asarray(_compact_reports(mech, key_r, data, n_arr, iid, block_size, num_blocks, nc))[:n]
         width = max(max((int(np.max(np.sum(ones[i:i + 4096] < d, axis=1), initial=0))
                          for i in range(0, n, 4096)), default=0), 1)

@@ -13,7 +13,7 @@ the mechanism's ``support_matrix()``). With ``F[x, j] = sum_y Q(y|x) supp_j(y)``
 * fixed model (``n p(x)`` users hold ``x``): ``Var(p_hat_j) = sum_x p(x) F[x, j](1 - F[x, j]) / (n a_j^2)``;
 * iid model (``x_i ~ p``): ``Var(p_hat_j) = f_j (1 - f_j) / (n a_j^2)`` with ``f_j = sum_x p(x) F[x, j]``.
 
-``a`` and ``b`` are read off ``F`` (never from ``support_affine``), so these numbers check the closed forms in
+``a`` and ``b`` are read off ``F`` (never from ``estimator().affine``), so these numbers check the closed forms in
 ``uldp_jax.theory`` independently. Mechanisms with a ``debias(stats, n)`` method whose statistic is the report
 histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
 """
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _estimation
 from uldp_jax.privacy import _channel
 from uldp_jax.theory._grid import grid_shape, per_point
 
@@ -91,7 +91,7 @@ def support_moments(mech: _base.Mechanism, rtol: float = 1e-9) -> SupportMoments
 
 
 def _uses_debias(mech: Any) -> bool:
-    return (mech.support_affine() is None and mech.report_kind == "item"
+    return (_estimation.affine(mech) is None and mech.report_kind == "item"
             and int(mech.num_stats) == int(mech.num_outputs))
 
 
@@ -101,7 +101,7 @@ def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np
     Args:
       mech: a mechanism with an exact channel.
       affine: ``"channel"`` (read ``a, b`` off the channel; requires an unbiased per-item estimator) or
-        ``"mechanism"`` (use ``mech.support_affine()``, e.g. for hash families that are only nearly uniform).
+        ``"mechanism"`` (use ``mech.estimator().affine``, e.g. for hash families that are only nearly uniform).
     """
     if affine not in ("channel", "mechanism"):
         raise ValueError(f"Expected affine={affine!r} in ('channel', 'mechanism').")
@@ -118,7 +118,7 @@ def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np
     if affine == "channel":
         _, a, b = support_moments(mech)
     else:
-        a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+        a, b = (np.asarray(v, np.float64) for v in _estimation.affine(mech))
     return S / a[None, :], -b / a
 
 

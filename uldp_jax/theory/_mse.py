@@ -11,8 +11,9 @@ Variance models (docs/errata.md#variance-models): ``"iid"`` (each user's value d
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import jax.numpy as jnp
 import numpy as np
@@ -49,6 +50,23 @@ def _closed_form(mech: Any) -> Any:
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
     return mech.closed_form()
+
+
+def _per_point(risk: Callable[..., Any]) -> Callable[..., Any]:
+    """What ``mse`` and ``item_variance`` check first: ``model``, ``n`` (a concrete one becomes a float), a grid
+    split into its points (``risk`` runs on each), ``mech`` a mechanism and every point in range."""
+
+    @functools.wraps(risk)
+    def checked(mech: Any, p: Any, n: Any, model: str = "iid") -> Any:
+        check_model(model)
+        n = _check_n(n)
+        if grid_shape(mech):
+            return per_point(checked, mech, p, n, model=model)
+        _closed_form(mech)
+        _validate.check_grid(mech)
+        return risk(mech, p, n, model)
+
+    return checked
 
 
 def check_theta_n(theta_n: Any) -> Any:
@@ -106,6 +124,7 @@ def nmse(mech: _base.Mechanism, theta_n: Any) -> Any:
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
 
+@_per_point
 def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     r"""Closed-form expected squared l2 loss :math:`\sum_x E(\hat p(x)-p(x))^2` of the empirical estimator.
 
@@ -128,12 +147,7 @@ def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
       TypeError: if the mechanism has no closed form.
       ValueError: on a bad ``p``, ``n`` or ``model``.
     """
-    check_model(model)
-    n = _check_n(n)
-    if grid_shape(mech):
-        return per_point(mse, mech, p, n, model=model)
-    fam = _closed_form(mech)
-    _validate.check_grid(mech)
+    fam = mech.closed_form()
     if fam is None or fam.item_nvar is not None:
         return jnp.sum(item_variance(mech, p, n, model), axis=-1)
     p = _check_p(p, mech.d)
@@ -154,6 +168,7 @@ def pure_probs(mech: _base.Mechanism) -> tuple[Any, Any, Any]:
     return fam.probs(jnp.asarray(mech.eps), float(s), _families.param_value(mech, fam))
 
 
+@_per_point
 def item_variance(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
     """``float[d]``: closed-form ``Var(p_hat_x)`` per item (003 eq 25; its iid counterpart).
 
@@ -161,12 +176,7 @@ def item_variance(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> 
     iid ``f (1-f) / (n (p*-q*)^2)`` with ``f = q* + (p*-q*) p_x``; non-sensitive items: fixed
     ``p_x (1-z*) / (n z*)``, iid ``p_x (1 - z* p_x) / (n z*)``.
     """
-    check_model(model)
-    n = _check_n(n)
-    if grid_shape(mech):
-        return per_point(item_variance, mech, p, n, model=model)
-    fam = _closed_form(mech)
-    _validate.check_grid(mech)
+    fam = mech.closed_form()
     if fam is None:
         return _exact_item_variance(mech, _check_p(p, mech.d), n, model)
     if fam.item_nvar is not None:

@@ -56,16 +56,20 @@ def urap_l1(p: Any, sensitive: Any, eps: Any, n: Any) -> Any:
     return _C / jnp.sqrt(n) * jnp.sum(jnp.where(mask, sens, non), axis=-1)
 
 
+def _every_item_sensitive(uldp_risk: Any, p: Any, eps: Any, n: Any) -> Any:
+    """``uldp_risk(p, sensitive, eps, n)`` with every item sensitive: the LDP mechanism its ULDP form extends."""
+    p = jnp.asarray(p)
+    return uldp_risk(p, np.ones(p.shape[-1], bool), eps, n)
+
+
 def rr_l1(p: Any, eps: Any, n: Any) -> Any:
     """eps-RR's asymptotic l1 (Kairouz et al. 2016): uRR with every item sensitive."""
-    p = jnp.asarray(p)
-    return urr_l1(p, np.ones(p.shape[-1], bool), eps, n)
+    return _every_item_sensitive(urr_l1, p, eps, n)
 
 
 def rappor_l1(p: Any, eps: Any, n: Any) -> Any:
     """Basic (symmetric) RAPPOR's asymptotic l1: uRAP with every item sensitive."""
-    p = jnp.asarray(p)
-    return urap_l1(p, np.ones(p.shape[-1], bool), eps, n)
+    return _every_item_sensitive(urap_l1, p, eps, n)
 
 
 def nonprivate_l1(p: Any, n: Any) -> Any:
@@ -96,14 +100,12 @@ def urap_l2(p: Any, sensitive: Any, eps: Any, n: Any) -> Any:
 
 def rr_l2(p: Any, eps: Any, n: Any) -> Any:
     """eps-RR's expected l2^2: uRR with every item sensitive."""
-    p = jnp.asarray(p)
-    return urr_l2(p, np.ones(p.shape[-1], bool), eps, n)
+    return _every_item_sensitive(urr_l2, p, eps, n)
 
 
 def rappor_l2(p: Any, eps: Any, n: Any) -> Any:
     """Basic RAPPOR's expected l2^2: uRAP with every item sensitive."""
-    p = jnp.asarray(p)
-    return urap_l2(p, np.ones(p.shape[-1], bool), eps, n)
+    return _every_item_sensitive(urap_l2, p, eps, n)
 
 
 def nonprivate_l2(p: Any, n: Any) -> Any:
@@ -127,13 +129,18 @@ def urr_worst_distribution(sensitive: np.ndarray, eps: float) -> np.ndarray:
     return np.where(mask, (1.0 - nn / up) / (s + nn), (1.0 + s / up) / (s + nn))
 
 
-def urr_worst_l1(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np.ndarray]:
-    """(value, p) of uRR's worst-case asymptotic l1 (001 eqs 12 and 14)."""
+def _urr_worst_case(sensitive: np.ndarray, eps: float) -> tuple[int, int, float, np.ndarray, bool]:
+    """``(s, N, e^eps - 1, p, uniform_n)``: uRR's worst-case distribution ``p`` and its regime (``uniform_n``:
+    eps < ln(N + 1), ``p = p_UN``), shared by the l1 and l2 worst cases."""
     mask = np.asarray(sensitive, bool)
     s, nn = int(mask.sum()), int((~mask).sum())
-    up = np.expm1(eps)
-    p = urr_worst_distribution(mask, eps)
-    if eps < np.log(nn + 1.0):
+    return s, nn, np.expm1(eps), urr_worst_distribution(mask, eps), bool(eps < np.log(nn + 1.0))
+
+
+def urr_worst_l1(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np.ndarray]:
+    """(value, p) of uRR's worst-case asymptotic l1 (001 eqs 12 and 14)."""
+    s, nn, up, p, uniform_n = _urr_worst_case(sensitive, eps)
+    if uniform_n:
         val = _C / np.sqrt(n) * (s * np.sqrt(s + up - 1.0) / up + np.sqrt(s * nn / up + nn - 1.0))
     else:
         val = np.sqrt(2.0 * (s + nn - 1.0) / (n * np.pi)) * (s + up) / up
@@ -142,11 +149,8 @@ def urr_worst_l1(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np
 
 def urr_worst_l2(sensitive: np.ndarray, eps: float, n: float) -> tuple[float, np.ndarray]:
     """(value, p) of uRR's worst-case l2^2 (001 eqs 26 and Prop 17)."""
-    mask = np.asarray(sensitive, bool)
-    s, nn = int(mask.sum()), int((~mask).sum())
-    up = np.expm1(eps)
-    p = urr_worst_distribution(mask, eps)
-    if eps < np.log(nn + 1.0):
+    s, nn, up, p, uniform_n = _urr_worst_case(sensitive, eps)
+    if uniform_n:
         val = s * (s + 2.0 * up - 1.0) / (n * up**2) + (1.0 - 1.0 / nn) / n
     else:
         val = (s + up) ** 2 / (n * up**2) * (1.0 - 1.0 / (s + nn))

@@ -156,11 +156,11 @@ def collaborative_simulate(key: jax.Array, mech: Mechanism, *, p: Any = None, n:
         est_m = jnp.zeros((reps, d), est_p.dtype)
         for value in np.unique(params):  # a few distinct integers, not one call per repetition
             ids = np.flatnonzero(params == value)
-            m_v = mech.with_tuned(int(value))
+            m_v = fam.tuned(mech, int(value))
             st = _stage_stats(k_main, m_v, ids, n_main, data, iid, block_size, nb)
             est_m = est_m.at[ids].set(_api.estimate_from_stats(m_v, st, n_main, "emp").astype(est_m.dtype))
     else:
-        m_b = mech.with_tuned(params)
+        m_b = fam.tuned(mech, params)
         m_b = jax.tree_util.tree_map(lambda v: np.broadcast_to(np.asarray(v), (reps,)), m_b)  # leaves -> [r]
         st = _stage_stats(k_main, m_b, reps_ids, n_main, data, iid, block_size, nb, paired=True)
         est_m = jax.vmap(lambda m, x: _api.estimate_from_stats(m, x, n_main, "emp"))(m_b, st)

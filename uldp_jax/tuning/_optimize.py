@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import optax
 
 from uldp_jax import mechanisms as _mechanisms
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _family
 from uldp_jax.theory import _families, _mse
 
 OBJECTIVES = ("mse", "l1")
@@ -212,7 +212,7 @@ def optimize(name: str, eps: Any, s: Any, theta_n: Any = 0.0, x0: Any = None, st
     ``jax.vmap`` it over a grid of ``(eps, s)``. Run under ``jax.enable_x64(True)`` for float64.
 
     Args:
-      name: a mechanism class whose ``closed_form_family`` has a tunable parameter, or its name in
+      name: a mechanism class whose closed form (``_family.of_class``) has a tunable parameter, or its name in
         ``ul.mechanisms``: ``"URAP"``, ``"RAPPOR"``, ``"UE"``, ``"UUE"``, ``"USS"``, ``"SS"``, ``"ULH"``,
         ``"OLH"``, ``"UWheel"``, ``"Wheel"``.
       eps, s, theta_n: privacy budget, number of sensitive items, non-sensitive mass.
@@ -224,10 +224,10 @@ def optimize(name: str, eps: Any, s: Any, theta_n: Any = 0.0, x0: Any = None, st
       ``(param, n * MSE_fixed at param)``.
     """
     cls = getattr(_mechanisms, name, None) if isinstance(name, str) else name
-    fam = cls.closed_form_family if isinstance(cls, type) and issubclass(cls, _base.Mechanism) else None
+    fam = _family.of_class(cls) if isinstance(cls, type) and issubclass(cls, _base.Mechanism) else None
     if fam is None or fam.param is None:
         raise ValueError(f"Expected name={name!r} to be a mechanism class (or its name in ul.mechanisms) whose "
-                         "closed_form_family has a tunable parameter, e.g. 'URAP', 'USS', 'OLH'.")
+                         "closed form has a tunable parameter, e.g. 'URAP', 'USS', 'OLH'.")
     eps = jnp.asarray(eps)
     s = jnp.asarray(s, dtype=eps.dtype)
     if x0 is None:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms.core import _base, _family
 from uldp_jax.privacy import audit as run_audit
 from uldp_jax.theory import _families, _mse
 from uldp_jax.tuning import _optimize
@@ -95,7 +95,7 @@ def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective
     if optimizer is not None and not (hasattr(optimizer, "init") and hasattr(optimizer, "update")):
         raise TypeError(f"Expected optimizer={optimizer!r} to be an optax GradientTransformation (init, update).")
     fam = _families.family_of(mech)
-    if fam.generic and mech.closed_form_family is not None:  # a named GLUTF mechanism with another z
+    if fam.generic and _family.of_class(type(mech)) is not None:  # a named GLUTF mechanism with another z
         raise ValueError(f"Expected mech.z_rule='max' to tune, got {mech.z_rule!r} (closed forms assume docs/errata.md#003-theorem-1-glutfs-valid-z z).")
     if fam.param is None:
         raise TypeError(f"Expected mech with a tunable parameter, got {type(mech).__name__}, which has none.")
@@ -130,7 +130,7 @@ def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective
             value, best = float(x0), initial
     value = int(round(value)) if fam.integer else value
     _optimize.check_in_domain(fam, s, value, name=f"the tuned {fam.param}")
-    new = mech.with_tuned(value, None if fam.ldp else th)
+    new = fam.tuned(mech, value, None if fam.ldp else th)
     _maybe_audit(new, audit)
     if return_info:
         return new, TuneResult({fam.param: value}, best, initial, np.asarray(info.loss))

@@ -21,7 +21,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 34  # issue 25 asks for ~15: likelihood() and counts() (phase 2) take it to 29
+    assert len(public) == 30  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -75,3 +75,43 @@ def test_report_kind_as_classvar_annotation_is_accepted():
     body["__annotations__"]["report_kind"] = "ClassVar[str]"
     m = type("Keep", (ul.Mechanism,), body)(2, jnp.float32(1.0))
     assert m.report_kind == "item"
+
+
+def test_closed_form_tuned_sets_the_parameter_and_records_theta_n():
+    urap = ul.URAP(6, (0, 1), 1.0)
+    tuned = urap.closed_form().tuned(urap, 0.3, 0.2)  # URAP records no theta_n
+    assert float(tuned.theta) == 0.3 and type(tuned) is ul.URAP
+    ulh = ul.ULH(6, (0, 1, 2), 1.0, g=3, family="full")
+    tuned = ulh.closed_form().tuned(ulh, 4, 0.25)  # rebuild: the "full" family follows g; theta_n recorded
+    assert tuned.g == 4 and tuned.theta_n == 0.25 and tuned.num_hashes == 4**3  # g**s hash functions
+    olh = ul.OLH(5, 1.0, g=3, family="full")
+    tuned = olh.closed_form().tuned(olh, 6)
+    assert tuned.g == 6 and tuned.family_size == ul.OLH(5, 1.0, g=6, family="full").family_size
+
+
+def test_estimator_records():
+    from uldp_jax.mechanisms.core import _estimation
+
+    keep = type("Keep", (ul.Mechanism,), _keep_body())(3, 1.0)
+    assert keep.estimator() is None and _estimation.affine(keep) is None
+    a, b = ul.GRR(4, 1.0).estimator().affine
+    assert a.shape == b.shape == (4,)
+    hr = ul.HR(6, 1.0)
+    est = hr.estimator()
+    assert est.affine is None and est.variance == hr.item_variance
+
+
+@pytest.mark.parametrize("make", [lambda: ul.GRR(6, 1.0), lambda: ul.USS(8, [0, 1, 2], 1.0),
+                                  lambda: ul.UUE(8, [0, 1], 1.0), lambda: ul.ULH(8, [0, 1], 1.0)])
+def test_pure_probs_is_kept_as_the_public_name(make):
+    """The GLUTF issue's contract: ``mech.pure_probs()`` -> (p*, q*, z*) as floats, read from ``pure()``."""
+    mech = make()
+    probs = mech.pure_probs()
+    assert all(isinstance(v, float) for v in probs)
+    pure = mech.pure()
+    assert probs[0] == pytest.approx(float(pure.p), rel=1e-6) and probs[1] == pytest.approx(float(pure.q), rel=1e-6)
+
+
+def test_pure_probs_refuses_a_mechanism_that_is_not_pure():
+    with pytest.raises(ValueError, match="not pure"):
+        ul.glutf(ul.GRR(3, 1.0), 8, [0, 1, 2], rule="non_pure").pure_probs()

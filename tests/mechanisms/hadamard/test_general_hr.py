@@ -82,7 +82,7 @@ def test_closed_form_variance_and_products_match_channel_moments(d, eps, B, x64,
     p = np.random.default_rng(1).dirichlet(np.ones(d))
     mean, cov, Q, _ = moments(mech, p)
     np.testing.assert_allclose(mean, p, atol=1e-12)  # unbiased
-    np.testing.assert_allclose(np.asarray(mech.debias_variance(jnp.asarray(p), 1.0)), np.diag(cov), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(mech.item_variance(jnp.asarray(p), 1.0)), np.diag(cov), rtol=1e-10)
     risk = float(forms.l2_risk(eps, jnp.asarray(p), mech.num_blocks))
     assert risk == pytest.approx(np.trace(cov), rel=1e-10)
     assert float(ul.theory.mse(mech, p, 1, model="iid")) == pytest.approx(np.trace(cov), rel=1e-8)
@@ -160,5 +160,5 @@ def test_bad_reports_and_items(key):
 
 def test_large_eps_is_finite():
     mech = ul.HadamardResponse(20, 100.0, num_blocks=8)
-    assert np.all(np.isfinite(np.asarray(mech.debias_variance(jnp.full(20, 0.05), 10))))
+    assert np.all(np.isfinite(np.asarray(mech.item_variance(jnp.full(20, 0.05), 10))))
     assert ul.audit(mech).ok

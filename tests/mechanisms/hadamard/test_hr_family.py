@@ -47,8 +47,8 @@ def test_shapes_dtypes_purity(name, key):
     np.testing.assert_array_equal(ys, jax.jit(mech.perturb_batch)(key, xs))  # jit / no-jit
     np.testing.assert_array_equal(ys, mech.perturb_batch(key, xs))  # same key, same draws
     assert np.any(np.asarray(ys) != np.asarray(mech.perturb_batch(jax.random.key(1), xs)))
-    y1 = mech.perturb_one(key, jnp.int32(2))
-    assert y1.shape == () and y1.dtype == jnp.int32
+    y1 = mech.perturb_batch(key, jnp.asarray([2], jnp.int32))
+    assert y1.shape == (1,) and y1.dtype == jnp.int32
     st = mech.aggregate(ys)
     assert st.shape == (mech.num_stats,) and st.dtype == jnp.int32 and int(st.sum()) == 200
     assert mech.comm_bits() == pytest.approx(np.log2(mech.num_outputs))
@@ -92,7 +92,7 @@ def test_exact_risk_matches_channel_moments(name, x64, moments):
         mean, cov, Q, G = moments(mech, p)
         np.testing.assert_allclose(mean, p, atol=1e-12)
         assert float(risk(mech, p)) == pytest.approx(np.trace(cov), rel=1e-10)
-        np.testing.assert_allclose(np.asarray(mech.debias_variance(p, 1.0)), np.diag(cov), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(mech.item_variance(p, 1.0)), np.diag(cov), rtol=1e-10, atol=1e-12)
         # Fixed model: exactly n p(x) users hold x.
         fixed = sum(p[x] * np.trace(G.T @ (np.diag(Q[x]) - np.outer(Q[x], Q[x])) @ G) for x in range(mech.d))
         assert float(risk(mech, p, "fixed")) == pytest.approx(fixed, rel=1e-10)

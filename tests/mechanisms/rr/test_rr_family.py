@@ -160,7 +160,6 @@ def test_sampler_rejects_wrong_epsilon_channel():
 # One jitted function each (the mechanism is a pytree argument): one compile per mechanism configuration, reused
 # for every input x, instead of a fresh jit of a fresh lambda on every call.
 _jit_perturb_batch = jax.jit(lambda k, m, x: m.perturb_batch(k, x))
-_jit_perturb_one = jax.jit(lambda k, m, x: m.perturb_one(k, x))
 
 
 class _JitWrapped(_Delegate):
@@ -168,9 +167,6 @@ class _JitWrapped(_Delegate):
 
     def perturb_batch(self, key, xs):
         return _jit_perturb_batch(key, self.inner, xs)
-
-    def perturb_one(self, key, x):
-        return _jit_perturb_one(key, self.inner, x)
 
 
 @pytest.mark.parametrize("mech", _mechs(1.0), ids=lambda m: type(m).__name__)
@@ -205,7 +201,7 @@ def test_vmapped_eps_grid_matches_individual_mechanisms():
 
 def test_parameters_are_differentiable_leaves():
     def gap(eps):
-        a, _ = ul.URAP(6, [1, 2], eps).support_affine()
+        a, _ = ul.URAP(6, [1, 2], eps).estimator().affine
         return a[0]
 
     g = jax.grad(gap)(1.0)

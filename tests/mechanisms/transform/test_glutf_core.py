@@ -66,7 +66,7 @@ def test_reports_pytree_jit_and_grid():
     assert res.estimates["emp"].shape == (2, 2, 8)
     for i, e in enumerate([0.5, 2.0]):  # each member: its own debiasing of its own stats, by hand (eq 21)
         one = ul.UUE(8, [0, 1, 2], e, p=0.5)
-        a, b = (np.asarray(v, np.float64) for v in one.support_affine())
+        a, b = (np.asarray(v, np.float64) for v in one.estimator().affine)
         want = (np.asarray(res.stats[i], np.float64) / 160 - b) / a
         np.testing.assert_allclose(np.asarray(res.estimates["emp"][i], np.float64), want, rtol=1e-4, atol=1e-5)
         assert testing.estimate_within_se(one, res.estimates["emp"][i], np.full(8, 1 / 8), 160)

@@ -86,7 +86,7 @@ def test_eq21_unbiased_and_eq25_exact(mech):
         emp = ul.estimation.get_method("emp", mech).fn(mech, jnp.asarray(expected_counts), n)
         np.testing.assert_allclose(np.asarray(emp), c, atol=2e-5)
         # exact fixed-model variance: each user adds an independent Bernoulli(A[x, j]) to count j
-        a, b = (np.asarray(v, np.float64) for v in mech.support_affine())
+        a, b = (np.asarray(v, np.float64) for v in mech.estimator().affine)
         exact_var = (n * c) @ (A * (1 - A)) / (n * a) ** 2
         var25 = np.asarray(th.pure_uldp_variance(c, n, p, q, z, sens))
         np.testing.assert_allclose(var25, exact_var, rtol=1e-9)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _counts, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _records, _spec
 
 
 def _binary_q(eps12, eps21, xp):
@@ -91,9 +91,9 @@ class BinaryCA(_base.Mechanism):
 
         return sample
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         _, q01, q10, _, gap = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
-        return jnp.stack([gap, gap]), jnp.stack([q10, q01])
+        return _records.Estimator(affine=(jnp.stack([gap, gap]), jnp.stack([q10, q01])))
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         e12 = float(np.asarray(self.eps12, np.float64))

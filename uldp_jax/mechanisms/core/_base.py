@@ -22,17 +22,16 @@ member                                default                                   
 ``channel_matrix()``                  required for exact channels (small domains)         every mechanism
 ``d``                                 a field or property: the input domain size          every mechanism
 ``num_stats``                         item: ``num_outputs``; bits: ``d``                  hashed / set reports
-``perturb_one(key, x)``               ``perturb_batch`` on one user                       --
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
 ``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``; the       bit vectors (no n x d)
                                       compact sampler when ``compact().stats``
 ``check_reports(ys)``                 item / bits forms; otherwise the sampler's          PUM
                                       report structure
-``stats_matrix()``                    ``E[stats] / n = p @ A`` from the channel           --
-``support_affine()``                  ``None`` (no per-item affine form)                  RR, UE, GLUTF families
-``debias(stats, n)``                  affine form, else least squares on the channel      HR family (FWHT)
-``debias_variance(p, n)``             iid per-item variance of ``debias`` (of an          HR family
-                                      overridden ``debias``: exact, from the channel)
+``debias(stats, n)``                  ``estimator().affine``, else least squares on the   HR family (FWHT), GLUTF
+                                      channel
+``estimator()``                       ``None``: least squares on the channel, variance    RR, UE, SS, OLH, Wheel,
+                                      from it; else an ``Estimator`` record (per-item     E-LDP, GLUTF, HR family
+                                      affine form, iid variance of ``debias``)
 ``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
                                       channel (concrete, small domains)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
@@ -50,12 +49,13 @@ member                                default                                   
 ``report_likelihood(ys)``             ``None``: EM on the channel's columns               hashed, SS, GLUTF, ...
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
-``closed_form_family``                ``None``: risks exact from channel moments          mechanisms with a paper
-``closed_form()``                     ``closed_form_family`` (its ``param``: what         GLUTF family (per instance)
-                                      ``ul.tune`` may change besides eps)
-``with_tuned(value)``                 replace the closed form's tunable parameter         uUE, uSS, ...
+``closed_form()``                     the class's ``_closed_form`` (``None``: risks       mechanisms with a paper
+                                      exact from channel moments); a ``Family`` record    (a class constant), GLUTF
+                                      (risk, tunable ``param``, ``tuned(mech, value)``)   family (per instance)
 ``pure()``                            ``None``: not pure; else a ``Pure`` record (003     GRR, uRR, UE, uRAP, OLH,
                                       Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family
+``pure_probs()``                      ``pure()`` as float64 ``(p*, q*, z*)`` (the GLUTF   --
+                                      issue's public name; raises if not pure)
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
@@ -164,11 +164,6 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
         if self.report_kind == "bits":
             return self.d
         return self.num_outputs
-
-    def perturb_one(self, key: jax.Array, x: jax.Array) -> Any:
-        """Randomizes one user's value (``perturb_batch`` on a batch of one)."""
-        ys = self.perturb_batch(key, jnp.reshape(jnp.asarray(x, jnp.int32), (1,)))
-        return jax.tree.map(lambda a: a[0], ys)
 
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         """``int32[num_stats]``: histogram of item reports, or per-bit sums of bit-vector reports.

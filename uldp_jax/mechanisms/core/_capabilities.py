@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import numpy as np
 
-from uldp_jax.mechanisms.core import _compact, _records
-from uldp_jax.mechanisms.core._pytree import replace
+from uldp_jax.mechanisms.core import _compact, _family, _records
 
 
 class CapabilityDefaults:
@@ -116,22 +115,28 @@ class CapabilityDefaults:
         return float(math.log2(self.num_outputs))
 
     # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
-    # A ``Family`` record (``mechanisms/core/_family.py``) with the closed-form risk and tunable parameter, or
-    # ``None``: ``ul.theory`` then computes risks exactly from the channel moments (``theory/_exact.py``).
-    closed_form_family: ClassVar[Any] = None
+    # A library class's fixed closed form (a ``Family``, ``mechanisms/core/_family.py``); ``_family.of_class``
+    # reads it (``ul.tuning.optimize`` asks a class). A plain class constant: annotating it is refused.
+    _closed_form = None
 
-    def closed_form(self) -> Any:
-        """This instance's closed-form ``Family`` (default: the class's ``closed_form_family``), or ``None``."""
-        return self.closed_form_family
+    def closed_form(self) -> _family.Family | None:
+        """This instance's closed form: a ``Family`` record (the risk, the tunable parameter ``param`` and its
+        domain, and ``tuned(mech, value)``: the copy ``ul.tune`` returns), or ``None``: ``ul.theory`` then
+        computes risks exactly from the channel moments (``theory/_exact.py``)."""
+        return type(self)._closed_form
 
     def pure(self) -> _records.Pure | None:
         """003 Def 6's ``(p*, q*, z*)`` (and GLUTF's closed forms for a pure LDP base) as a ``Pure`` record of
         traceable values, or ``None`` for a mechanism that is not pure."""
         return None
 
-    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
-        """A copy with the closed form's tunable parameter set to ``value`` (``ul.tune``'s result).
+    def pure_probs(self) -> tuple[float, float, float]:
+        """``(p*, q*, z*)`` as float64 floats (``z*`` is nan for a pure LDP mechanism): ``pure()`` read concretely.
 
-        ``theta_n`` is the non-sensitive mass the tuning assumed (kept by mechanisms that record it).
+        Kept under this name because outside code calls it (the GLUTF issue's public API); ``pure()`` is the
+        traceable record.
+
+        Raises:
+          ValueError: the mechanism is not pure (``pure()`` is ``None``, e.g. a GLUTF with ``rule="non_pure"``).
         """
-        return replace(self, **{self.closed_form().param: value})
+        return _records.pure_floats(self)

@@ -1,5 +1,6 @@
-"""``Mechanism``'s estimation defaults (a mixin of the base class): the statistic's expectation, debiasing and
-its variance, and the channel's report columns. Each has a generic default read off the exact channel."""
+"""``Mechanism``'s estimation defaults (a mixin of the base class): the linear estimator ``debias`` and its
+``estimator()`` record, and the channel's report columns; with the functions generic code asks (``affine``,
+``stats_matrix``, ``debias_variance``), each with a default read off the exact channel."""
 
 from __future__ import annotations
 
@@ -9,59 +10,32 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _records
 from uldp_jax.mechanisms.core._reports import affine_variance, bits_table
 
 
 class EstimationDefaults:
     """Estimation members of ``Mechanism`` (documented in its table); mechanisms override them."""
 
-    def stats_matrix(self) -> jax.Array:
-        """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
-        Q = jnp.asarray(self.channel_matrix()[0])
-        if self.report_kind == "item" and self.num_stats == self.num_outputs:
-            return Q
-        if self.report_kind == "bits" and 2**self.num_stats == self.num_outputs:
-            return Q @ jnp.asarray(bits_table(self.num_stats), Q.dtype)
-        raise NotImplementedError(f"{type(self).__name__}: define stats_matrix() for report_kind={self.report_kind!r}.")
-
-    def support_affine(self) -> tuple[jax.Array, jax.Array] | None:
-        """``(a, b)`` with ``E[stats_j] / n = a_j p_j + b_j`` when the statistic is per-item affine, else ``None``."""
+    def estimator(self) -> _records.Estimator | None:
+        """The linear estimator's closed forms (an ``Estimator`` record: per-item affine form, variance), or
+        ``None``: ``debias`` solves the channel by least squares and its variance comes from the channel."""
         return None
 
     def debias(self, stats: jax.Array, n: Any) -> jax.Array:
         r"""The empirical (unbiased) estimate :math:`\hat p` from ``stats`` of ``n`` reports (001 eq 3).
 
-        Default: the per-item affine inverse when ``support_affine()`` gives one, otherwise the least-squares
-        solution of ``p @ stats_matrix() = stats / n`` (exact channel inversion).
+        Default: the per-item affine inverse when ``estimator().affine`` gives one, otherwise the least-squares
+        solution of ``p @ stats_matrix(mech) = stats / n`` (exact channel inversion).
         """
-        affine = self.support_affine()
-        if affine is not None:
-            a, b = affine
+        affine_ab = affine(self)
+        if affine_ab is not None:
+            a, b = affine_ab
             f = jnp.asarray(stats, dtype=a.dtype) / jnp.asarray(n, dtype=a.dtype)
             return (f[: a.shape[0]] - b) / a
-        A = self.stats_matrix()
+        A = stats_matrix(self)
         f = jnp.asarray(stats, dtype=A.dtype) / jnp.asarray(n, dtype=A.dtype)
         return f @ jnp.linalg.pinv(A)
-
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        """``float[d]``: per-item variance of ``debias`` in the iid model.
-
-        Follows the mechanism's own ``debias``: a class that overrides ``debias`` (and not this method) gets
-        the exact variance of that estimator from its channel (``variance_from_channel``), so
-        ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs.
-        """
-        if type(self).debias is not EstimationDefaults.debias:
-            return variance_from_channel(self, p, n)
-        affine = self.support_affine()
-        if affine is not None:
-            return affine_variance(affine, p, n)
-        if self.report_kind != "item":
-            raise NotImplementedError(f"{type(self).__name__}: define debias_variance().")
-        A = self.stats_matrix()
-        W = jnp.linalg.pinv(A)  # [m, d]
-        mom = p @ A
-        return (mom @ W**2 - (mom @ W) ** 2) / n
 
     def channel_support(self) -> np.ndarray | None:
         """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
@@ -89,6 +63,46 @@ class EstimationDefaults:
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
 
 
+def affine(mech: Any) -> tuple[jax.Array, jax.Array] | None:
+    """``mech.estimator().affine``: ``(a, b)`` with ``E[stats_j] / n = a_j p_j + b_j``, or ``None``."""
+    est = mech.estimator()
+    return None if est is None else est.affine
+
+
+def stats_matrix(mech: Any) -> jax.Array:
+    """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
+    Q = jnp.asarray(mech.channel_matrix()[0])
+    if mech.report_kind == "item" and mech.num_stats == mech.num_outputs:
+        return Q
+    if mech.report_kind == "bits" and 2**mech.num_stats == mech.num_outputs:
+        return Q @ jnp.asarray(bits_table(mech.num_stats), Q.dtype)
+    raise NotImplementedError(f"{type(mech).__name__}: no stats matrix for report_kind={mech.report_kind!r} "
+                              "(define estimator() with its affine form or variance).")
+
+
+def debias_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
+    """``float[d]``: per-item variance of ``mech.debias`` in the iid model.
+
+    ``estimator().variance`` when the mechanism gives one; else the affine form's; else, for a mechanism that
+    overrides ``debias``, the exact variance of that estimator from its channel (``variance_from_channel``), so
+    ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs; else that of the
+    channel's least-squares inverse (item reports).
+    """
+    est = mech.estimator()
+    if est is not None and est.variance is not None:
+        return est.variance(p, n)
+    if est is not None and est.affine is not None:
+        return affine_variance(est.affine, p, n)
+    if type(mech).debias is not EstimationDefaults.debias:
+        return variance_from_channel(mech, p, n)
+    if mech.report_kind != "item":
+        raise NotImplementedError(f"{type(mech).__name__}: define estimator() with a variance.")
+    A = stats_matrix(mech)
+    W = jnp.linalg.pinv(A)  # [m, d]
+    mom = p @ A
+    return (mom @ W**2 - (mom @ W) ** 2) / n
+
+
 def variance_from_channel(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     """iid per-item variance of ``mech.debias`` (assumed affine in ``stats``), from the channel.
 
@@ -104,7 +118,7 @@ def variance_from_channel(mech: Any, p: jax.Array, n: Any) -> jax.Array:
         S = jnp.asarray(bits_table(k), Q.dtype)
     else:
         raise NotImplementedError(f"{type(mech).__name__} overrides debias for report_kind="
-                                  f"{mech.report_kind!r}: define debias_variance() too.")
+                                  f"{mech.report_kind!r}: define estimator() with a variance too.")
     one = jnp.ones((), Q.dtype)
     c = mech.debias(jnp.zeros(k, Q.dtype), one)
     W = jax.vmap(lambda e: mech.debias(e, one))(jnp.eye(k, dtype=Q.dtype)) - c  # [k, d]

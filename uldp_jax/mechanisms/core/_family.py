@@ -1,7 +1,7 @@
 """``Family``: a mechanism's closed-form description (risk, pure probabilities, tunable parameter, optimum).
 
-A mechanism answers ``closed_form()`` with one of these records (``Mechanism.closed_form``; default ``None``:
-no closed form, so ``ul.theory`` uses the exact channel moments). The record holds pure functions of
+A mechanism answers ``closed_form()`` with one of these records (``Mechanism.closed_form``; default: its class's
+``_closed_form``, ``None`` unless set: no closed form, so ``ul.theory`` uses the exact channel moments). The record holds pure functions of
 ``(eps, s, theta_n, param)``, so ``ul.tune`` and ``ul.tuning.optimize`` can relax and differentiate the
 parameter without rebuilding mechanisms. LDP families use ``s = d`` and ``theta_n = 0``.
 """
@@ -9,9 +9,11 @@ parameter without rebuilding mechanisms. LDP families use ``s = d`` and ``theta_
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 import jax.numpy as jnp
+
+from uldp_jax.mechanisms.core import _pytree
 
 UNIT = lambda s: (0.0, 1.0)  # noqa: E731
 
@@ -86,6 +88,8 @@ class Family:
       generic: the risk comes from the instance's own ``pure()`` (003 eq 28), e.g. GLUTF.
       item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model (HR family), or ``None``.
       closed: a continuous ``domain`` includes its end points.
+      rebuild: ``(mech, value, theta_n) -> mech``: the tuned copy where setting ``param`` is not enough (hashing:
+        the ``"full"`` family follows ``g``); ``None``: ``tuned``'s default.
     """
 
     name: str
@@ -99,3 +103,19 @@ class Family:
     generic: bool = False
     item_nvar: Callable | None = None
     closed: bool = False
+    rebuild: Callable | None = None
+
+    def tuned(self, mech: Any, value: Any, theta_n: Any = None) -> Any:
+        """A copy of ``mech`` with ``param`` set to ``value`` (``ul.tune``'s result); ``theta_n``, the
+        non-sensitive mass the tuning assumed, is recorded by a mechanism with a ``theta_n`` field (GLUTF)."""
+        if self.rebuild is not None:
+            return self.rebuild(mech, value, theta_n)
+        changes = {self.param: value}
+        if theta_n is not None and "theta_n" in {f.name for f in dataclasses.fields(mech)}:
+            changes["theta_n"] = theta_n
+        return _pytree.replace(mech, **changes)
+
+
+def of_class(cls: type) -> Family | None:
+    """The closed form a mechanism class declares for all its instances (``_closed_form``), or ``None``."""
+    return getattr(cls, "_closed_form", None)

@@ -14,6 +14,7 @@ Families:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
@@ -109,6 +110,15 @@ def check_num_hashes(family: str, num_hashes: Any, g: int, d: int) -> int | None
     if num_hashes is None:
         return None
     return _validate.check_int("num_hashes", num_hashes, minimum=1, maximum=MAX_EXPLICIT_HASHES)
+
+
+def tuned_g(mech: Any, g: Any, theta_n: Any = None) -> Any:
+    """OLH's and uLH's closed-form ``rebuild``: a copy with ``g`` set (the ``"full"`` family's size ``g**d``
+    follows it) and, for uLH, the assumed ``theta_n`` recorded."""
+    changes = {"g": g, "num_hashes": None if mech.family == "full" else mech.num_hashes}
+    if theta_n is not None:
+        changes["theta_n"] = theta_n
+    return dataclasses.replace(mech, **changes)
 
 
 class SeededHash:

@@ -16,7 +16,7 @@ REQUIRED = {
 }
 # Class constants read off the class: annotating one (``report_kind: str = "item"``) would make it a dataclass
 # field, a pytree leaf and a constructor argument.
-CLASS_CONSTANTS = ("report_kind", "closed_form_family")
+CLASS_CONSTANTS = ("report_kind", "_closed_form")
 
 
 def refuse_annotated_constants(cls: type) -> None:

@@ -1,7 +1,8 @@
 """The records ``Mechanism``'s grouped optional capabilities return (``None`` when a mechanism has none).
 
 ``pure()`` answers 003's questions about a pure mechanism (GLUTF's and the closed forms'); ``compact()`` says how
-a bit-vector mechanism draws compact reports. Each record is one member on the base, so a capability that comes
+a bit-vector mechanism draws compact reports; ``estimator()`` describes the linear estimator ``debias`` (its
+per-item affine form, its variance). Each record is one member on the base, so a capability that comes
 with several answers adds one name to the protocol, not five.
 """
 
@@ -43,6 +44,21 @@ class Compact(NamedTuple):
     preferred: bool  # ul.perturb returns compact reports (d >= COMPACT_MIN_D, at most d / 8 ones expected)
     stats: bool = False  # sample_stats and simulate's report path draw through the compact sampler
     params: tuple[np.ndarray, Any, Any] | None = None  # (items_s, own_prob float[d], q): independent bits
+
+
+class Estimator(NamedTuple):
+    r"""What ``emp``, ``emp+thr`` and ``ul.theory`` ask about the linear estimator ``debias`` (``Mechanism.estimator()``;
+    ``None``: the channel's least-squares inverse, its variance from the channel).
+
+    ``affine``: ``(a float[d], b float[d])`` with :math:`E[stats_j] / n = a_j p_j + b_j` (the default ``debias``
+    is then :math:`(stats / n - b) / a`, O(d)). ``variance``: ``(p, n) -> float[d]``, the iid per-item variance
+    of ``debias`` where neither the affine form nor the channel gives it (a mechanism whose own ``debias`` runs a
+    transform, e.g. the Hadamard family's FWHT). Read them through ``mechanisms.core._estimation``'s ``affine``,
+    ``debias_variance`` and ``stats_matrix``.
+    """
+
+    affine: tuple[Any, Any] | None = None
+    variance: Callable[[Any, Any], Any] | None = None
 
 
 def independent_bits(d: int, items_s: np.ndarray, own_prob: Any, q: Any) -> Compact:

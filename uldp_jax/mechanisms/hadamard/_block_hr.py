@@ -142,7 +142,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         est = jnp.concatenate(parts, axis=-1)[..., jnp.asarray(tb.inv)]
         return est / (hr_gap(self.eps) * jnp.asarray(n))
 
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+    def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
         r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 p(\mathcal X_j) - p_x^2)/n`."""
         p = jnp.asarray(p)
         block = jnp.asarray(_tables(self.blocks).block)
@@ -195,8 +195,8 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         return _spec.PrivacySpec("bsldp", _matrices.bsldp_matrix(self.blocks, eps), eps, None)
 
 
-    closed_form_family = _family.Family("BlockHR", None, None, None, ldp=True,
-                                        item_nvar=lambda m, p: _hr_forms.block_hr_item_nvar(m.eps, p, m.blocks))
+    _closed_form = _family.Family("BlockHR", None, None, None, ldp=True,
+                                  item_nvar=lambda m, p: _hr_forms.block_hr_item_nvar(m.eps, p, m.blocks))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.num_outputs))

@@ -110,7 +110,7 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
         W = self._blocks_fwht(stats)[..., block, row]
         return W * (_forms.scale(self.eps, self.num_blocks) / jnp.asarray(n))
 
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+    def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
         """Per-item variance of ``debias`` (iid model), closed form (``_forms.general_hr.item_nvar``)."""
         return _forms.item_nvar(self.eps, p, self.num_blocks) / jnp.asarray(n)
 
@@ -159,8 +159,8 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
-    closed_form_family = _family.Family("HadamardResponse", None, None, None, ldp=True,
-                                        item_nvar=lambda m, p: _forms.item_nvar(m.eps, p, m.num_blocks))
+    _closed_form = _family.Family("HadamardResponse", None, None, None, ldp=True,
+                                  item_nvar=lambda m, p: _forms.item_nvar(m.eps, p, m.num_blocks))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.num_outputs))

@@ -124,7 +124,7 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         pos = jnp.asarray(_tables(self.d, self.sensitive)[3])
         return est[..., pos] / (hr_gap(self.eps) * jnp.asarray(n))
 
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+    def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
         r"""Per-item variance of ``debias`` (iid): :math:`(R^2 p([S]) - p_i^2)/n` on A, :math:`(R p_x - p_x^2)/n` on B."""
         p = jnp.asarray(p)
         c = hr_gap(self.eps)
@@ -179,7 +179,7 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         return _spec.PrivacySpec("hlldp", _matrices.hlldp_matrix(self.d, self.sensitive, eps), eps, None)
 
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "HighLowHR", None, None, None, ldp=False,
         item_nvar=lambda m, p: _hr_forms.highlow_hr_item_nvar(m.eps, p, m.sensitive))
 

@@ -3,18 +3,24 @@
 HR, HighLowHR, BlockHR and HadamardResponse report one cell of a (block-)Hadamard code. Their exact count
 samplers are the same for all four: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` (fixed model) or
 one ``Multinomial(n, p Q)`` (iid model), with ``Q``'s rows and ``p Q`` from the mechanism's own fast
-Walsh-Hadamard ``channel_matvec`` (``mechanisms.core._counts``).
+Walsh-Hadamard ``channel_matvec`` (``mechanisms.core._counts``). Their ``debias`` is a transform too, so they share
+one ``estimator()``: the variance of each class's own closed form.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax.mechanisms.core import _counts
+from uldp_jax.mechanisms.core import _counts, _records
 
 
 class HadamardCounts:
-    """Mixin for the Hadamard family's count-level members (put it before ``Mechanism`` in the bases)."""
+    """Mixin for the Hadamard family's shared members (put it before ``Mechanism`` in the bases)."""
+
+    def estimator(self) -> _records.Estimator:
+        """``debias`` runs a fast Walsh-Hadamard transform (no per-item affine form); its iid per-item variance
+        is the class's closed form ``item_variance(p, n)``."""
+        return _records.Estimator(variance=self.item_variance)
 
     def count_draws(self, iid: bool) -> float:
         """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""

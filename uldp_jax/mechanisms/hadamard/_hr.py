@@ -80,7 +80,7 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         scale = 1.0 / (hr_gap(self.eps) * jnp.asarray(n))
         return W[..., 1 : self.d + 1] * scale
 
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
+    def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
         r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 - p_x^2)/n`."""
         R = 1.0 / hr_gap(self.eps)
         return (R**2 - jnp.asarray(p) ** 2) / jnp.asarray(n)
@@ -112,8 +112,8 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    closed_form_family = _family.Family("HR", None, None, None, ldp=True,
-                                        item_nvar=lambda m, p: _hr_forms.hr_item_nvar(m.eps, p))
+    _closed_form = _family.Family("HR", None, None, None, ldp=True,
+                                  item_nvar=lambda m, p: _hr_forms.hr_item_nvar(m.eps, p))
 
     def comm_bits(self) -> float:
         return float(np.log2(self.K))

@@ -118,10 +118,11 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         t = jnp.exp(-jnp.asarray(self.eps))
         gap = (self.g - 1) * -jnp.expm1(-jnp.asarray(self.eps)) / (self.g * (1.0 + (self.g - 1) * t))
-        return jnp.full((self.d,), gap), jnp.full((self.d,), 1.0 / self.g, dtype=gap.dtype)
+        return _records.Estimator(affine=(jnp.full((self.d,), gap),
+                                          jnp.full((self.d,), 1.0 / self.g, dtype=gap.dtype)))
 
     def _seeds(self) -> np.ndarray:
         if self.num_hashes is None or self.num_hashes > _hashing.MAX_CHANNEL_HASHES:
@@ -152,9 +153,9 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "OLH", "g", lambda e, s, th, g: _nmse.olh_nmse(e, s, g), _family.ulh_probs, ldp=True, integer=True,
-        domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0))
+        domain=lambda s: (2, 2**31 - 1), optimum=lambda e, s, th: _optima.optimal_g(e, s, 0.0), rebuild=_hashing.tuned_g)
 
     def pure(self) -> _records.Pure:
         """Pure LDP: ``p* = e/(e+g-1)``, ``q* = 1/g``; the share ``e/(e+d-1)`` is attained by a hash with
@@ -163,10 +164,6 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
                              z_max=lambda s: _th.ulh_z_max(s, self.eps, self.g),
                              z_published=_th.ulh_z_published(self.eps, self.g))
-
-    def with_tuned(self, value: Any, theta_n: Any = None) -> OLH:
-        """A copy with ``g = value`` (the ``"full"`` family's size ``g**d`` follows the new ``g``)."""
-        return _pytree.replace(self, g=value, num_hashes=None if self.family == "full" else self.num_hashes)
 
     def comm_bits(self, include_seed: bool = True) -> float:
         """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax.mechanisms.core import _family, _fields, _nmse, _optima, _pytree
+from uldp_jax.mechanisms.core import _family, _fields, _hashing, _nmse, _optima, _pytree
 from uldp_jax.mechanisms import transform as _glutf
 from uldp_jax.mechanisms.hashing import _olh
 from uldp_jax.mechanisms.hashing._olh import OLH
@@ -42,15 +42,9 @@ class ULH(_glutf.GLUTFMixin, _fields.ULDPFields):
     family: str = _pytree.static_field(default="hash")
     num_hashes: Any = _pytree.static_field(default=None)
 
-    closed_form_family = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
-                                        domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g)
-
-    def with_tuned(self, value: Any, theta_n: Any = None) -> ULH:
-        """A copy with ``g = value`` and ``theta_n`` recorded (the ``"full"`` family's size follows ``g``)."""
-        changes = {"g": value, "num_hashes": None if self.family == "full" else self.num_hashes}
-        if theta_n is not None:
-            changes["theta_n"] = theta_n
-        return _pytree.replace(self, **changes)
+    _closed_form = _family.Family("ULH", "g", _nmse.ulh_nmse, _family.ulh_probs, ldp=False, integer=True,
+                                  domain=lambda s: (2, 2**31 - 1), optimum=_optima.optimal_g,
+                                  rebuild=_hashing.tuned_g)
 
     rule = "pure"
 

@@ -82,10 +82,10 @@ class GRR(_base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         _, other = self.probs()
         a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
-        return jnp.full((self.d,), a), jnp.full((self.d,), other)
+        return _records.Estimator(affine=(jnp.full((self.d,), a), jnp.full((self.d,), other)))
 
     def channel_ops(self) -> tuple[Any, Any]:
         """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
@@ -93,7 +93,7 @@ class GRR(_base.Mechanism):
 
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """``p @ Q`` in O(d): ``Q = (keep - other) I + other 11^T`` (a keep-or-uniform mixture)."""
-        gap, other = self.support_affine()
+        gap, other = self.estimator().affine
         return gap[0] * p + other[0] * jnp.sum(p, axis=-1, keepdims=True)
 
     def channel_rmatvec(self, v: jax.Array) -> jax.Array:
@@ -112,8 +112,8 @@ class GRR(_base.Mechanism):
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    closed_form_family = _family.Family("GRR", None, lambda e, s, th, _: _nmse.grr_nmse(e, s), _family.urr_probs,
-                                        ldp=True)
+    _closed_form = _family.Family("GRR", None, lambda e, s, th, _: _nmse.grr_nmse(e, s), _family.urr_probs,
+                                  ldp=True)
 
     def pure(self) -> _records.Pure:
         """Pure LDP: ``p* = e/(e+d-1)``, ``q* = 1/(e+d-1)``; as a GLUTF base, every non-sensitive input needs

@@ -69,7 +69,7 @@ class URR(_fields.ULDPFields):
         """Exact: a row is ``alpha e_x + (1 - alpha) Uniform(X_S)``, ``alpha = c1 - c2 = c3`` for every input."""
 
         def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
-            a, _ = self.support_affine()
+            a, _ = self.estimator().affine
             sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), counts.dtype)
             return _counts.keep_or_common(key, counts, jnp.asarray(a, counts.dtype), sens)
 
@@ -79,21 +79,21 @@ class URR(_fields.ULDPFields):
         """iid uRR: one ``Multinomial(n, p Q)``."""
 
         def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
-            a, _ = self.support_affine()
+            a, _ = self.estimator().affine
             sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), p.dtype)
             return _counts.keep_or_common_iid(key, n, p, jnp.asarray(a, p.dtype), sens)
 
         return sample
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         _, c2, c3 = self.probs()
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         # c1 - c2 = c3: every item's support probability has slope c3; sensitive items add the offset c2.
-        return jnp.full((self.d,), c3), jnp.where(sens, c2, 0.0)
+        return _records.Estimator(affine=(jnp.full((self.d,), c3), jnp.where(sens, c2, 0.0)))
 
     def _channel_parts(self) -> tuple[jax.Array, jax.Array, jax.Array]:
         """``Q = diag(dg) + c2 1 sens^T``: (dg float[d], c2, sens float[d])."""
-        a, _ = self.support_affine()  # c1 - c2 on X_S, c3 on X_N
+        a, _ = self.estimator().affine  # c1 - c2 on X_S, c3 on X_N
         _, c2, _ = self.probs()
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), a.dtype)
         return a, c2, sens
@@ -126,8 +126,8 @@ class URR(_fields.ULDPFields):
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.eps))
 
-    closed_form_family = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
-                                        _family.urr_probs, ldp=False)
+    _closed_form = _family.Family("URR", None, lambda e, s, th, _: _nmse.urr_nmse(e, s, th),
+                                  _family.urr_probs, ldp=False)
 
     def pure(self) -> _records.Pure:
         """Pure ULDP (001 Def 3): ``(p*, q*, z*) = (c1, c2, c3)``."""

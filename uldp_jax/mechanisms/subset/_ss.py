@@ -115,12 +115,12 @@ class SS(_base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         t = jnp.exp(-jnp.asarray(self.eps))
         d, k = self.d, self.k
         gap = k * (d - k) * -jnp.expm1(-jnp.asarray(self.eps)) / ((k + (d - k) * t) * (d - 1))
         _, q = self._pq()
-        return jnp.full((d,), gap), jnp.full((d,), q)
+        return _records.Estimator(affine=(jnp.full((d,), gap), jnp.full((d,), q)))
 
     def _subsets(self) -> np.ndarray:
         if self.d > MAX_SS_CHANNEL_D:
@@ -158,7 +158,7 @@ class SS(_base.Mechanism):
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "SS", "k", lambda e, s, th, k: _nmse.ss_nmse(e, s, k), _family.uss_probs, ldp=True, integer=True,
         domain=lambda s: (1, s - 1), optimum=lambda e, s, th: _optima.optimal_k(e, s, 0.0))
 

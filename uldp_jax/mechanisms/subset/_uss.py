@@ -39,8 +39,8 @@ class USS(_glutf.GLUTFMixin, _fields.ULDPFields):
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
 
-    closed_form_family = _family.Family("USS", "k", _nmse.uss_nmse, _family.uss_probs, ldp=False, integer=True,
-                                        domain=lambda s: (1, s - 1), optimum=_optima.optimal_k)
+    _closed_form = _family.Family("USS", "k", _nmse.uss_nmse, _family.uss_probs, ldp=False, integer=True,
+                                  domain=lambda s: (1, s - 1), optimum=_optima.optimal_k)
 
     rule = "pure"
 

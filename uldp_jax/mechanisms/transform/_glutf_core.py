@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _pytree, _records
-from uldp_jax.mechanisms.core import _estimation, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _records
+from uldp_jax.mechanisms.core import _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
 from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
 
@@ -231,7 +231,7 @@ class GLUTFMixin(GLUTFChannel):
 
     def estimate_eq30(self, stats: jax.Array, n: Any) -> jax.Array:
         """003 eq 30 (unbiased for either rule) from ``eq30_stats`` (``aggregate`` when ``rule="non_pure"``)."""
-        base = self.base.pure()  # a pure base (rule="non_pure" accepts a base with a support_affine too)
+        base = self.base.pure()  # a pure base (rule="non_pure" accepts a base with an affine estimator() too)
         p, q = (None, None) if base is None else (base.p, base.q)
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         f = self.f()
@@ -241,28 +241,23 @@ class GLUTFMixin(GLUTFChannel):
         """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
         if self.rule != "pure":
             return self.estimate_eq30(stats, n)
-        a, b = self.support_affine()
+        a, b = self.estimator().affine
         return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
 
-    def debias_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        """iid per-item variance of ``debias``: 003 eq 21's affine form (``rule="pure"``), else from the channel."""
-        if self.rule != "pure":
-            return _estimation.variance_from_channel(self, p, n)
-        return _reports.affine_variance(self.support_affine(), p, n)
-
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator | None:
         """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``.
+
+        ``None`` for ``rule="non_pure"``: ``debias`` is then 003 eq 30 (``estimate_eq30``), its variance read off
+        the channel.
         """
         if self.rule != "pure":
-            raise ValueError("rule='non_pure' GLUTF is not pure (003 eq 10): estimate with "
-                             "mech.estimate_eq30(stats, n) (003 eq 30) on mech.aggregate(reports).")
-        a_b, b_b = self.base.support_affine()
+            return None
+        a_b, b_b = self.base.estimator().affine
         zs = self.z_star()
         idx = jnp.asarray(self.sensitive, jnp.int32)
         a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
         b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
-        return a, b
-
+        return _records.Estimator(affine=(a, b))
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.base.eps))
@@ -276,8 +271,9 @@ class GLUTFMixin(GLUTFChannel):
         if self.rule != "pure":
             raise TypeError(f"Expected a pure GLUTF mechanism (rule='pure'), got rule={self.rule!r}: 003 eqs 30-31 "
                             "are approximate and have no exact closed form here.")
-        if self.closed_form_family is not None and self.z_rule == "max":
-            return self.closed_form_family
+        named = _family.of_class(type(self))
+        if named is not None and self.z_rule == "max":
+            return named
         return GENERIC_FAMILY
 
     def pure(self) -> Any:
@@ -286,13 +282,6 @@ class GLUTFMixin(GLUTFChannel):
             return None
         base = self.base.pure()
         return _records.Pure(base.p, base.q, self.z_star())
-
-    def with_tuned(self, value: Any, theta_n: Any = None) -> Any:
-        """A copy with the tuned parameter and the assumed ``theta_n`` recorded (named GLUTF mechanisms)."""
-        changes = {self.closed_form().param: value}
-        if theta_n is not None:
-            changes["theta_n"] = theta_n
-        return _pytree.replace(self, **changes)
 
     def comm_bits(self) -> float:
         r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""

@@ -134,11 +134,11 @@ class _UnaryMixin:
         keep, q = self.probs()
         return _records.independent_bits(self.d, np.arange(self.d), jnp.full((self.d,), keep, jnp.float32), q)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         keep, omk = self.keep_pair()
         _, q = ue_probs(keep, self.eps, omk)
         gap = ue_gap(keep, self.eps, omk)
-        return jnp.full((self.d,), gap), jnp.full((self.d,), q)
+        return _records.Estimator(affine=(jnp.full((self.d,), gap), jnp.full((self.d,), q)))
 
     def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
         eps = _spec.eps_value(self.eps)
@@ -189,7 +189,7 @@ class RAPPOR(_UnaryMixin, _base.Mechanism):
     theta: Any = None
     default_theta: bool = _pytree.static_field(init=False, repr=False, default=False)
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "RAPPOR", "theta", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True,
         domain=_family.UNIT, optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 
@@ -217,7 +217,7 @@ class UE(_UnaryMixin, _base.Mechanism):
     eps: Any
     p: Any = None
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "UE", "p", lambda e, s, th, p: _nmse.ue_nmse(e, s, p), _family.ue_probs, ldp=True, domain=_family.UNIT,
         optimum=lambda e, s, th: _optima.optimal_theta(e, s, 0.0))
 

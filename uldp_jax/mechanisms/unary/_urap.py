@@ -71,7 +71,7 @@ class URAP(_fields.ULDPFields):
         """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
 
         def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
-            a, b = self.support_affine()
+            a, b = self.estimator().affine
             return _counts.independent_bits(key, counts, jnp.asarray(a + b, counts.dtype), jnp.asarray(b, counts.dtype))
 
         return sample
@@ -98,11 +98,12 @@ class URAP(_fields.ULDPFields):
         counts = jnp.zeros(self.d, jnp.int32).at[xs].add((bit_n & w).astype(jnp.int32))
         return counts.at[items].set(counts_s)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         _, d1, keep_n = self.probs()
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
         theta, omt = self.keep_pair()
-        return jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n), jnp.where(sens, d1, 0.0)
+        return _records.Estimator(affine=(jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n),
+                                          jnp.where(sens, d1, 0.0)))
 
     def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
@@ -124,8 +125,8 @@ class URAP(_fields.ULDPFields):
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.eps))
 
 
-    closed_form_family = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,
-                                        domain=_family.UNIT, optimum=_optima.optimal_theta)
+    _closed_form = _family.Family("URAP", "theta", _nmse.urap_nmse, _family.urap_probs, ldp=False,
+                                  domain=_family.UNIT, optimum=_optima.optimal_theta)
 
     def pure(self) -> _records.Pure:
         """Pure ULDP: own sensitive bit, other sensitive bit, own non-sensitive bit (``probs``)."""

@@ -47,8 +47,8 @@ class UUE(_glutf.GLUTFMixin, _fields.ULDPFields):
     theta_n: Any = _pytree.static_field(default=0.0)
     z_rule: str = _pytree.static_field(default="max")
 
-    closed_form_family = _family.Family("UUE", "p", _nmse.uue_nmse, _family.uue_probs, ldp=False,
-                                        domain=_family.UNIT, optimum=_optima.optimal_p)
+    _closed_form = _family.Family("UUE", "p", _nmse.uue_nmse, _family.uue_probs, ldp=False,
+                                  domain=_family.UNIT, optimum=_optima.optimal_p)
 
     rule = "pure"
 

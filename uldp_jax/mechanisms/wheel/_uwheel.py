@@ -39,8 +39,8 @@ class UWheel(_glutf.GLUTFMixin, _fields.ULDPFields):
     z_rule: str = _pytree.static_field(default="max")
     num_hashes: Any = _pytree.static_field(default=None)
 
-    closed_form_family = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
-                                        domain=_wheel.WHEEL_L_DOMAIN, closed=True, optimum=_optima.optimal_l)
+    _closed_form = _family.Family("UWheel", "l", _nmse.uwheel_nmse, _family.uwheel_probs, ldp=False,
+                                  domain=_wheel.WHEEL_L_DOMAIN, closed=True, optimum=_optima.optimal_l)
 
     rule = "pure"
 

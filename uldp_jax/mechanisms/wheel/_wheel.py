@@ -146,11 +146,11 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
         return _likelihood.pure_terms(self, ys)
 
-    def support_affine(self) -> tuple[jax.Array, jax.Array]:
+    def estimator(self) -> _records.Estimator:
         l = jnp.asarray(self.l)
         t = jnp.exp(-jnp.asarray(self.eps))
         gap = l * (1.0 - l) * -jnp.expm1(-jnp.asarray(self.eps)) / (l + (1.0 - l) * t)
-        return jnp.full((self.d,), gap), jnp.full((self.d,), l, dtype=gap.dtype)
+        return _records.Estimator(affine=(jnp.full((self.d,), gap), jnp.full((self.d,), l, dtype=gap.dtype)))
 
     # ---- exact (discretised) channel
     def _cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,7 +196,7 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
 
-    closed_form_family = _family.Family(
+    _closed_form = _family.Family(
         "Wheel", "l", lambda e, s, th, cov: _nmse.wheel_nmse(e, s, cov), _family.uwheel_probs, ldp=True,
         domain=WHEEL_L_DOMAIN, closed=True, optimum=lambda e, s, th: _optima.optimal_l(e, s, 0.0))
 

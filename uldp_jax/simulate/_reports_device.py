@@ -1,0 +1,107 @@
+"""Report-based estimation on bit-vector reports (RAPPOR/UE, uRAP) inside ``simulate``, on the device.
+
+Every repetition runs on the device in one compiled program: block ``b`` of repetition ``r`` draws its reports
+with simulate's block inputs (``fold_in(fold_in(key, r), b)``) and keeps them in the smaller exact form: packed to
+``d / 8`` bytes per report (``_packed.pack_dense`` from ``perturb_batch``, or ``_packed.pack_ones`` from
+``compact().perturb``'s positions of the ones; the method gets ``PackedReports``), or, for compact reports with few
+ones, the positions themselves as row-layout support lists (``_support.compact_rows``; ``SupportReports``). No report leaves the device and no host loop runs over
+repetitions or blocks. The program is module-level and keyed by the mechanism type and static fields, the sizes,
+the method and its options: a second ``simulate`` call with other data, key or eps compiles nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax.estimation import _packed, _support
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.simulate import _layout as _schedule
+
+BLOCK_BATCH_ENTRIES = 2**25  # report entries generated at once while packing
+
+
+def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
+    """``(bytes per report, rows per chunk, padded rows)`` of ``rows`` packed reports of ``mech``."""
+    prod_mask, _ = _support.unary_parts(mech)
+    nb = _packed.num_bytes(int(prod_mask.sum()))
+    chunk = _packed.chunk_rows(nb)
+    return nb, chunk, -(-rows // chunk) * chunk
+
+
+def _hashable(opts: dict) -> tuple | None:
+    items = tuple(sorted(opts.items()))
+    try:
+        hash(items)
+    except TypeError:
+        return None
+    return items
+
+
+def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
+                     num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
+                     packed: bool = True) -> jax.Array:
+    """``float[reps, d]`` estimates of ``spec`` on every repetition's reports (module docstring).
+
+    ``num_chunks = 0``: dense reports from ``perturb_batch``; ``> 0``: ``compact().perturb(ky, xs, num_chunks)``,
+    bit-packed (``packed``) or as support lists.
+    """
+    args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, spec)
+    items = _hashable(opts)
+    if items is None:  # options that cannot key a cache (e.g. an array): one program for this call
+        return jax.jit(lambda m, k, dt: _all_reps(m, k, dt, *args, tuple(opts.items())))(mech, key, data)
+    return _all_reps_jit(mech, key, data, *args, items)
+
+
+def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, spec, opts):
+    opts = dict(opts)
+    prod_mask, _ = _support.unary_parts(m)
+    items = jnp.asarray(np.flatnonzero(prod_mask), jnp.int32)
+    rows = num_blocks * block_size
+    nb, chunk, rows_pad = rows_and_chunk(m, rows)
+    width = m.d if num_chunks == 0 else num_chunks * _compact.CHUNK + 1
+    batch = max(1, min(num_blocks, BLOCK_BATCH_ENTRIES // (block_size * width)))
+    n_arr = jnp.int32(n)
+
+    def one_rep(r):
+        key_r = jax.random.fold_in(key, r)
+
+        def block(b):
+            ky, xs, w = _schedule.block_inputs(key_r, b, n_arr, data, iid, block_size)
+            if num_chunks == 0:
+                return _packed.pack_dense(m, m.perturb_batch(ky, xs), w)
+            ones = m.compact().perturb(ky, xs, num_chunks).ones
+            if packed:
+                return _packed.pack_ones(m, ones, w)
+            ones = jnp.where(w[:, None], ones, jnp.asarray(m.d, ones.dtype))
+            sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
+            return sup.support, sup.weight * w, sup.inverted, sup.stats
+
+        by, wt, inv, st = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+        stats = jnp.sum(st, axis=0)
+        if spec.input == "stats":
+            return spec.fn(m, stats, n, **opts)
+        if num_chunks and not packed:
+            sup = by.reshape(rows, by.shape[-1])
+            rep = _support.SupportReports(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, None, None,
+                                          row_chunk(rows, sup.shape[1]), 0)
+            return spec.fn(m, rep, **opts)
+        pad = rows_pad - rows
+        rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
+                                    jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
+        return spec.fn(m, rep, **opts)
+
+    return jax.lax.map(one_rep, jnp.arange(reps), batch_size=rep_batch)
+
+
+def row_chunk(rows: int, width: int) -> int:
+    """The largest divisor of ``rows`` with at most ``CHUNK_ENTRIES / 4`` entries per chunk (>= 1)."""
+    target = max(1, _support.CHUNK_ENTRIES // 4 // width)
+    return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
+
+
+_all_reps_jit = jax.jit(_all_reps, static_argnums=tuple(range(3, 13)))
