@@ -68,10 +68,7 @@ def test_progress_reports_per_chunk_and_can_be_off(capsys):
 class _NoFastPath(ul.GRR):
     """A GRR without a count-level sampler."""
 
-    def count_sampler(self):
-        return None
-
-    def iid_count_sampler(self):
+    def counts(self):
         return None
 
 
@@ -101,20 +98,28 @@ def test_single_device_list_matches_default():
 class _ConstantCounts(ul.GRR):
     """An outside mechanism whose count sampler is a protocol method (no registry): the engine must call it."""
 
-    def count_sampler(self):
-        return lambda key, counts: counts[::-1] * 0 + jnp.arange(self.d, dtype=counts.dtype)
-
-    def iid_count_sampler(self):
-        return None  # the engine draws Multinomial(n, p) true counts, then count_sampler()
+    def counts(self):
+        # iid=None: the engine draws Multinomial(n, p) true counts, then fixed
+        return ul.fastpath.Counts(fixed=lambda key, counts: counts[::-1] * 0 + jnp.arange(self.d, dtype=counts.dtype))
 
 
 def test_count_sampler_is_a_protocol_method():
     mech = _ConstantCounts(5, 1.0)
-    assert ul.fastpath.has_count_path(mech) and ul.fastpath.count_sampler(mech) is not None
+    rec = ul.fastpath.counts_of(mech)  # a bare Counts record gets the defaults filled in
+    assert ul.fastpath.has_count_path(mech) and rec.fixed is not None and rec.iid is None
+    assert rec.draws(True) == 10.0 and rec.memory(True) is None  # d + num_stats; memory estimated from draws
     stats = np.asarray(ul.simulate_stats(KEY, mech, p=P5, n=100, reps=2, path="counts")[0])
     np.testing.assert_array_equal(stats, np.tile(np.arange(5), (2, 1)))
-    assert ul.GRR(5, 1.0).iid_count_sampler() is not None and ul.SS(5, 1.0).count_sampler() is None
-    assert ul.Mechanism.iid_count_sampler(mech) is None
+    assert ul.GRR(5, 1.0).counts().iid is not None and ul.SS(5, 1.0).counts().fixed is None
+    assert ul.Mechanism.counts(mech) is None
+
+
+def test_a_counts_record_without_a_sampler_or_of_the_wrong_type_is_refused():
+    with pytest.raises(ValueError, match="fixed or iid"):
+        ul.fastpath.counts_of(type("Empty", (ul.GRR,), {"counts": lambda self: ul.fastpath.Counts()})(5, 1.0))
+    bare = type("Bare", (ul.GRR,), {"counts": lambda self: (lambda key, counts: counts)})(5, 1.0)
+    with pytest.raises(TypeError, match=r"Bare.counts\(\) to return a Counts record"):
+        ul.fastpath.has_count_path(bare)
 
 
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])

@@ -43,10 +43,12 @@ EM on per-report   none            needs every report (not only counts); it runs
 likelihoods
 =================  ==============  ===========================================================================
 
-A mechanism opts in through the protocol (``ul.Mechanism``): ``count_sampler()`` returns ``fn(key, counts)``, the
-exact law of ``aggregate(perturb_batch(key, xs))`` given ``counts = bincount(xs)`` (as floats), and
-``iid_count_sampler()`` returns ``fn(key, n, p)`` for the iid model (SS has only the latter); both default to
-``None`` (the per-user path). The samplers live with their mechanisms; the building blocks ``multinomial``,
+A mechanism opts in through the protocol (``ul.Mechanism``): ``counts()`` returns a ``Counts`` record
+(``mechanisms.core._records``) whose ``fixed(key, counts)`` is the exact law of ``aggregate(perturb_batch(key,
+xs))`` given ``counts = bincount(xs)`` (as floats) and whose ``iid(key, n, p)`` is the law for the iid model (SS
+has only the latter), with the cost the engine weighs (``draws``, ``memory``); the default ``None`` means the
+per-user path. ``counts_of(mech)`` reads the record with its defaults filled in. The samplers live with their
+mechanisms; the building blocks ``multinomial``,
 ``keep_or_common(_iid)``, ``independent_bits``, ``multinomial_rows`` and ``channel_counts``
 (``uldp_jax.mechanisms.core._counts``) are exact and cost O(d) (``O(d m)`` for ``channel_counts``).
 
@@ -59,7 +61,6 @@ Counts are carried as float64 (exact integers below 2**53), so ``simulate`` runs
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -75,16 +76,7 @@ from uldp_jax.mechanisms.core._counts import (
     multinomial_rows,
     x64_context,
 )
-
-
-def count_sampler(mech: Any) -> Callable[..., jax.Array] | None:
-    """``mech.count_sampler()``: the exact fixed-model sampler ``fn(key, counts)``, or ``None``."""
-    return mech.count_sampler()
-
-
-def iid_sampler(mech: Any) -> Callable[..., jax.Array] | None:
-    """``mech.iid_count_sampler()``: the exact iid-model sampler ``fn(key, n, p)``, or ``None``."""
-    return mech.iid_count_sampler()
+from uldp_jax.mechanisms.core._records import Counts, counts_of
 
 
 def has_count_path(mech: Any, iid: bool = False) -> bool:
@@ -93,18 +85,22 @@ def has_count_path(mech: Any, iid: bool = False) -> bool:
     ``iid=False`` (default): from the true counts (fixed model, hence also the iid model); ``iid=True``: in the
     iid model (``n`` users drawn from ``p``), which some mechanisms (SS) support only there.
     """
-    return mech.count_sampler() is not None or (iid and mech.iid_count_sampler() is not None)
+    rec = counts_of(mech)
+    return rec is not None and (rec.fixed is not None or (iid and rec.iid is not None))
 
 
 def sample_counts_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Array:
     """Exact aggregate statistics of ``mech`` for ``n`` users drawn iid from ``p`` (float ``[d]``).
 
-    Uses ``mech.iid_count_sampler()`` when it has one; otherwise draws the true counts ``Multinomial(n, p)``
-    with the first half of ``split(key)`` and runs ``count_sampler()`` with the second.
+    Uses ``mech.counts().iid`` when it has one; otherwise draws the true counts ``Multinomial(n, p)`` with the
+    first half of ``split(key)`` and runs ``counts().fixed`` with the second.
+
+    Raises:
+      ValueError: when ``mech`` has no exact count-level sampler for the iid model.
     """
-    fn = mech.iid_count_sampler()
-    if fn is not None:
-        return fn(key, n, p)
+    rec = counts_of(mech)
+    if rec is not None and rec.iid is not None:
+        return rec.iid(key, n, p)
     k_true, k_mech = jax.random.split(key)
     return sample_counts(k_mech, mech, multinomial(k_true, n, p))
 
@@ -115,19 +111,19 @@ def sample_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
     Raises:
       ValueError: when ``mech`` has no exact count-level sampler.
     """
-    fn = mech.count_sampler()
-    if fn is None:
+    rec = counts_of(mech)
+    if rec is None or rec.fixed is None:
         raise ValueError(f"mech={type(mech).__name__} has no exact count-level fast path; use path='per_user'.")
-    return fn(key, counts)
+    return rec.fixed(key, counts)
 
 
 __all__ = [
+    "Counts",
     "binomial",
     "channel_counts",
     "count_dtype",
-    "count_sampler",
+    "counts_of",
     "has_count_path",
-    "iid_sampler",
     "independent_bits",
     "keep_or_common",
     "keep_or_common_iid",

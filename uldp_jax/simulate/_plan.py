@@ -127,12 +127,12 @@ def per_user_words(mech: Any, iid: bool) -> float:
 def path_costs(mech: Any, n: int, iid: bool) -> dict:
     """``{path: (random words, bytes of temporaries)}`` per repetition of each exact path available for ``mech``.
 
-    Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.count_draws(iid)``
+    Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.counts().draws(iid)``
     exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``counts_bytes`` bytes.
     """
     out = {"per_user": (n * per_user_words(mech, iid), 0.0)}
     if _counts_path.has_count_path(mech, iid=iid):
-        draws = float(mech.count_draws(iid))
+        draws = float(_counts_path.counts_of(mech).draws(iid))
         out["counts"] = (BINOMIAL_WORDS * draws, counts_bytes(mech, iid))
     return out
 
@@ -202,10 +202,11 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
 
 
 def counts_bytes(mech: Any, iid: bool) -> float:
-    """Temporaries of one counts-path repetition: ``mech.count_memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
-    draw of ``mech.count_draws(iid)``."""
-    own = mech.count_memory(iid)
-    return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(mech.count_draws(iid))
+    """Temporaries of one counts-path repetition: ``mech.counts().memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
+    draw of ``mech.counts().draws(iid)``."""
+    rec = _counts_path.counts_of(mech)
+    own = rec.memory(iid)
+    return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(rec.draws(iid))
 
 
 def counts_rep_chunk(mech: Any, iid: bool, rep_chunk: int) -> int:

@@ -21,7 +21,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 30  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
+    assert len(public) == 27  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -67,6 +67,16 @@ def test_an_annotated_class_constant_is_refused():
     body = _keep_body()
     body["__annotations__"]["report_kind"] = "str"
     with pytest.raises(TypeError, match=r"report_kind is annotated .*plain class constant.*report_kind = 'item'"):
+        type("Keep", (ul.Mechanism,), body)
+
+
+@pytest.mark.parametrize("name", sorted(_protocol.FOLDED))
+def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
+    """``count_sampler`` and friends are now ``counts()``: defining one would be silently ignored."""
+    body = _keep_body()
+    body[name] = lambda self, *args: None
+    with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: counts\(\) "
+                                        r"replaces it\. Write counts\(\): `def counts\(self\)`"):
         type("Keep", (ul.Mechanism,), body)
 
 

@@ -120,9 +120,9 @@ def test_count_samplers_match_the_channel(model, key, x64):
     counts = jnp.asarray([300, 0, 100, 50, 250, 0, 100, 100, 50, 50], jnp.float64)
     p = counts / counts.sum()
     if model == "counts":
-        draw = jax.jit(lambda k: mech.count_sampler()(k, counts))
+        draw = jax.jit(lambda k: mech.counts().fixed(k, counts))
     else:
-        draw = jax.jit(lambda k: mech.iid_count_sampler()(k, counts.sum(), p))
+        draw = jax.jit(lambda k: mech.counts().iid(k, counts.sum(), p))
     stats = sum(np.asarray(draw(jax.random.fold_in(key, r))) for r in range(20))
     assert stats.sum() == 20 * 1000
     res = ul.testing.chi_square(stats, np.asarray(mech.channel_matvec(p)))

@@ -70,26 +70,22 @@ class BinaryCA(_base.Mechanism):
         u = jax.random.uniform(key, xs.shape, dtype=jnp.float32)
         return jnp.where(u < jnp.where(xs == 0, q00, q10), 0, 1).astype(jnp.int32)
 
-    def count_sampler(self) -> Any:
-        """Exact: ``stats_0 = Bin(n_0, Q00) + Bin(n_1, Q10)``, ``stats_1 = n - stats_0``."""
+    def counts(self) -> _records.Counts:
+        """Exact: ``stats_0 = Bin(n_0, Q00) + Bin(n_1, Q10)``, ``stats_1 = n - stats_0``; iid:
+        ``stats_0 ~ Bin(n, p_0 Q00 + p_1 Q10)``."""
 
-        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
             q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
             zeros = _counts.binomial(key, counts, jnp.stack([q00, q10]).astype(counts.dtype))
             s0 = jnp.sum(zeros)
             return jnp.stack([s0, jnp.sum(counts) - s0])
 
-        return sample
-
-    def iid_count_sampler(self) -> Any:
-        """iid: ``stats_0 ~ Bin(n, p_0 Q00 + p_1 Q10)``."""
-
-        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        def iid(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             q00, _, q10, _, _ = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)
             s0 = _counts.binomial(key, jnp.asarray(n, p.dtype), (p[0] * q00 + p[1] * q10).astype(p.dtype))
             return jnp.stack([s0, n - s0])
 
-        return sample
+        return _records.counts_record(self, fixed, iid)
 
     def estimator(self) -> _records.Estimator:
         _, q01, q10, _, gap = _binary_q(jnp.asarray(self.eps12), jnp.asarray(self.eps21), jnp)

@@ -36,15 +36,15 @@ member                                default                                   
                                       channel (concrete, small domains)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
-``count_sampler()``                   ``None``: the engine uses the per-user path         GRR, uRR, UE, uRAP, HR, ...
-``iid_count_sampler()``               ``None``: true counts ``Multinomial(n, p)`` first   GRR, uRR, BinaryCA, HR, SS, ...
+``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,
+                                      a ``Counts`` record: exact samplers ``fixed(key,    HR family, SS, GLUTF over a
+                                      counts)``, ``iid(key, n, p)`` and their cost        base that has one
+                                      (``draws``, ``memory`` per repetition)
 ``comm_bits()``                       ``log2(num_outputs)``                               --
 ``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
 ``validate_grid(name)``               constructor checks per grid point                   --
 ``report_index(ys)``                  channel column of each report (items, bits)         hashed / set reports
 ``channel_support()``                 per-item support of each channel column             hashed / set reports
-``count_draws(iid)``                  ``d + num_stats``: the count sampler's draws        HR family, SS, GLUTF
-``count_memory(iid)``                 ``None``: estimated from ``count_draws``            SS, uSS
 ``product_likelihood()``              ``None``: EM on the channel / report likelihood     UE family
 ``report_likelihood(ys)``             ``None``: EM on the channel's columns               hashed, SS, GLUTF, ...
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
@@ -101,6 +101,7 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
         """
         super().__init_subclass__(**kwargs)
         _protocol.refuse_annotated_constants(cls)
+        _protocol.refuse_folded_members(cls)
         own_hash = "__hash__" in cls.__dict__
         dataclasses.dataclass(frozen=True, repr=False)(cls)  # __repr__ below, unless the class defines its own
         if not own_hash:

@@ -1,5 +1,5 @@
 """``Mechanism``'s optional capabilities with a "none" (or generic) default (a mixin of the base class): exact
-count samplers, tuning, closed forms, and the questions EM, theory and GLUTF ask."""
+count samplers (``counts()``), closed forms, and the questions EM, theory and GLUTF ask."""
 
 from __future__ import annotations
 
@@ -71,42 +71,14 @@ class CapabilityDefaults:
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     # ---- capabilities with a "none" default -------------------------------------------------------------------
-    def count_sampler(self) -> Callable[..., jax.Array] | None:
-        """An exact count-level sampler ``fn(key, counts float[d]) -> stats`` (fixed model), or ``None``.
+    def counts(self) -> _records.Counts | None:
+        """This mechanism's exact count-level samplers, or ``None``: the engine then draws every user's report
+        (the per-user path).
 
-        ``fn`` has exactly the law of ``aggregate(perturb_batch(key, xs))`` for any ``xs`` with
-        ``bincount(xs) == counts`` (floats carrying exact integers; the engine runs it under float64). ``None``
-        makes the engine draw every user's report (the per-user path). Building blocks: ``mechanisms.core._counts``.
-        """
-        return None
-
-    def iid_count_sampler(self) -> Callable[..., jax.Array] | None:
-        """An exact sampler ``fn(key, n, p float[d]) -> stats`` for ``n`` users drawn iid from ``p``, or ``None``.
-
-        Optional even with a ``count_sampler`` (the engine then draws ``Multinomial(n, p)`` true counts first);
-        override it when the iid law is cheaper (one ``Multinomial(n, p Q)``) or the only one available (SS). A
-        mechanism with an iid sampler but no ``count_sampler`` should also accept ``P`` independent populations,
-        ``n float[P]`` with ``p float[P, d]``, returning the stats of their union (GLUTF's go users need it).
-        """
-        return None
-
-    def count_draws(self, iid: bool) -> float:
-        """Exact draws per repetition of the count sampler (binomials, multinomial cells), for the engine's cost.
-
-        ``simulate(path="auto")`` compares this (times the cost of a binomial) with the per-user path's random
-        words (``n`` users) and takes the cheaper exact path; it also sizes the counts path's repetition chunks
-        from it. Default ``d + num_stats``: the true counts (``Multinomial(n, p)``, iid model) and O(1) draws per
-        statistic. Override when the sampler draws more (``sum_x Multinomial(n_x, Q[x])`` over ``m`` outputs:
-        ``d m`` cells).
-        """
-        return float(self.d + self.num_stats)
-
-    def count_memory(self, iid: bool) -> float | None:
-        """Bytes of temporaries one repetition of the count sampler holds at once, or ``None`` (the default).
-
-        ``None``: the engine estimates them from ``count_draws`` (every draw held at once, as in multinomial
-        splitting). Override when the draws are sequential (SS's scan holds O(k) bins, not its O(d k) draws), so
-        that the repetition chunks and ``path="auto"``'s memory check use the real size.
+        A ``Counts`` record (build it with ``_records.counts_record(self, fixed, iid, draws, memory)``, which fills
+        the defaults): ``fixed(key, counts)`` for true counts, ``iid(key, n, p)`` for ``n`` users drawn iid from
+        ``p`` (either may be ``None``, not both), and the cost the engine weighs against the per-user path
+        (``draws(iid)``, ``memory(iid)``). See ``Counts`` for the laws they must have.
         """
         return None
 

@@ -1,6 +1,6 @@
 """Exact O(d) building blocks of count-level samplers (binomial/multinomial splitting; see ``uldp_jax.fastpath``).
 
-A leaf module: mechanisms build their ``count_sampler()`` / ``iid_count_sampler()`` from these."""
+A leaf module: mechanisms build the samplers of their ``counts()`` record from these."""
 
 from __future__ import annotations
 

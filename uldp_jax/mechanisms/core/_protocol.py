@@ -1,4 +1,5 @@
-"""What ``Mechanism.__init_subclass__`` checks: the required members and class constants."""
+"""What ``Mechanism.__init_subclass__`` checks: the required members, class constants and members the protocol
+has folded into a record (defining one would silently do nothing)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,29 @@ REQUIRED = {
 # Class constants read off the class: annotating one (``report_kind: str = "item"``) would make it a dataclass
 # field, a pytree leaf and a constructor argument.
 CLASS_CONSTANTS = ("report_kind", "_closed_form")
+
+
+# Members folded into one record-returning member: a subclass that still defines one is refused (the engine would
+# otherwise ignore it without a word), with what to write instead.
+FOLDED = {
+    "count_sampler": "counts()",
+    "iid_count_sampler": "counts()",
+    "count_draws": "counts()",
+    "count_memory": "counts()",
+}
+_FOLDED_HOW = {
+    "counts()": "`def counts(self)` returning `_records.counts_record(self, fixed, iid, draws=..., memory=...)` "
+                "(uldp_jax.mechanisms.core._records; fixed(key, counts) and iid(key, n, p) are the exact samplers, "
+                "draws(iid) and memory(iid) their cost; None: the per-user path)",
+}
+
+
+def refuse_folded_members(cls: type) -> None:
+    found = [name for name in FOLDED if name in cls.__dict__]
+    if found:
+        how = "; ".join(f"{FOLDED[name]}: {_FOLDED_HOW[FOLDED[name]]}" for name in dict.fromkeys(found))
+        raise TypeError(f"{cls.__name__} defines {', '.join(found)}, which ul.Mechanism no longer reads: "
+                        f"{', '.join(sorted({FOLDED[n] for n in found}))} replaces it. Write {how}.")
 
 
 def refuse_annotated_constants(cls: type) -> None:

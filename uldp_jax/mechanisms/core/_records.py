@@ -2,8 +2,9 @@
 
 ``pure()`` answers 003's questions about a pure mechanism (GLUTF's and the closed forms'); ``compact()`` says how
 a bit-vector mechanism draws compact reports; ``estimator()`` describes the linear estimator ``debias`` (its
-per-item affine form, its variance). Each record is one member on the base, so a capability that comes
-with several answers adds one name to the protocol, not five.
+per-item affine form, its variance); ``counts()`` holds the exact count-level samplers and their cost. Each
+record is one member on the base, so a capability that comes with several answers adds one name to the protocol,
+not five.
 """
 
 from __future__ import annotations
@@ -59,6 +60,65 @@ class Estimator(NamedTuple):
 
     affine: tuple[Any, Any] | None = None
     variance: Callable[[Any, Any], Any] | None = None
+
+
+class Counts(NamedTuple):
+    r"""A mechanism's exact count-level samplers (``Mechanism.counts()``; ``None``: the engine uses the per-user
+    path). Build one with ``counts_record``, which fills the defaults; the engine reads it through ``counts_of``.
+
+    ``fixed(key, counts float[d]) -> stats`` has exactly the law of ``aggregate(perturb_batch(key, xs))`` for any
+    ``xs`` with ``bincount(xs) == counts`` (floats carrying exact integers; the engine runs it under float64).
+    ``iid(key, n, p float[d]) -> stats`` is the law for ``n`` users drawn iid from ``p``; ``None``: the engine
+    draws the true counts ``Multinomial(n, p)`` and runs ``fixed``. Give it when the iid law is cheaper (one
+    ``Multinomial(n, p Q)``) or the only one available (SS, whose ``fixed`` is ``None``); a mechanism with only
+    ``iid`` should also accept ``P`` independent populations, ``n float[P]`` with ``p float[P, d]``, returning the
+    stats of their union (GLUTF's go users need it). Building blocks: ``mechanisms.core._counts``.
+
+    ``draws(iid) -> float``: exact draws per repetition (binomials, multinomial cells), which ``simulate(path=
+    "auto")`` weighs against the per-user path's ``n`` users and uses to size repetition chunks; default
+    ``d + num_stats`` (the true counts and O(1) draws per statistic). ``memory(iid) -> float | None``: bytes of
+    temporaries one repetition holds at once; ``None``: estimated from ``draws`` (every draw held at once, as in
+    multinomial splitting). Give it when the draws are sequential (SS's scan holds O(k) bins, not O(d k) draws).
+    """
+
+    fixed: Callable[..., Any] | None = None  # (key, counts float[d]) -> stats; None: iid model only
+    iid: Callable[..., Any] | None = None  # (key, n, p float[d]) -> stats; None: Multinomial(n, p), then fixed
+    draws: Callable[[bool], float] | None = None  # iid -> exact draws per repetition; None: d + num_stats
+    memory: Callable[[bool], float | None] | None = None  # iid -> bytes held per repetition; None: from draws
+
+
+def counts_record(mech: Any, fixed: Callable[..., Any] | None = None, iid: Callable[..., Any] | None = None,
+                  draws: Callable[[bool], float] | None = None,
+                  memory: Callable[[bool], float | None] | None = None) -> Counts:
+    """A ``Counts`` record for ``mech`` with the defaults filled in (``draws``: ``d + num_stats``; ``memory``:
+    ``None``, estimated from ``draws``).
+
+    Raises:
+      ValueError: if neither ``fixed`` nor ``iid`` is given (return ``None`` from ``counts()`` instead).
+    """
+    if fixed is None and iid is None:
+        raise ValueError(f"{type(mech).__name__}.counts(): expected fixed or iid to be a sampler; a mechanism "
+                         "without an exact count sampler returns None.")
+    if draws is None:
+        draws = lambda iid_model: float(mech.d + mech.num_stats)
+    if memory is None:
+        memory = lambda iid_model: None
+    return Counts(fixed, iid, draws, memory)
+
+
+def counts_of(mech: Any) -> Counts | None:
+    """``mech.counts()`` with its defaults filled in (``counts_record``), or ``None``.
+
+    Raises:
+      TypeError: if ``counts()`` returns something other than a ``Counts`` record or ``None``.
+    """
+    rec = mech.counts()
+    if rec is None:
+        return None
+    if not isinstance(rec, Counts):
+        raise TypeError(f"Expected {type(mech).__name__}.counts() to return a Counts record "
+                        f"(uldp_jax.mechanisms.core._records) or None, got {type(rec).__name__}.")
+    return counts_record(mech, *rec)
 
 
 def independent_bits(d: int, items_s: np.ndarray, own_prob: Any, q: Any) -> Compact:

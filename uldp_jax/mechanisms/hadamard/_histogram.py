@@ -9,8 +9,6 @@ one ``estimator()``: the variance of each class's own closed form.
 
 from __future__ import annotations
 
-from typing import Any
-
 from uldp_jax.mechanisms.core import _counts, _records
 
 
@@ -22,14 +20,12 @@ class HadamardCounts:
         is the class's closed form ``item_variance(p, n)``."""
         return _records.Estimator(variance=self.item_variance)
 
-    def count_draws(self, iid: bool) -> float:
-        """Fixed model: ``sum_x Multinomial(n_x, Q[x])``, ``d x num_outputs`` cells; iid: ``d + num_outputs``."""
-        return float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs)
-
-    def count_sampler(self) -> Any:
-        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells."""
-        return lambda key, counts: _counts.histogram_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transforms)."""
-        return lambda key, n, p: _counts.histogram_iid(key, self, n, p)
+    def counts(self) -> _records.Counts:
+        """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells (``d x
+        num_outputs`` cells); iid: one ``Multinomial(n, p Q)`` (``p Q`` by fast Walsh-Hadamard transforms,
+        ``d + num_outputs`` draws)."""
+        return _records.counts_record(
+            self,
+            fixed=lambda key, counts: _counts.histogram_counts(key, self, counts),
+            iid=lambda key, n, p: _counts.histogram_iid(key, self, n, p),
+            draws=lambda iid: float(self.d + self.num_outputs) if iid else float(self.d * self.num_outputs))

@@ -58,25 +58,21 @@ class GRR(_base.Mechanism):
         flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), (self.d - 1) * other_p)
         return jnp.where(flip, other, xs).astype(jnp.int32)
 
-    def count_sampler(self) -> Any:
-        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform([d])``, ``alpha = keep - other >= 0`` (keep or redraw)."""
+    def counts(self) -> _records.Counts:
+        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform([d])``, ``alpha = keep - other >= 0`` (keep or
+        redraw); iid: one ``Multinomial(n, p Q)``."""
 
-        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
             keep, other = self.probs()
             alpha = jnp.full((self.d,), keep - other, counts.dtype)
             return _counts.keep_or_common(key, counts, alpha, jnp.ones((self.d,), counts.dtype))
 
-        return sample
-
-    def iid_count_sampler(self) -> Any:
-        """iid GRR: one ``Multinomial(n, p Q)``."""
-
-        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        def iid(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             keep, other = self.probs()
             alpha = jnp.full((self.d,), keep - other, p.dtype)
             return _counts.keep_or_common_iid(key, n, p, alpha, jnp.ones((self.d,), p.dtype))
 
-        return sample
+        return _records.counts_record(self, fixed, iid)
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""

@@ -65,25 +65,21 @@ class URR(_fields.ULDPFields):
         flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), flip_p)
         return jnp.where(flip, other, xs).astype(jnp.int32)
 
-    def count_sampler(self) -> Any:
-        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform(X_S)``, ``alpha = c1 - c2 = c3`` for every input."""
+    def counts(self) -> _records.Counts:
+        """Exact: a row is ``alpha e_x + (1 - alpha) Uniform(X_S)``, ``alpha = c1 - c2 = c3`` for every input;
+        iid: one ``Multinomial(n, p Q)``."""
 
-        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
             a, _ = self.estimator().affine
             sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), counts.dtype)
             return _counts.keep_or_common(key, counts, jnp.asarray(a, counts.dtype), sens)
 
-        return sample
-
-    def iid_count_sampler(self) -> Any:
-        """iid uRR: one ``Multinomial(n, p Q)``."""
-
-        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        def iid(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             a, _ = self.estimator().affine
             sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), p.dtype)
             return _counts.keep_or_common_iid(key, n, p, jnp.asarray(a, p.dtype), sens)
 
-        return sample
+        return _records.counts_record(self, fixed, iid)
 
     def estimator(self) -> _records.Estimator:
         _, c2, c3 = self.probs()

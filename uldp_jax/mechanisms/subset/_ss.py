@@ -89,27 +89,22 @@ class SS(_base.Mechanism):
         bits = _ksubset.subset_bits(k_u, flat, jnp.reshape(include, (-1,)), self.d, self.k)
         return bits.reshape(xs.shape + (self.d,))
 
-    def iid_count_sampler(self) -> Any:
+    def counts(self) -> _records.Counts:
         """iid model only: one scan over the ``d`` items (``mechanisms.subset._ss_counts``).
 
         Also takes ``P`` populations (``n float[P]``, ``p float[P, d]``) in one scan. Given fixed counts the
-        moves would be multivariate hypergeometric (not implemented), so ``count_sampler()`` stays ``None``.
+        moves would be multivariate hypergeometric (not implemented), so ``fixed`` stays ``None``. Cost: the
+        scan's binomials (``d`` steps of ``3`` draws per occupied bin, ``_ss_counts.scan_draws``), holding O(k)
+        bins at once whatever the number of draws (``_ss_counts.scan_bytes``).
         """
 
-        def sample(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
+        def iid(key: jax.Array, n: jax.Array, p: jax.Array) -> jax.Array:
             if jnp.ndim(n) == 0:
                 return _ss_counts.ss_counts_iid(key, self, n, p)
             return _ss_counts.ss_counts_mixed(key, self, n, p)
 
-        return sample
-
-    def count_draws(self, iid: bool) -> float:
-        """The scan's binomials: ``d`` steps of ``3`` draws per occupied bin (``_ss_counts.scan_draws``)."""
-        return _ss_counts.scan_draws(self.d, self.k)
-
-    def count_memory(self, iid: bool) -> float:
-        """O(k) bins held at once, whatever the number of draws (``_ss_counts.scan_bytes``)."""
-        return _ss_counts.scan_bytes(self.d, self.k)
+        return _records.counts_record(self, iid=iid, draws=lambda iid: _ss_counts.scan_draws(self.d, self.k),
+                                      memory=lambda iid: _ss_counts.scan_bytes(self.d, self.k))
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""

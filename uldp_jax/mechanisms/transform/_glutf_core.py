@@ -173,31 +173,21 @@ class GLUTFMixin(GLUTFChannel):
         disclose = ~sens & (~go | pair)
         return GLUTFReport(yb, has_base, jnp.where(disclose, xs, -1).astype(jnp.int32))
 
-    def count_sampler(self) -> Any:
-        """Exact whenever the base has one: per-item alone/pair/protected-only cells + the base's own sampler."""
-        if self.base.count_sampler() is None:
+    def counts(self) -> _records.Counts | None:
+        """Exact whenever the base has a count sampler: per-item alone/pair/protected-only cells + the base's own
+        sampler (``_glutf_counts``). A base with only an iid sampler (uSS: two iid populations of SS's item scan)
+        gives only ``iid``, costing at most twice the base's draws (and memory) plus the true counts and the
+        per-item cells."""
+        base = _records.counts_of(self.base)
+        if base is None:
             return None
-        return lambda key, counts: _glutf_counts.glutf_counts(key, self, counts)
-
-    def iid_count_sampler(self) -> Any:
-        """Exact when the base has a count sampler or an iid one (uSS: two iid populations of SS's item scan)."""
-        if self.base.count_sampler() is None and self.base.iid_count_sampler() is None:
-            return None
-        return lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
-
-    def count_draws(self, iid: bool) -> float:
-        """A base with only an iid sampler (uSS) runs it on two populations: at most twice its draws, plus the
-        true counts and the per-item cells. Otherwise the default."""
-        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
-            return super().count_draws(iid)
-        return float(self.d + 3 * (self.d - self.s) + 2 * self.base.count_draws(True))
-
-    def count_memory(self, iid: bool) -> float | None:
-        """Twice the base's own figure for a base with only an iid sampler (two populations), else ``None``."""
-        if self.base.count_sampler() is not None or self.base.iid_count_sampler() is None:
-            return super().count_memory(iid)
-        base = self.base.count_memory(True)
-        return None if base is None else 2.0 * float(base) + 32.0 * self.d
+        iid = lambda key, n, p: _glutf_counts.glutf_iid(key, self, n, p)
+        if base.fixed is not None:
+            return _records.counts_record(self, lambda key, counts: _glutf_counts.glutf_counts(key, self, counts), iid)
+        draws = float(self.d + 3 * (self.d - self.s) + 2 * base.draws(True))
+        memory = base.memory(True)
+        memory = None if memory is None else 2.0 * float(memory) + 32.0 * self.d
+        return _records.counts_record(self, iid=iid, draws=lambda iid_model: draws, memory=lambda iid_model: memory)
 
     # ---- aggregation
     def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:

@@ -17,7 +17,7 @@ exact count sampler on those counts (UE: independent binomial bits; GRR: keep-or
 
 In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive users are iid from ``p | X_S``
 and its go users iid uniform on ``X_S``: two iid populations, which SS's item scan takes at once
-(``glutf_iid``, through the base's ``iid_count_sampler()`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
+(``glutf_iid``, through the base's ``counts().iid`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
 result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
 resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
 """
@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _spec
+from uldp_jax.mechanisms.core import _records, _spec
 from uldp_jax.mechanisms.core._counts import multinomial, multinomial_rows
 
 
@@ -40,7 +40,7 @@ def glutf_counts(key: jax.Array, mech: Any, counts: jax.Array) -> jax.Array:
     k_cells, k_go, k_base = jax.random.split(key, 3)
     cells, go = _cells(k_cells, mech, counts[n_idx])
     base_in = counts[s_idx] + multinomial(k_go, go, jnp.ones((len(s_idx),), counts.dtype))
-    base_stats = mech.base.count_sampler()(k_base, base_in)
+    base_stats = _records.counts_of(mech.base).fixed(k_base, base_in)
     return _assemble(mech, cells, base_stats, jnp.sum(counts[s_idx]))
 
 
@@ -48,11 +48,12 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
     """Exact statistic of ``n`` iid users from ``p``; a base with only an iid sampler (SS) runs on two populations.
 
     The sensitive users are ``Bin(n, p(X_S))`` iid draws from ``p | X_S`` and the go users iid uniform on
-    ``X_S``, so the base's ``iid_count_sampler()`` takes both at once as populations (``n float[2]``,
+    ``X_S``, so the base's ``counts().iid`` takes both at once as populations (``n float[2]``,
     ``p float[2, s]``; SS's item scan, ``mechanisms.subset._ss_counts.ss_counts_mixed``); bases with a fixed-count
     sampler draw the true counts ``Multinomial(n, p)`` and run ``glutf_counts``.
     """
-    if mech.base.count_sampler() is not None:
+    base = _records.counts_of(mech.base)
+    if base.fixed is not None:
         k_true, k_mech = jax.random.split(key)
         return glutf_counts(k_mech, mech, multinomial(k_true, n, p))
     s_idx, n_idx = _split(mech)
@@ -64,7 +65,7 @@ def glutf_iid(key: jax.Array, mech: Any, n: jax.Array, p: jax.Array) -> jax.Arra
     cells, go = _cells(k_cells, mech, true[:-1])
     uniform = jnp.full((len(s_idx),), 1.0 / len(s_idx), p.dtype)
     p_s = jnp.where(mass_s > 0, p[s_idx] / jnp.where(mass_s > 0, mass_s, 1.0), uniform)
-    base_stats = mech.base.iid_count_sampler()(k_base, jnp.stack([true[-1], go]), jnp.stack([p_s, uniform]))
+    base_stats = base.iid(k_base, jnp.stack([true[-1], go]), jnp.stack([p_s, uniform]))
     return _assemble(mech, cells, base_stats, true[-1])
 
 

@@ -111,15 +111,15 @@ class _UnaryMixin:
         u = jax.random.uniform(key, xs.shape + (self.d,), dtype=jnp.float32)
         return u < jnp.where(own, keep, q)
 
-    def count_sampler(self) -> Any:
+    def counts(self) -> _records.Counts:
         """Exact: ``stats_j = Bin(n_j, keep) + Bin(n - n_j, q)``, independent over j."""
 
-        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
             keep, q = self.probs()
             full = lambda v: jnp.full((self.d,), v, counts.dtype)
             return _counts.independent_bits(key, counts, full(keep), full(q))
 
-        return sample
+        return _records.counts_record(self, fixed)
 
     def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""

@@ -67,14 +67,14 @@ class URAP(_fields.ULDPFields):
         out = own & bit_n[..., None]
         return out.at[..., items].set(bits_s)
 
-    def count_sampler(self) -> Any:
+    def counts(self) -> _records.Counts:
         """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
 
-        def sample(key: jax.Array, counts: jax.Array) -> jax.Array:
+        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
             a, b = self.estimator().affine
             return _counts.independent_bits(key, counts, jnp.asarray(a + b, counts.dtype), jnp.asarray(b, counts.dtype))
 
-        return sample
+        return _records.counts_record(self, fixed)
 
     def product_likelihood(self) -> tuple[np.ndarray, bool]:
         """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
