@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 from typing import Any
 
@@ -28,7 +30,9 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
 
     Args:
       key: PRNG key; consumed.
-      mech: a mechanism.
+      mech: a mechanism, or a ``jax.vmap``-built grid of one: then every point perturbs ``xs`` with the same
+        ``key`` (common random numbers, as ``simulate`` draws a grid; dense reports of ``perturb_batch``) and
+        the reports lead with the grid's axes.
       xs: ``int32[n]`` true items in ``[0, mech.d)`` (a scalar for one user).
       *args: extra per-user inputs some mechanisms take (e.g. PUM's personal items).
 
@@ -44,6 +48,8 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
     _check_bits_lower_bound(mech, xs)
+    if _grid_shape(mech):
+        return _perturb_grid(key, mech, xs, *args)
     compact = mech.compact()
     if xs.ndim == 1 and compact is not None and compact.preferred:  # at most d / 8 ones expected per report
         return compact.perturb(key, xs, *args)
@@ -65,6 +71,43 @@ def _perturb_batch_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: An
     freed), so a long-lived process hit ``vm.max_map_count`` (65530) after about 1000 calls and LLVM's next
     compile crashed the process. Compiled once, eager and ``jax.jit(perturb)`` calls also give the same reports."""
     return mech.perturb_batch(key, xs, *args)
+
+
+def _grid_shape(mech: Any) -> tuple[int, ...]:
+    try:
+        return tuple(mech.batch_shape)
+    except Exception:  # noqa: BLE001 - a user's batch_shape that cannot answer means "one mechanism"
+        return ()
+
+
+def _grid_point(mech: Any, index: tuple[int, ...]) -> Any:
+    return jax.tree_util.tree_map(lambda leaf: leaf[index], mech)
+
+
+def _perturb_grid(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: Any) -> Any:
+    """Reports of every grid point (leading axes = the grid's), all points from the same ``key``: common random
+    numbers, as ``simulate`` draws a grid. Dense reports (a grid's points differ in their compact rates)."""
+    if args:
+        raise TypeError("perturb of a mechanism grid takes no per-user inputs (*args); perturb each point instead.")
+    shape = _grid_shape(mech)
+    out = jax.eval_shape(lambda k, m, x: _over_grid(lambda mm: mm.perturb_batch(k, x), len(shape))(m), key, mech, xs)
+    nbytes = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
+    if nbytes > MAX_REPORT_BYTES:
+        raise _size_error(_grid_point(mech, (0,) * len(shape)), (int(xs.shape[0]) if xs.ndim else 1) *
+                          math.prod(shape), nbytes)
+    return _perturb_grid_jit(key, mech, xs, len(shape))
+
+
+def _over_grid(fn: Any, naxes: int) -> Any:
+    for _ in range(naxes):
+        fn = jax.vmap(fn)
+    return fn
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _perturb_grid_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, naxes: int) -> Any:
+    """``perturb_batch`` of every grid point with one key, compiled once per class, grid rank and shapes."""
+    return _over_grid(lambda m: m.perturb_batch(key, xs), naxes)(mech)
 
 
 # Largest reports ``perturb`` returns in one call (bytes; sampling intermediates are a few times larger).
@@ -136,22 +179,36 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
     """Estimates the input distribution from reports ``ys`` of ``mech``.
 
     Args:
-      mech: the mechanism that produced ``ys``.
+      mech: the mechanism that produced ``ys`` (or a grid: ``ys`` then leads with the grid's axes, as ``perturb``
+        of the grid returns them, and each point is estimated exactly as ``estimate`` on that point).
       ys: reports as returned by ``perturb`` (leading axis = users).
       method: a registered method name (``ul.estimation.method_names()``): "emp", "emp+thr", "em", ...
       **options: method options (e.g. ``alpha`` for "emp+thr").
 
     Returns:
-      ``float[d]`` estimate.
+      ``float[d]`` estimate (``float[*grid, d]`` for a grid).
     """
     _check_mech(mech)
     m = _registry.get_method(method, mech)
     ys = _as_reports(ys)
+    shape = _grid_shape(mech)
+    if shape:  # a grid: reports with the grid's leading axes (as ``perturb`` of the grid returns them)
+        return _estimate_grid(mech, shape, ys, method, options)
     check_reports(mech, ys)
     if m.input == "reports":
         return m.fn(mech, ys, **options)
     n = num_reports(mech, ys)
     return m.fn(mech, mech.aggregate(ys), n, **options)
+
+
+def _estimate_grid(mech: Any, shape: tuple[int, ...], ys: Any, method: str, options: dict) -> jax.Array:
+    """``float[*grid, d]``: each point's estimate from its own reports, exactly as ``estimate`` on that point."""
+    for leaf in jax.tree_util.tree_leaves(ys):
+        if tuple(np.shape(leaf)[: len(shape)]) != shape:
+            raise ValueError(f"Expected the reports of a mechanism grid of shape {shape} to lead with that shape "
+                             f"(as ul.perturb of the grid returns them), got a leaf of shape {np.shape(leaf)}.")
+    return jnp.stack([estimate(_grid_point(mech, idx), jax.tree_util.tree_map(lambda leaf, i=idx: leaf[i], ys),
+                               method, **options) for idx in np.ndindex(*shape)]).reshape(*shape, -1)
 
 
 def check_n(n: Any) -> Any:

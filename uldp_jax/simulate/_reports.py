@@ -67,8 +67,8 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
                                                   plan.reps)
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
-    compact = mech.compact()
-    if grid is None and compact is not None and compact.stats:
+    compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
+    if compact is not None and compact.stats:
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
