@@ -74,6 +74,9 @@ class EMInfo(NamedTuple):
       converged: ``bool[]`` whether the stopping rule fired before ``max_iters``.
       loglik: ``float[]`` mean log-likelihood per report at the last measured iterate.
       loglik_change: ``float[]`` last change of the mean log-likelihood per report.
+      gap: ``float[]`` (per-report models, ``_em_newton``) the certificate :math:`(\\max_x g_x - W)/W`: an upper
+        bound on the log-likelihood per report still to gain (up to the gradient's rounding); ``None`` for the
+        output-histogram solver.
     """
 
     num_steps: jax.Array
@@ -81,6 +84,7 @@ class EMInfo(NamedTuple):
     converged: jax.Array
     loglik: jax.Array
     loglik_change: jax.Array
+    gap: Any = None
 
 
 Update = Callable[[jax.Array], tuple[jax.Array, jax.Array]]

@@ -21,9 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.estimation import _em_core
-from uldp_jax.estimation._em_passes import _finish, _gain_finish, _log, _log_ratio, _terms
-from uldp_jax.estimation._packed import PackedReports
+from uldp_jax.estimation import _em_core, _em_newton
+from uldp_jax.estimation._em_passes import _gain_finish, _log, _log_ratio, _terms, blocked_gram
+from uldp_jax.estimation._packed import PackedReports, unpack_bytes
 
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)  # [256, 8]: bit k of byte value v
 
@@ -44,16 +44,15 @@ def _flat_index(by: jax.Array) -> jax.Array:
     return by.astype(jnp.int32) + jnp.arange(by.shape[-1], dtype=jnp.int32) * 256
 
 
-def packed_update(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t: Any = None) -> _em_core.Update:
-    """The EM map on ``PackedReports`` (``pass_dtype`` and ``log_t`` as in ``_em_passes.support_update``)."""
+def packed_grad(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t: Any = None) -> _em_newton.Grad:
+    """The gradient pass on ``PackedReports`` (``_em_newton``: ``g = a + (1 - t) b`` and ``sum w log D``)."""
     log_t = _log(t, log_t)
     d = rep.inverted.shape[0]
     num_items = rep.items.shape[0]
     nb = rep.bytes.shape[1]
-    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
     data = _chunks(rep)
 
-    def update(p):
+    def grad(p):
         dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
         table = _table(p[rep.items], nb, dt)
         total = jnp.sum(p)
@@ -64,16 +63,30 @@ def packed_update(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_
             idx = _flat_index(by)
             s = jnp.sum(table[idx], axis=1).astype(p.dtype)
             inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
+            inv = jnp.where(jnp.any(by != 0, axis=1), inv, 0.0)  # a row of zero bytes adds to no item
             h = jnp.zeros(nb * 256, dt).at[idx].add(jnp.broadcast_to(inv.astype(dt)[:, None], idx.shape))
             return (h_acc + h.astype(p.dtype), a_acc + jnp.sum(inv_t), l_acc + ll), None
 
         zero = jnp.zeros((), p.dtype)
         (h, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(nb * 256, p.dtype), zero, zero), data)
-        b_items = (h.reshape(nb, 256) @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[:num_items]
+        h = h.reshape(nb, 256).at[:, 0].set(0.0)  # byte value 0 sets no item
+        b_items = (h @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[:num_items]
         b = jnp.zeros(d, p.dtype).at[rep.items].set(b_items)
-        return _finish(p, t, a, b, rep.inverted, n, l_prod)
+        return a + (1.0 - t) * b, l_prod
 
-    return update
+    return grad
+
+
+def packed_update(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t: Any = None) -> _em_core.Update:
+    """The EM map on ``PackedReports`` (``pass_dtype`` and ``log_t`` as in ``_em_passes.support_update``)."""
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    return _em_newton.as_update(packed_grad(t, rep, pass_dtype, log_t), rep.inverted, n)
+
+
+def packed_gram(t: jax.Array, rep: PackedReports) -> _em_newton.Gram:
+    """The Hessian's Gram part on a fixed subsample of the packed rows (``_em_newton``)."""
+    d, s = rep.inverted.shape[0], rep.items.shape[0]
+    return lambda p: blocked_gram(lambda rows: unpack_bytes(rep.bytes[rows], s), rep.weight, t, p, rep.items, d)
 
 
 def packed_gain(t: jax.Array, rep: PackedReports) -> _em_core.Gain:

@@ -19,8 +19,11 @@ import jax
 import jax.numpy as jnp
 
 from uldp_jax import _sizing
-from uldp_jax.estimation import _em_core
+from uldp_jax.estimation import _em_core, _em_newton
 from uldp_jax.estimation._support import SupportReports
+
+
+INV_CAP = 1e30  # largest 1/D a report adds to the gradient (only reached where its items all have p = 0)
 
 
 def _terms(t, log_t, total, s, w):
@@ -34,18 +37,11 @@ def _terms(t, log_t, total, s, w):
     pos = w > 0
     empty = s <= 0
     safe = jnp.where(den > 0, den, 1.0)
-    inv = jnp.where(pos & ~empty, w / safe, 0.0)
+    # also where s = 0 < D (the gradient of items at 0), capped so that sums stay finite as t underflows
+    inv = jnp.where(pos & (den > 0), jnp.minimum(w / safe, INV_CAP), 0.0)
     inv_t = jnp.where(pos, jnp.where(empty, w / total, w * (t / safe)), 0.0)
     log_den = jnp.where(empty, log_t + jnp.log(total), jnp.log(safe))
     return inv, inv_t, jnp.sum(jnp.where(pos, w * log_den, 0.0))
-
-
-def _finish(p, t, a, b, inverted, n, l_prod):
-    """``a``: the sum of ``t/D`` over reports; ``b[x]``: of ``1/D`` over the reports holding ``x``."""
-    inv_counts = inverted.astype(p.dtype)
-    l_inv = jnp.sum(jnp.where(inv_counts > 0, inv_counts * jnp.log(p), 0.0))
-    p_new = (p * (a + (1.0 - t) * b) + inv_counts) / n
-    return p_new, (l_prod + l_inv) / n
 
 
 def _pass_inputs(p, pass_dtype):
@@ -66,7 +62,14 @@ def _log(t, log_t):
 
 def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
                    log_t: Any = None) -> _em_core.Update:
-    """The EM map on ``SupportReports`` (two chunked passes over the reported ones).
+    """The EM map on ``SupportReports`` (two chunked passes over the reported ones; see ``support_grad``)."""
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    return _em_newton.as_update(support_grad(t, rep, pass_dtype, log_t), rep.inverted, n)
+
+
+def support_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
+                 log_t: Any = None) -> _em_newton.Grad:
+    """The gradient pass on ``SupportReports`` (``_em_newton``: ``g = a + (1 - t) b``; two chunked passes).
 
     ``pass_dtype`` (e.g. ``jnp.float32`` under x64) runs the two passes (the gathers and their sums) in that
     precision; per-report terms and accumulations stay in ``p``'s dtype (about 1.5x faster on CPU; ``p'`` is
@@ -75,9 +78,8 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
     """
     log_t = _log(t, log_t)
     if rep.col_rows is not None:
-        return _columns_update(t, rep, pass_dtype, log_t)
+        return _columns_grad(t, rep, pass_dtype, log_t)
     d = rep.inverted.shape[0]
-    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
     num_chunks = rep.support.shape[0] // rep.chunk
     sup = rep.support.reshape(num_chunks, rep.chunk, -1)
     wts = rep.weight.reshape(num_chunks, rep.chunk)
@@ -96,15 +98,14 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
 
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d + 1, p.dtype), zero, zero), (sup, wts))
-        return _finish(p, t, a, b[:d], rep.inverted, n, l_prod)
+        return a + (1.0 - t) * b[:d], l_prod
 
     return update
 
 
-def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: Any) -> _em_core.Update:
-    """The EM map on the column layout: per block of rows, a row gather-sum then a column gather-sum."""
+def _columns_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: Any) -> _em_newton.Grad:
+    """The gradient pass on the column layout: per block of rows, a row gather-sum then a column gather-sum."""
     d = rep.inverted.shape[0]
-    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
     num_blocks, num_seg, seg = rep.col_rows.shape
     rows = rep.block_rows
     sup = rep.support.reshape(num_blocks, rows // rep.chunk, rep.chunk, -1)
@@ -130,7 +131,7 @@ def _columns_update(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: A
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(block_pass, (jnp.zeros(d + 1, p.dtype), zero, zero),
                                          (sup, wts, cols, rep.col_item))
-        return _finish(p, t, a, b[:d], rep.inverted, n, l_prod)
+        return a + (1.0 - t) * b[:d], l_prod
 
     return update
 
@@ -139,13 +140,20 @@ def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax
                  chunk: int, log_t: Any = None) -> _em_core.Update:
     """The EM map on dense product-part reports ``bits: bool[n, d]`` (chunked mat-vecs; ``log_t`` as in
     ``support_update``)."""
+    n = jnp.sum(weight) + jnp.sum(inverted)
+    return _em_newton.as_update(dense_grad(t, bits, weight, inverted, chunk, log_t), inverted, n)
+
+
+def dense_grad(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,
+               chunk: int, log_t: Any = None) -> _em_newton.Grad:
+    """The gradient pass on dense product-part reports (``_em_newton``; chunked mat-vecs)."""
+    del inverted
     log_t = _log(t, log_t)
     n_rows, d = bits.shape
     num_chunks = -(-n_rows // chunk)
     pad = num_chunks * chunk - n_rows
     bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
     weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
-    n = jnp.sum(weight) + jnp.sum(inverted)
 
     def update(p):
         total = jnp.sum(p)
@@ -160,7 +168,7 @@ def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax
         zero = jnp.zeros((), p.dtype)
         (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d, p.dtype), zero, zero),
                                          (bits, weight.astype(p.dtype)))
-        return _finish(p, t, a, b, inverted, n, l_prod)
+        return a + (1.0 - t) * b, l_prod
 
     return update
 
@@ -231,3 +239,60 @@ def dense_gain(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.A
         return _gain_finish(p_a, dp, inverted, n, g)
 
     return gain
+
+
+
+GRAM_BLOCK = 2048  # rows per block of the Hessian's Gram (bounds its temporaries)
+
+
+def blocked_gram(row_bits: Any, weight: jax.Array, t: jax.Array, p: jax.Array, items: jax.Array,
+                 d: int) -> jax.Array:
+    """``bits_gram`` of the Hessian's subsample (``_em_newton.subsample`` of the rows' ``weight``), summed over
+    blocks of ``GRAM_BLOCK`` rows; ``row_bits(rows) -> bits [len(rows), s]`` reads rows of the reports."""
+    idx, w = _em_newton.subsample(weight.astype(p.dtype))
+    m = idx.shape[0]
+    blk = min(m, GRAM_BLOCK)
+    k = -(-m // blk)
+    pad = k * blk - m
+    idx = jnp.concatenate([idx, jnp.zeros(pad, idx.dtype)]).reshape(k, blk)
+    w = jnp.concatenate([w, jnp.zeros(pad, w.dtype)]).reshape(k, blk)
+
+    def one(acc, a):
+        rows, wj = a
+        return acc + bits_gram(t, row_bits(rows).astype(p.dtype), wj, p, items, d), None
+
+    out, _ = jax.lax.scan(one, jnp.zeros((d, d), p.dtype), (idx, w))
+    return out
+
+
+def support_gram(t: jax.Array, rep: SupportReports) -> _em_newton.Gram:
+    """The Hessian's Gram part on a fixed subsample of the support rows (``_em_newton``)."""
+    d = rep.inverted.shape[0]
+
+    def row_bits(rows):
+        sup = rep.support[rows].astype(jnp.int32)
+        return jnp.any(sup[:, :, None] == jnp.arange(d, dtype=jnp.int32), axis=1)
+
+    return lambda p: blocked_gram(row_bits, rep.weight, t, p, jnp.arange(d), d)
+
+
+def dense_gram(t: jax.Array, bits: jax.Array, weight: jax.Array) -> _em_newton.Gram:
+    """The Hessian's Gram part on a fixed subsample of dense product-part reports (``_em_newton``)."""
+    d = bits.shape[1]
+    return lambda p: blocked_gram(lambda rows: bits[rows], weight, t, p, jnp.arange(d), d)
+
+
+def bits_gram(t: jax.Array, bits: jax.Array, w: jax.Array, p: jax.Array, items: jax.Array, d: int) -> jax.Array:
+    r""":math:`\sum_i c_i L_i L_i^\top` for rows :math:`L_i = t 1 + (1 - t) y_i` (``y_i``: ``bits[i]`` on ``items``),
+    :math:`c_i = w_i / D_i^2`: :math:`c_0 11^\top + 1u^\top + u1^\top + (1-t)^2 Y^\top C Y` (a report with no
+    one has :math:`D = t \sum p`: its term is taken as :math:`w / (\sum p)^2 \, 11^\top`, so ``t`` may underflow)."""
+    total = jnp.sum(p)
+    s = bits @ p[items]
+    empty = jnp.sum(bits, axis=1) <= 0
+    den = t * (total - s) + s
+    c = jnp.where(~empty & (w > 0) & (den > 0), jnp.minimum(w / jnp.where(den > 0, den, 1.0) ** 2, INV_CAP), 0.0)
+    c0 = t * t * jnp.sum(c) + jnp.sum(jnp.where(empty, w, 0.0)) / (total * total)
+    u = jnp.zeros(d, p.dtype).at[items].set(t * (1.0 - t) * (bits.T @ c))
+    ycy = (1.0 - t) ** 2 * ((bits * c[:, None]).T @ bits)
+    g = jnp.zeros((d, d), p.dtype).at[items[:, None], items[None, :]].set(ycy)
+    return g + c0 + u[:, None] + u[None, :]
