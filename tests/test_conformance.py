@@ -94,7 +94,7 @@ def test_protocol_members(name):
     rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
     assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
     for member in ("perturb_batch", "aggregate", "sample_stats", "check_reports", "debias",
-                   "counts", "comm_bits", "closed_form", "report_index"):
+                   "counts", "comm_bits", "closed_form", "likelihood"):
         assert callable(getattr(m, member))
     assert np.isfinite(m.comm_bits())
     with pytest.raises(Exception):  # frozen dataclass

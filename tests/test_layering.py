@@ -7,7 +7,7 @@
 * no class-name dispatch (``type(x).__name__`` compared with strings) and no ``isinstance`` against a concrete
   mechanism class outside that class's own module: generic code asks the mechanism (``ul.Mechanism``'s members);
 * no capability probe of a mechanism (``hasattr(mech, "...")``, ``getattr(mech, "...", default)``) outside
-  ``uldp_jax/mechanisms/``: a capability is a protocol member with a default (e.g. ``channel_ops()`` -> None).
+  ``uldp_jax/mechanisms/``: a capability is a protocol member with a default (e.g. ``likelihood()`` -> None).
 
 ``ALLOWED`` lists what other open work still has to remove, one commented entry each; it must only shrink.
 """

@@ -10,7 +10,7 @@ Four checks, each on what the mechanism hands over, never on the code path under
   audit reads only the channel, so this is what catches a sampler that leaks more than its (honest) channel says;
 * **debias**: ``E[debias(stats)] = p`` exactly: for every input ``x`` the expected statistic of ``n`` users
   holding ``x`` is read off the channel (``n Q[x] @ S``, ``S`` the per-report statistic: the report itself,
-  its bits, or the mechanism's ``channel_support``) and ``debias`` of it must give the unit vector ``e_x``
+  its bits, or the mechanism's ``likelihood().support``) and ``debias`` of it must give the unit vector ``e_x``
   (float64, absolute tolerance ``1e-6``). ``debias`` is affine in the statistic, so this is unbiasedness for
   every ``p``;
 * **rank**: the statistic identifies ``p`` (``E[stats] / n = p @ A`` with ``rank(A) = d``); with a smaller rank
@@ -31,7 +31,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base, _reports
+from uldp_jax.mechanisms.core import _base, _records, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -119,7 +119,7 @@ def _check_sampler(key: jax.Array, mech: Any, Q: np.ndarray, draws: int, alpha: 
     xs = jnp.repeat(jnp.arange(d, dtype=jnp.int32), draws)
     try:
         ys = mech.perturb_batch(key, xs)
-        idx = np.asarray(mech.report_index(ys)).reshape(d, draws)
+        idx = np.asarray(_records.likelihood_of(mech).index(ys)).reshape(d, draws)
     except (TypeError, NotImplementedError) as err:
         return _skip("sampler", err)
     level = alpha / d
@@ -145,7 +145,7 @@ def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
         return np.eye(m)
     if mech.report_kind == "bits" and 2**k == m:
         return _reports.bits_table(k).astype(np.float64)
-    S = mech.channel_support()
+    S = _records.likelihood_of(mech).support()
     if S is not None and np.shape(S) == (m, k):
         return np.asarray(S, np.float64)
     return None
@@ -155,7 +155,7 @@ def _check_debias(mech: Any, Q: np.ndarray) -> tuple[CheckRow, np.ndarray | None
     S = _report_statistic(mech, Q.shape[1])
     if S is None:
         return CheckRow("debias", "skip", f"no per-report statistic for report_kind={mech.report_kind!r} "
-                        "(item or bit reports, or channel_support() with num_stats columns)"), None
+                        "(item or bit reports, or likelihood().support with num_stats columns)"), None
     A = Q @ S  # [d, num_stats]: E[stats] / n for n users holding x
     n = 1000.0
     try:

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _estimation
+from uldp_jax.mechanisms.core import _estimation, _records
 from uldp_jax.mechanisms.core._base import Mechanism
 from uldp_jax.mechanisms.core._pytree import static_field
 from uldp_jax.privacy import _channel
@@ -130,8 +130,9 @@ class ChiSquare(NamedTuple):
 
 
 def report_index(mech: Mechanism, ys: Any) -> np.ndarray:
-    """Maps a batch of reports to channel column indices (items as is; bits as sum_j bit_j 2^j)."""
-    return np.asarray(mech.report_index(ys))
+    """Maps a batch of reports to channel column indices (items as is; bits as sum_j bit_j 2^j; other reports:
+    the mechanism's ``likelihood().index``)."""
+    return np.asarray(_records.likelihood_of(mech).index(ys))
 
 
 def chi_square(observed: np.ndarray, expected_probs: np.ndarray, min_expected: float = 5.0) -> ChiSquare:

@@ -8,12 +8,13 @@ Two likelihood forms:
   .. math:: p'_x = \frac{p_x}{n} \sum_y Q(y|x) \frac{c_y}{(pQ)_y},
 
   i.e. ``p * Q @ (c / (p @ Q)) / n`` — the *transpose* product, which is what asymmetric, non-square channels
-  (all ULDP channels) need. Mechanisms with ``channel_ops()`` (GRR, uRR: keep-or-uniform mixtures; HR family)
+  (all ULDP channels) need. Mechanisms whose ``likelihood()`` has ``ops`` (GRR, uRR: keep-or-uniform mixtures; HR
+  family)
   cost O(d) per step; others fall back to the dense channel (O(d m), small domains, concrete
   mechanisms only).
 * **Product likelihood** (bit-vector reports: RAPPOR/UE, uRAP): see ``_em_reports``; needs the reports.
 
-* **Per-report factors** (``mech.report_likelihood(ys)``: SS, OLH, Wheel, GRR, UE and GLUTF mechanisms): see
+* **Per-report factors** (``mech.likelihood().report(ys)``: SS, OLH, Wheel, GRR, UE and GLUTF mechanisms): see
   ``em_likelihood`` (registered as "em-pure").
 
 Every form is one ``_em_core.Update`` run by ``_em_core.run`` (one loop, one stopping rule, ``EMInfo``,
@@ -37,15 +38,16 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
+from uldp_jax.mechanisms.core._records import likelihood_of
 
 DEFAULT_MAX_ITERS = 10_000
 
 
 def _channel_ops(mech: Any, dtype: Any):
-    """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism: ``mech.channel_ops()``, else the
+    """``(matvec: p -> p Q, rmatvec: v -> Q v)`` for an item-report mechanism: ``mech.likelihood().ops``, else the
     dense channel ``channel_matrix()``: traced with the mechanism where it is written in ``jnp`` (a user's
     mechanism on a ``jax.vmap`` grid), else built once from concrete parameters."""
-    ops = mech.channel_ops()
+    ops = likelihood_of(mech).ops
     if ops is not None:
         return ops
     try:
@@ -53,7 +55,7 @@ def _channel_ops(mech: Any, dtype: Any):
     except jax.errors.ConcretizationTypeError as err:
         raise TypeError(f"EM for mech={type(mech).__name__} uses its dense channel, whose channel_matrix() needs "
                         "concrete parameters (it converts them to NumPy), so it cannot run on a traced or batched "
-                        "mechanism; write channel_matrix() with jnp or define channel_ops().") from err
+                        "mechanism; write channel_matrix() with jnp or define likelihood() with ops.") from err
     return (lambda p: p @ Q), (lambda v: Q @ v)
 
 
@@ -154,7 +156,7 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     n_total = jnp.sum(counts)
     p0 = _start(mech, counts, n_total, init, alpha, dtype)
     tol = _em_core.default_tol(dtype) if tol is None else tol
-    if mech.channel_ops() is not None:  # structured: one compiled solver per mechanism type and shapes
+    if likelihood_of(mech).ops is not None:  # structured: one compiled solver per mechanism type and shapes
         p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
     else:
         p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate,
@@ -215,7 +217,7 @@ def _check_likelihood_size(mech: Any, terms: Any, max_iters: int) -> None:
 
 def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAULT_MAX_ITERS,
                   accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
-    """EM on the per-report likelihood ``mech.report_likelihood(ys)`` (subset, hashed and GLUTF reports).
+    """EM on the per-report likelihood ``mech.likelihood().report(ys)`` (subset, hashed and GLUTF reports).
 
     Starts from ``init`` (default uniform), mixed with 0.1% uniform; options and stopping rule as in
     ``em_stats`` (``_em_core``; in float32 the stopping statistic is the precise gain of ``likelihood_gain``).
@@ -224,9 +226,10 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
-    terms = jax.eval_shape(mech.report_likelihood, ys)  # the form only: nothing runs, nothing compiles
+    report = likelihood_of(mech).report
+    terms = None if report is None else jax.eval_shape(report, ys)  # the form only: nothing runs or compiles
     if terms is None:
-        raise ValueError(f"em-pure needs a per-report likelihood (report_likelihood) and mech="
+        raise ValueError(f"em-pure needs a per-report likelihood (likelihood().report) and mech="
                          f"{type(mech).__name__} has none; use method='em'.")
     _check_likelihood_size(mech, terms, max_iters)
     dtype = _float_dtype()
@@ -236,7 +239,7 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood; compiled per bucket
         p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, accelerate)
     else:  # a user's dense factors (L float[n, d], w float[n], N float[d])
-        terms = mech.report_likelihood(ys)
+        terms = report(ys)
         L, w, N = (jnp.asarray(a, dtype) for a in terms)
         p_hat, info = _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
@@ -249,10 +252,10 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     The likelihood is the mechanism's (protocol methods on ``ul.Mechanism``):
 
     * item reports: the channel's columns on the output histogram (``em_stats``; structured channels via
-      ``channel_ops()``, else the dense channel);
-    * ``product_likelihood()`` (RAPPOR/UE, uRAP): the exact product-Bernoulli likelihood on the reported ones
+      ``likelihood().ops``, else the dense channel);
+    * ``likelihood().product`` (RAPPOR/UE, uRAP): the exact product-Bernoulli likelihood on the reported ones
       (``em_reports``; ``ys`` dense ``bool[n, d]``, ``ul.CompactBits`` or ``SupportReports``);
-    * ``report_likelihood(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
+    * ``likelihood().report(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
 
     Every form runs through ``_em_core`` (one loop, one stopping rule, SQUAREM by default, ``throw``).
 
@@ -269,7 +272,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     if mech.report_kind == "item":
         mech.check_reports(ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)
-    elif mech.product_likelihood() is not None:
+    elif likelihood_of(mech).product is not None:
         out = _em_reports.em_reports(mech, ys, **options)
     else:
         out = em_likelihood(mech, ys, **options)
@@ -300,4 +303,4 @@ def _resolve_em(mech: Any) -> _registry.Method:
 _registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em)
 _registry.register_method(
     "em-pure", _em_pure_method, "reports",
-    "EM on per-report likelihoods (report_likelihood): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.")
+    "EM on per-report likelihoods (likelihood().report): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.")

@@ -5,7 +5,7 @@ With the row factors of ``SupportRatio`` and :math:`r_i = w_i / D_i`, one EM ste
 .. math:: p'_x = \frac{p_x}{n}\Big(\sum_i r_i\,low_i + \sum_{i: x \in S_i} r_i (high_i - low_i)\Big) + \frac{N_x}{n}
           \quad (x \in items), \qquad p'_x = \frac{p_x}{n} \sum_i r_i\,other_i + \frac{N_x}{n} \quad \text{(else)}.
 
-The support bits are built chunk by chunk from the mechanism's ``report_likelihood`` and kept **bit-packed**
+The support bits are built chunk by chunk from the mechanism's ``likelihood().report`` and kept **bit-packed**
 (``uint8[rows, ceil(s / 8)]``: one bit per report and base item, never an ``n x d`` float or byte likelihood), and
 both sums over a report's support are read through byte tables, as for bit vectors (``_em_packed``):
 :math:`s_i = \sum_j T_j[y_{ij}]` (``s / 8`` gathers per report) and the column sums
@@ -29,6 +29,7 @@ from uldp_jax.estimation import _em_core, _packed
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
+from uldp_jax.mechanisms.core._records import likelihood_of
 
 
 def chunk_rows(num_items: int) -> int:
@@ -117,19 +118,20 @@ def ratio_gain(rep: SupportRatio) -> _em_core.Gain:
 
 
 def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> SupportRatio:
-    """``mech.report_likelihood`` chunk by chunk, its bits packed to bytes (``SupportRatio`` with ``bits``
+    """``mech.likelihood().report`` chunk by chunk, its bits packed to bytes (``SupportRatio`` with ``bits``
     ``uint8[k, chunk, B]`` and factors ``[k, chunk]``); rows from ``n_valid`` on (padding) get weight 0."""
+    report = likelihood_of(mech).report
     rows = jax.tree_util.tree_leaves(ys)[0].shape[0]
     k = rows // chunk
     blocks = jax.tree_util.tree_map(lambda a: a.reshape((k, chunk) + a.shape[1:]), ys)
 
     def one(yc):
-        rep = mech.report_likelihood(yc)
+        rep = report(yc)
         return (_packed.pack_bytes(rep.bits), rep.items, rep.low, rep.high, rep.other, rep.weight, rep.inverted)
 
     by, items, low, high, other, weight, inverted = jax.lax.map(one, blocks)
     valid = (jnp.arange(rows) < n_valid).reshape(k, chunk)
-    first = mech.report_likelihood(jax.tree_util.tree_map(lambda a: a[:1], ys))  # what each padding row added
+    first = report(jax.tree_util.tree_map(lambda a: a[:1], ys))  # what each padding row added
     inv = jnp.sum(inverted, axis=0) - (rows - n_valid).astype(inverted.dtype) * first.inverted
     return SupportRatio(by, items[0], low, high, other, jnp.where(valid, weight, 0.0), inv)
 
@@ -160,13 +162,13 @@ def _pad_rows(ys: Any, rows: int) -> Any:
 
 def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: int,
                   accelerate: bool) -> tuple[jax.Array, _em_core.EMInfo]:
-    """EM on ``mech.report_likelihood(ys)`` (a ``SupportRatio``), built (bit-packed) and solved in one compiled call.
+    """EM on ``mech.likelihood().report(ys)`` (a ``SupportRatio``), built (bit-packed) and solved in one compiled call.
 
     The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows (``chunk``:
     ``chunk_rows``, or the power of two at or above ``n`` when that is smaller), so a second call with the same
     mechanism type and a report count in the same bucket compiles nothing.
     """
-    form = jax.eval_shape(mech.report_likelihood, ys)
+    form = jax.eval_shape(likelihood_of(mech).report, ys)
     n = form.bits.shape[0]
     chunk = min(chunk_rows(form.bits.shape[1]), max(8, 1 << (n - 1).bit_length()))  # few reports: one chunk
     rows = chunk * bucket(-(-n // chunk))

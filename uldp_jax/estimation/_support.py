@@ -22,6 +22,7 @@ import numpy as np
 
 from uldp_jax import _sizing, _validate
 from uldp_jax.mechanisms.core import _compact, _pytree
+from uldp_jax.mechanisms.core._records import likelihood_of
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
 MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
@@ -62,8 +63,8 @@ class SupportReports:
 
 
 def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
-    """(product-part mask bool[d], has_invertible): the mechanism's ``product_likelihood()``."""
-    parts = mech.product_likelihood()
+    """(product-part mask bool[d], has_invertible): the mechanism's ``likelihood().product``."""
+    parts = likelihood_of(mech).product
     if parts is None:
         raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
                          f"(report_kind={mech.report_kind!r}).")

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _estimation
+from uldp_jax.mechanisms.core import _base, _estimation, _records
 from uldp_jax.privacy import _channel
 from uldp_jax.theory._grid import grid_shape, per_point
 
@@ -55,16 +55,16 @@ def check_model(model: Any) -> str:
 def support_matrix(mech: _base.Mechanism) -> np.ndarray:
     """float64 ``[m, d]``: ``S[y, j] = 1`` when report ``y`` supports item ``j`` (columns of ``ul.channel``).
 
-    Asks the mechanism (``channel_support()``; its default derives it from ``report_kind``: ``"item"``: report
+    Asks the mechanism (``likelihood().support``; its default derives it from ``report_kind``: ``"item"``: report
     ``y`` supports item ``y``; ``"bits"``: the items of its set bits).
 
     Raises:
       TypeError: if the mechanism's report structure has no per-item support.
     """
-    S = mech.channel_support() if isinstance(mech, _base.Mechanism) else None
+    S = _records.likelihood_of(mech).support() if isinstance(mech, _base.Mechanism) else None
     if S is None:
         raise TypeError(
-            f"Expected mech with item or bit reports or a channel_support() method, got {type(mech).__name__}.")
+            f"Expected mech with item or bit reports or a likelihood() with support, got {type(mech).__name__}.")
     return np.asarray(S, dtype=np.float64)
 
 

@@ -21,7 +21,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 27  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
+    assert len(public) == 23  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -72,12 +72,24 @@ def test_an_annotated_class_constant_is_refused():
 
 @pytest.mark.parametrize("name", sorted(_protocol.FOLDED))
 def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
-    """``count_sampler`` and friends are now ``counts()``: defining one would be silently ignored."""
+    """``count_sampler`` and friends are now ``counts()``, ``report_likelihood`` and friends ``likelihood()``:
+    defining one would be silently ignored."""
     body = _keep_body()
     body[name] = lambda self, *args: None
-    with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: counts\(\) "
-                                        r"replaces it\. Write counts\(\): `def counts\(self\)`"):
+    record = re.escape(_protocol.FOLDED[name])  # "counts()" or "likelihood()"
+    member = record.split(r"\(")[0]
+    with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: {record} "
+                                        rf"replaces it\. Write {record}: `def {member}\(self\)`"):
         type("Keep", (ul.Mechanism,), body)
+
+
+def test_a_folded_member_in_a_mixin_is_refused_naming_the_mixin():
+    """A mixin before ``Mechanism`` that still defines ``report_index`` would be ignored just the same."""
+    mixin = type("Columns", (), {"report_index": lambda self, ys: ys})
+    with pytest.raises(TypeError, match=r"Keep defines report_index \(in Columns\), which ul.Mechanism no longer "
+                                        r"reads: likelihood\(\) replaces it\. Write likelihood\(\): "
+                                        r"`def likelihood\(self\)` returning `_records.Likelihood\("):
+        type("Keep", (mixin, ul.Mechanism), _keep_body())
 
 
 def test_report_kind_as_classvar_annotation_is_accepted():

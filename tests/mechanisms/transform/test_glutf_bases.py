@@ -10,7 +10,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import testing
 from uldp_jax.mechanisms.core import _pure_uldp as th
-from uldp_jax.mechanisms.core._records import pure_floats
+from uldp_jax.mechanisms.core._records import likelihood_of, pure_floats
 
 EPS = (0.1, 1.0, 5.0)
 
@@ -30,7 +30,7 @@ def _bases(eps):
 
 def _pure_from_channel(mech):
     ch = ul.channel(mech)
-    A = ch.Q @ mech.channel_support()  # A[x, j] = P(report of x supports j)
+    A = ch.Q @ likelihood_of(mech).support()  # A[x, j] = P(report of x supports j)
     off = A[~np.eye(mech.d, dtype=bool)]
     return np.diag(A), off
 

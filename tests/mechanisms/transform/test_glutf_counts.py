@@ -16,6 +16,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import fastpath
+from uldp_jax.mechanisms.core._records import likelihood_of
 
 _COUNTS_PATH_TESTS = Path(__file__).parents[2] / "simulate" / "test_counts_path.py"
 _spec = importlib.util.spec_from_file_location("_fastpath_tests", _COUNTS_PATH_TESTS)
@@ -31,7 +32,7 @@ SENS = [1, 3, 4]
 
 def _column_stats(mech):
     """``T [m, num_stats]``: the statistic each channel column adds (support; eq 30 for rule='non_pure')."""
-    S = np.asarray(mech.channel_support(), np.float64)
+    S = np.asarray(likelihood_of(mech).support(), np.float64)
     if mech.rule == "pure":
         return S
     m_b, dn = int(mech.base.num_outputs), mech.d - mech.s

@@ -8,7 +8,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import testing
 from uldp_jax.mechanisms.core import _pure_uldp as th
-from uldp_jax.mechanisms.core._records import pure_floats
+from uldp_jax.mechanisms.core._records import likelihood_of, pure_floats
 
 
 def _mechs():
@@ -47,7 +47,7 @@ def _closed(mech):
 
 def _support_probs(mech):
     ch = ul.channel(mech)
-    return ch.Q @ mech.channel_support()  # A[x, j] = P(the report of x supports j)
+    return ch.Q @ likelihood_of(mech).support()  # A[x, j] = P(the report of x supports j)
 
 
 @pytest.mark.parametrize("mech", _mechs(), ids=lambda m: type(m).__name__)

@@ -32,8 +32,6 @@ member                                default                                   
 ``estimator()``                       ``None``: least squares on the channel, variance    RR, UE, SS, OLH, Wheel,
                                       from it; else an ``Estimator`` record (per-item     E-LDP, GLUTF, HR family
                                       affine form, iid variance of ``debias``)
-``channel_ops()``                     ``None``: EM on item histograms uses the dense      GRR, uRR, HR family
-                                      channel (concrete, small domains)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,
@@ -43,10 +41,11 @@ member                                default                                   
 ``comm_bits()``                       ``log2(num_outputs)``                               --
 ``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
 ``validate_grid(name)``               constructor checks per grid point                   --
-``report_index(ys)``                  channel column of each report (items, bits)         hashed / set reports
-``channel_support()``                 per-item support of each channel column             hashed / set reports
-``product_likelihood()``              ``None``: EM on the channel / report likelihood     UE family
-``report_likelihood(ys)``             ``None``: EM on the channel's columns               hashed, SS, GLUTF, ...
+``likelihood()``                      ``None``: EM on the channel's columns (items, bit   GRR, uRR, HR family (ops);
+                                      patterns); else a ``Likelihood`` record: ``ops``    UE, uRAP (product); SS,
+                                      (O(d) ``p Q``, ``Q v``), ``product`` (bit           OLH, Wheel, GLUTF, GRR, UE
+                                      vectors), ``report(ys)`` (per-report factors),      (report); hashed / set
+                                      ``index(ys)``, ``support()`` (report columns)       reports (index, support)
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
 ``closed_form()``                     the class's ``_closed_form`` (``None``: risks       mechanisms with a paper
@@ -101,7 +100,7 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
         """
         super().__init_subclass__(**kwargs)
         _protocol.refuse_annotated_constants(cls)
-        _protocol.refuse_folded_members(cls)
+        _protocol.refuse_folded_members(cls, Mechanism)
         own_hash = "__hash__" in cls.__dict__
         dataclasses.dataclass(frozen=True, repr=False)(cls)  # __repr__ below, unless the class defines its own
         if not own_hash:

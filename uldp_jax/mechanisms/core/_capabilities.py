@@ -1,14 +1,13 @@
 """``Mechanism``'s optional capabilities with a "none" (or generic) default (a mixin of the base class): exact
-count samplers (``counts()``), closed forms, and the questions EM, theory and GLUTF ask."""
+count samplers (``counts()``), EM's likelihood (``likelihood()``), closed forms, and the questions theory and
+GLUTF ask."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
 from uldp_jax.mechanisms.core import _compact, _family, _records
 
@@ -17,37 +16,23 @@ class CapabilityDefaults:
     """Optional members of ``Mechanism`` (documented in its table); mechanisms that have them override them."""
 
     # ---- likelihoods for EM and the audit -----------------------------------------------------------------
-    def product_likelihood(self) -> tuple[np.ndarray, bool] | None:
-        r"""The EM likelihood of bit-vector reports, or ``None`` (EM then uses the channel / hashed likelihood).
+    def likelihood(self) -> _records.Likelihood | None:
+        """The likelihood forms EM runs on and the channel's report columns, or ``None``: EM then runs on the
+        channel's columns (the dense ``channel_matrix()`` for item reports), whose columns are the items or the
+        bit patterns.
 
-        A mechanism returns ``(product bool[d], invertible)`` when its report ``y`` has likelihood
-        :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
-        encodings), and, if ``invertible``, a report with a bit set outside ``product`` identifies its input
-        (uRAP's non-sensitive bits). EM then runs on the reported ones (``estimation._em_reports``).
-        """
-        return None
-
-    def channel_ops(self) -> tuple[Callable, Callable] | None:
-        """``(matvec: p -> p Q, rmatvec: v -> Q v)``, traceable and cheaper than the dense channel, or ``None``.
-
-        EM on the output histogram of item reports runs one jitted solver over these; without them it builds the
-        dense channel ``channel_matrix()`` once (concrete parameters, small domains).
+        A ``Likelihood`` record (``_records.Likelihood(ops=..., product=..., report=..., index=..., support=...)``;
+        every field optional): ``ops`` (O(d) channel products for EM on item histograms), ``product`` (a
+        product-Bernoulli likelihood of bit vectors), ``report(ys)`` (per-report factors), ``index(ys)`` (the
+        channel column of each report) and ``support()`` (the items each column supports). Generic code reads
+        it through ``_records.likelihood_of``, which fills ``index``/``support`` for item and bit reports. See
+        ``Likelihood`` for what each must be.
         """
         return None
 
     def log_channel_matrix(self) -> tuple[Any, Any] | None:
         """``(log Q, protected)`` where a mechanism computes it without forming ``Q`` (entries that underflow
         float64 at large eps), or ``None``: the audit then takes logs of ``channel_matrix()``."""
-        return None
-
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array] | None:
-        r"""Per-report likelihood factors for EM, or ``None`` (default: EM uses the channel's columns on the
-        aggregate of item reports, or ``product_likelihood`` for bit vectors).
-
-        Returns ``(L float[n, d], w float[n], N float[d])``: report ``i`` (weight ``w_i``) has likelihood
-        proportional to ``L[i, x]``; ``N`` counts invertible reports per item (likelihood ``∝ p_x``). The
-        library's mechanisms return the compact ``SupportRatio`` form (``mechanisms.core._likelihood``) instead.
-        """
         return None
 
     def compact(self) -> _records.Compact | None:

@@ -2,7 +2,7 @@
 
 A mechanism built around another one (PUM around its common mechanism, one PUM user type around the PUM's, a
 mechanism seen under another guarantee) names that mechanism ``reporter``; its report kind, report space,
-statistic, aggregate, report checks and channel columns are the reporter's.
+statistic, aggregate, report checks and channel columns (``likelihood().index``) are the reporter's.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import numpy as np
+
+from uldp_jax.mechanisms.core import _records
 
 
 class ReportsOf:
@@ -39,5 +40,6 @@ class ReportsOf:
     def check_reports(self, ys: Any) -> None:
         self.reporter.check_reports(ys)
 
-    def report_index(self, ys: Any) -> np.ndarray:
-        return self.reporter.report_index(ys)
+    def likelihood(self) -> _records.Likelihood:
+        """The reporter's report columns (``index``); EM's likelihood is this mechanism's own channel."""
+        return _records.Likelihood(index=_records.likelihood_of(self.reporter).index)

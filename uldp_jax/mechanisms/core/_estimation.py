@@ -1,6 +1,6 @@
 """``Mechanism``'s estimation defaults (a mixin of the base class): the linear estimator ``debias`` and its
-``estimator()`` record, and the channel's report columns; with the functions generic code asks (``affine``,
-``stats_matrix``, ``debias_variance``), each with a default read off the exact channel."""
+``estimator()`` record; with the functions generic code asks (``affine``, ``stats_matrix``,
+``debias_variance``), each with a default read off the exact channel."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from uldp_jax.mechanisms.core import _compact, _records
+from uldp_jax.mechanisms.core import _records
 from uldp_jax.mechanisms.core._reports import affine_variance, bits_table
 
 
@@ -36,31 +35,6 @@ class EstimationDefaults:
         A = stats_matrix(self)
         f = jnp.asarray(stats, dtype=A.dtype) / jnp.asarray(n, dtype=A.dtype)
         return f @ jnp.linalg.pinv(A)
-
-    def channel_support(self) -> np.ndarray | None:
-        """``float64 [num_outputs, d]``: 1 where channel column ``y`` supports item ``j`` (the per-item statistic).
-
-        Default: item reports support themselves, bit vectors their set bits; ``None`` for other report spaces
-        (hashed and set-valued reports define it).
-        """
-        m, d = int(self.num_outputs), int(self.d)
-        if self.report_kind == "item":
-            return np.eye(m, d)
-        if self.report_kind == "bits" and 2 ** int(self.num_stats) == m and int(self.num_stats) >= d:
-            return bits_table(int(self.num_stats))[:, :d].astype(np.float64)
-        return None
-
-    def report_index(self, ys: Any) -> np.ndarray:
-        """int64 channel column of each report (items as is; bit vectors as ``sum_j bit_j 2^j``).
-
-        Mechanisms with other report spaces define it (their documented column order of ``channel_matrix``).
-        """
-        if self.report_kind == "item":
-            return np.asarray(ys).astype(np.int64)
-        if self.report_kind == "bits":
-            ys = np.asarray(_compact.to_dense(ys))
-            return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
-        raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define report_index().")
 
 
 def affine(mech: Any) -> tuple[jax.Array, jax.Array] | None:

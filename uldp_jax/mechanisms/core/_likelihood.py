@@ -11,8 +11,8 @@ report (``x`` alone or paired) comes from its ``x`` only. EM for the mixture wei
 
 where ``N_x`` counts the invertible reports of ``x``: the exact MLE on the simplex (a fixed point of EM),
 from per-report support bits (``SupportRatio``: one byte per report and base item, never an ``n x d`` float
-likelihood) built on device. The mechanisms offer these terms through the
-protocol method ``report_likelihood(ys)``; the EM loop is estimation's one core (``ul.estimation.em``).
+likelihood) built on device. The mechanisms offer these terms as the ``report`` field of their ``likelihood()``
+record; the EM loop is estimation's one core (``ul.estimation.em``).
 """
 
 from __future__ import annotations

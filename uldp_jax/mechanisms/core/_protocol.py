@@ -11,7 +11,7 @@ REQUIRED = {
     "d": "the input domain size: a field `d: int = ul.static_field()` or a property",
     "num_outputs": "the size of the report space: `@property def num_outputs(self) -> int` (or a static field)",
     "report_kind": 'a plain class constant, e.g. `report_kind = "item"` ("item", "bits", or your own name '
-                   "with aggregate() and report_index() defined)",
+                   "with aggregate() and likelihood()'s index defined)",
     "perturb_batch": "`def perturb_batch(self, key, xs)`: all users' reports for `xs: int32[n]`",
     "privacy_spec": "`def privacy_spec(self)`: the guarantee, e.g. `ul.PrivacySpec.ldp(self.d, self.eps)`",
 }
@@ -27,20 +27,36 @@ FOLDED = {
     "iid_count_sampler": "counts()",
     "count_draws": "counts()",
     "count_memory": "counts()",
+    "channel_ops": "likelihood()",
+    "product_likelihood": "likelihood()",
+    "report_likelihood": "likelihood()",
+    "report_index": "likelihood()",
+    "channel_support": "likelihood()",
 }
 _FOLDED_HOW = {
     "counts()": "`def counts(self)` returning `_records.counts_record(self, fixed, iid, draws=..., memory=...)` "
                 "(uldp_jax.mechanisms.core._records; fixed(key, counts) and iid(key, n, p) are the exact samplers, "
                 "draws(iid) and memory(iid) their cost; None: the per-user path)",
+    "likelihood()": "`def likelihood(self)` returning `_records.Likelihood(ops=..., product=..., report=..., "
+                    "index=..., support=...)` (uldp_jax.mechanisms.core._records; every field optional: ops = "
+                    "(matvec, rmatvec) for EM on item histograms, product = (mask, invertible), report(ys) = "
+                    "per-report factors, index(ys) = channel column of each report, support() = items each column "
+                    "supports; None: EM on the channel's columns)",
 }
 
 
-def refuse_folded_members(cls: type) -> None:
-    found = [name for name in FOLDED if name in cls.__dict__]
+def refuse_folded_members(cls: type, root: type) -> None:
+    """Refuses a class that defines, or inherits from a mixin, a member folded into a record."""
+    found = []
+    for name in FOLDED:
+        owner = next((b for b in cls.__mro__ if name in b.__dict__ and b not in (root, object)), None)
+        if owner is not None:
+            found.append(name if owner is cls else f"{name} (in {owner.__name__})")
     if found:
-        how = "; ".join(f"{FOLDED[name]}: {_FOLDED_HOW[FOLDED[name]]}" for name in dict.fromkeys(found))
+        targets = sorted({FOLDED[n.split()[0]] for n in found})
+        how = "; ".join(f"{t}: {_FOLDED_HOW[t]}" for t in targets)
         raise TypeError(f"{cls.__name__} defines {', '.join(found)}, which ul.Mechanism no longer reads: "
-                        f"{', '.join(sorted({FOLDED[n] for n in found}))} replaces it. Write {how}.")
+                        f"{', '.join(targets)} replaces it. Write {how}.")
 
 
 def refuse_annotated_constants(cls: type) -> None:

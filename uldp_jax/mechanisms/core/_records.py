@@ -2,7 +2,8 @@
 
 ``pure()`` answers 003's questions about a pure mechanism (GLUTF's and the closed forms'); ``compact()`` says how
 a bit-vector mechanism draws compact reports; ``estimator()`` describes the linear estimator ``debias`` (its
-per-item affine form, its variance); ``counts()`` holds the exact count-level samplers and their cost. Each
+per-item affine form, its variance); ``counts()`` holds the exact count-level samplers and their cost;
+``likelihood()`` the likelihood forms EM runs on and the channel's report columns. Each
 record is one member on the base, so a capability that comes with several answers adds one name to the protocol,
 not five.
 """
@@ -19,6 +20,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.mechanisms.core import _pure_uldp as _th
+from uldp_jax.mechanisms.core._reports import bits_table
 
 
 class Pure(NamedTuple):
@@ -119,6 +121,79 @@ def counts_of(mech: Any) -> Counts | None:
         raise TypeError(f"Expected {type(mech).__name__}.counts() to return a Counts record "
                         f"(uldp_jax.mechanisms.core._records) or None, got {type(rec).__name__}.")
     return counts_record(mech, *rec)
+
+
+class Likelihood(NamedTuple):
+    r"""EM's likelihood of a mechanism's reports and the channel's report columns (``Mechanism.likelihood()``;
+    ``None``: EM runs on the channel's columns, which are the items or the bit patterns). Generic code reads it
+    through ``likelihood_of``, which fills ``index`` and ``support`` for item and bit reports.
+
+    At most one of the first three is the form EM uses (``estimation._em.em`` asks in this order: item reports
+    on the histogram, ``product``, ``report``):
+
+    * ``ops``: ``(matvec: p -> p Q, rmatvec: v -> Q v)``, traceable and cheaper than the dense channel, for EM on
+      the output histogram of item reports (one jitted solver; without it the dense ``channel_matrix()`` is built
+      once, concrete parameters and small domains only);
+    * ``product``: ``(product bool[d], invertible)`` when a bit-vector report ``y`` has likelihood
+      :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
+      encodings) and, if ``invertible``, a bit set outside ``product`` identifies its input (uRAP's
+      non-sensitive bits); EM then runs on the reported ones (``estimation._em_reports``);
+    * ``report(ys)``: per-report factors, ``(L float[n, d], w float[n], N float[d])`` (report ``i``, weight
+      ``w_i``, has likelihood proportional to ``L[i, x]``; ``N`` counts invertible reports per item) or the
+      compact ``SupportRatio`` form of ``mechanisms.core._likelihood`` (the library's mechanisms).
+
+    The channel's columns (``ul.check``, ``ul.testing``, ``ul.theory``'s exact moments, GLUTF over a base):
+    ``index(ys) -> int64[...]``, the ``channel_matrix`` column of each report (default: items as is, bit vectors
+    as ``sum_j bit_j 2^j``); ``support() -> float[num_outputs, d] | None``, 1 where column ``y`` supports item
+    ``j`` (default: items support themselves, bit vectors their set bits; ``None`` for other report spaces).
+    """
+
+    ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
+    product: tuple[np.ndarray, bool] | None = None  # (product bool[d], invertible); None: not product-Bernoulli
+    report: Callable[[Any], Any] | None = None  # ys -> SupportRatio or (L, w, N); None: no per-report factors
+    index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
+    support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
+
+
+def likelihood_of(mech: Any) -> Likelihood:
+    """``mech.likelihood()`` with ``index`` and ``support`` filled in for item and bit reports (an empty record
+    when ``likelihood()`` is ``None``).
+
+    Raises:
+      TypeError: if ``likelihood()`` returns something other than a ``Likelihood`` record or ``None``.
+    """
+    rec = mech.likelihood()
+    if rec is None:
+        rec = Likelihood()
+    elif not isinstance(rec, Likelihood):
+        raise TypeError(f"Expected {type(mech).__name__}.likelihood() to return a Likelihood record "
+                        f"(uldp_jax.mechanisms.core._records) or None, got {type(rec).__name__}.")
+    if rec.index is None:
+        rec = rec._replace(index=lambda ys: _columns(mech, ys))
+    if rec.support is None:
+        rec = rec._replace(support=lambda: _column_support(mech))
+    return rec
+
+
+def _columns(mech: Any, ys: Any) -> np.ndarray:
+    """int64 channel column of each item report (as is) or bit-vector report (``sum_j bit_j 2^j``)."""
+    if mech.report_kind == "item":
+        return np.asarray(ys).astype(np.int64)
+    if mech.report_kind == "bits":
+        ys = np.asarray(_compact.to_dense(ys))
+        return (ys.astype(np.int64) << np.arange(ys.shape[-1])).sum(axis=-1)
+    raise NotImplementedError(f"{type(mech).__name__} reports {mech.report_kind!r}; define likelihood() with "
+                              "its index(ys) (the channel column of each report).")
+
+
+def _column_support(mech: Any) -> np.ndarray | None:
+    """``float64 [num_outputs, d]`` for item reports (each supports itself) and bit vectors (their set bits)."""
+    m, d = int(mech.num_outputs), int(mech.d)
+    if mech.report_kind == "item":
+        return np.eye(m, d)
+    if mech.report_kind == "bits" and 2 ** int(mech.num_stats) == m and int(mech.num_stats) >= d:
+        return bits_table(int(mech.num_stats))[:, :d].astype(np.float64)
+    return None
 
 
 def independent_bits(d: int, items_s: np.ndarray, own_prob: Any, q: Any) -> Compact:

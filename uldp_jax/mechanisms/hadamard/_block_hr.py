@@ -150,10 +150,6 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         p_block = jnp.moveaxis(p_block, 0, -1)[..., block]
         return (p_block / hr_gap(self.eps) ** 2 - p**2) / jnp.asarray(n)
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
-        return self.channel_matvec, self.channel_rmatvec
-
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """Output distribution ``p Q`` (``float[num_outputs]``) of ``p: float[d]``, by batched FWHTs."""
         p = jnp.asarray(p)

@@ -114,10 +114,6 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
         """Per-item variance of ``debias`` (iid model), closed form (``_forms.general_hr.item_nvar``)."""
         return _forms.item_nvar(self.eps, p, self.num_blocks) / jnp.asarray(n)
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """``(p -> p Q, v -> Q v)`` by batched FWHTs, for EM and the count samplers."""
-        return self.channel_matvec, self.channel_rmatvec
-
     def _cells(self) -> tuple[jax.Array, jax.Array]:
         """``(t_term, u_term)``: ``Q = (t_term + u_term * [y in own block] * (1 + H)/2) / b`` per entry."""
         eps = jnp.asarray(self.eps)

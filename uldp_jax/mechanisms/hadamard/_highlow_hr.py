@@ -133,10 +133,6 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         p_hadamard = (1.0 - c) + c * p_a  # p([S]) = 2/(e+1) + (e-1)/(e+1) p(A)
         return (jnp.where(sens, p_hadamard / c**2, p / c) - p**2) / jnp.asarray(n)
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
-        return self.channel_matvec, self.channel_rmatvec
-
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """Output distribution ``p Q`` (``float[S + t]``) of ``p: float[d]``, with one FWHT of size ``S``."""
         p = jnp.asarray(p)

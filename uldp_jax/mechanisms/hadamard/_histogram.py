@@ -4,7 +4,8 @@ HR, HighLowHR, BlockHR and HadamardResponse report one cell of a (block-)Hadamar
 samplers are the same for all four: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` (fixed model) or
 one ``Multinomial(n, p Q)`` (iid model), with ``Q``'s rows and ``p Q`` from the mechanism's own fast
 Walsh-Hadamard ``channel_matvec`` (``mechanisms.core._counts``). Their ``debias`` is a transform too, so they share
-one ``estimator()``: the variance of each class's own closed form.
+one ``estimator()``: the variance of each class's own closed form; and EM runs on the histogram through the same
+fast ``channel_matvec`` / ``channel_rmatvec`` (one ``likelihood()``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ class HadamardCounts:
         """``debias`` runs a fast Walsh-Hadamard transform (no per-item affine form); its iid per-item variance
         is the class's closed form ``item_variance(p, n)``."""
         return _records.Estimator(variance=self.item_variance)
+
+    def likelihood(self) -> _records.Likelihood:
+        """EM on the histogram: ``(p -> p Q, v -> Q v)`` by fast Walsh-Hadamard transforms (``channel_matvec``,
+        ``channel_rmatvec``)."""
+        return _records.Likelihood(ops=(self.channel_matvec, self.channel_rmatvec))
 
     def counts(self) -> _records.Counts:
         """Exact: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` over the Hadamard cells (``d x

@@ -85,10 +85,6 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         R = 1.0 / hr_gap(self.eps)
         return (R**2 - jnp.asarray(p) ** 2) / jnp.asarray(n)
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
-        return self.channel_matvec, self.channel_rmatvec
-
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """Output distribution ``p Q`` (``float[K]``) of an input distribution ``p: float[d]``, by FWHT."""
         p = jnp.asarray(p)

@@ -67,7 +67,7 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         explicit finite family with an exact channel.
 
     Channel columns: ``seed * g + v`` for seeds in ``[0, F)`` (``F`` = family size, at most 2**16), values
-    ``v`` in ``[0, g)``; ``report_index`` maps reports to them.
+    ``v`` in ``[0, g)``; ``likelihood().index`` maps reports to them.
 
     References:
       Wang, Blocki, Li, Jha (USENIX Security 2017) §4.4; He et al. (GLUTF) §5.3.
@@ -114,9 +114,11 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
     def aggregate(self, ys: HashReport, weights: jax.Array | None = None) -> jax.Array:
         return _reports.bit_sums(self.support(ys), weights)
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
-        return _likelihood.pure_terms(self, ys)
+    def likelihood(self) -> _records.Likelihood:
+        """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``);
+        the channel's columns are ``(seed, v)`` (``_columns``, ``_column_support``)."""
+        return _records.Likelihood(report=lambda ys: _likelihood.pure_terms(self, ys), index=self._columns,
+                                   support=self._column_support)
 
     def estimator(self) -> _records.Estimator:
         t = jnp.exp(-jnp.asarray(self.eps))
@@ -132,7 +134,7 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         _reports.check_channel_size("OLH", self.d, self.num_hashes * self.g)
         return np.arange(self.num_hashes, dtype=np.uint32)
 
-    def channel_support(self) -> np.ndarray:
+    def _column_support(self) -> np.ndarray:
         """bool ``[F * g, d]``: items supported by each channel column ``(seed, v)``."""
         seeds = self._seeds()
         h = self.hash(seeds[:, None], np.arange(self.d))  # [F, d]
@@ -143,11 +145,11 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         eps = _spec.eps_value(self.eps)
         t = np.exp(-eps)
         keep, other = 1.0 / (1.0 + (self.g - 1) * t), t / (1.0 + (self.g - 1) * t)
-        sup = self.channel_support()  # [F g, d]
+        sup = self._column_support()  # [F g, d]
         Q = np.where(sup.T, keep, other) / self.num_hashes
         return Q, np.ones(Q.shape[1], dtype=bool)
 
-    def report_index(self, ys: HashReport) -> np.ndarray:
+    def _columns(self, ys: HashReport) -> np.ndarray:
         return np.asarray(ys.seed).astype(np.int64) * self.g + np.asarray(ys.value).astype(np.int64)
 
     def privacy_spec(self) -> _spec.PrivacySpec:

@@ -74,18 +74,17 @@ class GRR(_base.Mechanism):
 
         return _records.counts_record(self, fixed, iid)
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
-        return _likelihood.pure_terms(self, ys)
 
     def estimator(self) -> _records.Estimator:
         _, other = self.probs()
         a = -jnp.expm1(-jnp.asarray(self.eps)) / (1.0 + (self.d - 1) * jnp.exp(-jnp.asarray(self.eps)))
         return _records.Estimator(affine=(jnp.full((self.d,), a), jnp.full((self.d,), other)))
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
-        return self.channel_matvec, self.channel_rmatvec
+    def likelihood(self) -> _records.Likelihood:
+        """EM: O(d) channel products on the histogram (``channel_matvec``, ``channel_rmatvec``); the support-ratio
+        likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``) for em-pure."""
+        return _records.Likelihood(ops=(self.channel_matvec, self.channel_rmatvec),
+                                   report=lambda ys: _likelihood.pure_terms(self, ys))
 
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """``p @ Q`` in O(d): ``Q = (keep - other) I + other 11^T`` (a keep-or-uniform mixture)."""

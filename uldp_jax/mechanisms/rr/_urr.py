@@ -94,9 +94,9 @@ class URR(_fields.ULDPFields):
         sens = jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive), a.dtype)
         return a, c2, sens
 
-    def channel_ops(self) -> tuple[Any, Any]:
-        """O(d) ``(p -> p Q, v -> Q v)`` for EM (``channel_matvec``, ``channel_rmatvec``)."""
-        return self.channel_matvec, self.channel_rmatvec
+    def likelihood(self) -> _records.Likelihood:
+        """EM: O(d) channel products on the histogram (``channel_matvec``, ``channel_rmatvec``)."""
+        return _records.Likelihood(ops=(self.channel_matvec, self.channel_rmatvec))
 
     def channel_matvec(self, p: jax.Array) -> jax.Array:
         """``p @ Q`` in O(d): ``(p Q)_y = dg_y p_y + c2 [y in X_S] sum(p)``."""

@@ -15,7 +15,7 @@ from uldp_jax.mechanisms.core import _base, _fields, _likelihood, _pure_uldp as 
 from uldp_jax.mechanisms.core import _pytree, _reports, _spec
 from uldp_jax.mechanisms.subset import _ksubset, _ss_counts
 
-# Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for report_index).
+# Largest domain for which the exact channel enumerates k-subsets (2**d lookup table for the report columns).
 MAX_SS_CHANNEL_D = 20
 
 
@@ -54,7 +54,7 @@ class SS(_base.Mechanism):
         floor/ceil of ``d / (e^eps + 1)``, i.e. 003 eq 37 with ``s = d`` and ``theta_N = 0``); needs a concrete eps.
 
     Channel columns: the ``C(d, k)`` subsets in ``itertools.combinations(range(d), k)`` order
-    (``report_index`` maps reports to them).
+    (``likelihood().index`` maps reports to them).
 
     References:
       Wang et al. (2016) arXiv:1607.08025; Ye & Barg (IEEE T-IT 2018); He et al. (GLUTF) §5.1.
@@ -106,9 +106,11 @@ class SS(_base.Mechanism):
         return _records.counts_record(self, iid=iid, draws=lambda iid: _ss_counts.scan_draws(self.d, self.k),
                                       memory=lambda iid: _ss_counts.scan_bytes(self.d, self.k))
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
-        return _likelihood.pure_terms(self, ys)
+    def likelihood(self) -> _records.Likelihood:
+        """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``);
+        the channel's columns are the k-subsets (``_columns``, ``_column_support``)."""
+        return _records.Likelihood(report=lambda ys: _likelihood.pure_terms(self, ys), index=self._columns,
+                                   support=self._column_support)
 
     def estimator(self) -> _records.Estimator:
         t = jnp.exp(-jnp.asarray(self.eps))
@@ -126,7 +128,7 @@ class SS(_base.Mechanism):
         bits[np.arange(combos.shape[0])[:, None], combos] = True
         return bits
 
-    def channel_support(self) -> np.ndarray:
+    def _column_support(self) -> np.ndarray:
         """bool ``[C(d, k), d]``: the items each channel column (subset) supports."""
         return self._subsets()
 
@@ -138,7 +140,7 @@ class SS(_base.Mechanism):
         Q = np.where(bits.T, 1.0, t) / norm
         return Q, np.ones(bits.shape[0], dtype=bool)
 
-    def report_index(self, ys: Any) -> np.ndarray:
+    def _columns(self, ys: Any) -> np.ndarray:
         """Channel column of each report ``bool[..., d]`` (its rank among the k-subsets)."""
         bits = self._subsets()
         table = np.full(2**self.d, -1, dtype=np.int64)

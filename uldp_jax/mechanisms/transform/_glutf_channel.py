@@ -9,12 +9,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _pure_uldp as _th, _reports
+from uldp_jax.mechanisms.core import _pure_uldp as _th, _records, _reports
 
 
 def base_support(base: Any) -> np.ndarray:
     """bool ``[m_b, s]``: items supported by each channel column of a pure base."""
-    S = base.channel_support()
+    S = _records.likelihood_of(base).support()
     if S is None:
         raise TypeError(f"Expected a base with a support function, got {type(base).__name__}.")
     return np.asarray(S, dtype=bool)
@@ -22,7 +22,7 @@ def base_support(base: Any) -> np.ndarray:
 
 def base_index(base: Any, ys: Any) -> np.ndarray:
     """Channel column of each base report."""
-    return np.asarray(base.report_index(ys)).astype(np.int64)
+    return np.asarray(_records.likelihood_of(base).index(ys)).astype(np.int64)
 
 
 def share_from_channel(base: Any) -> float:
@@ -92,7 +92,7 @@ class GLUTFChannel:
         protected[:m_b] = True
         return logQ, protected
 
-    def channel_support(self) -> np.ndarray:
+    def _column_support(self) -> np.ndarray:
         """bool ``[m, d]``: items supported by each channel column (003 eq 29)."""
         Sb = base_support(self.base)
         m_b, dn = Sb.shape[0], self.d - self.s
@@ -107,7 +107,7 @@ class GLUTFChannel:
             S[start:start + m_b, x] = True
         return S
 
-    def report_index(self, ys: GLUTFReport) -> np.ndarray:
+    def _columns(self, ys: GLUTFReport) -> np.ndarray:
         m_b = int(self.base.num_outputs)
         dn = self.d - self.s
         _, _, rank_n = self._masks()

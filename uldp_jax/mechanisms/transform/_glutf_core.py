@@ -203,9 +203,11 @@ class GLUTFMixin(GLUTFChannel):
         has_item = ys.item >= 0
         return self._counts(ys, ys.has_base & w, has_item & w)
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Exact per-report likelihood of GLUTF reports (protected factors, weights, invertible counts)."""
-        return _likelihood.glutf_terms(self, ys)
+    def likelihood(self) -> _records.Likelihood:
+        """em-pure: the exact per-report likelihood of GLUTF reports (protected factors, weights, invertible
+        counts; ``core._likelihood.glutf_terms``); the channel's columns in 003 eq 29's order (``GLUTFChannel``)."""
+        return _records.Likelihood(report=lambda ys: _likelihood.glutf_terms(self, ys), index=self._columns,
+                                   support=self._column_support)
 
     def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
         counts_s = self.base.aggregate(ys.base, wb)

@@ -121,13 +121,11 @@ class _UnaryMixin:
 
         return _records.counts_record(self, fixed)
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
-        return _likelihood.pure_terms(self, ys)
-
-    def product_likelihood(self) -> tuple[np.ndarray, bool]:
-        """Every bit is in the product likelihood (no invertible reports)."""
-        return np.ones(self.d, bool), False
+    def likelihood(self) -> _records.Likelihood:
+        """EM: every bit is in the product likelihood (no invertible reports); em-pure: the support-ratio
+        likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
+        return _records.Likelihood(product=(np.ones(self.d, bool), False),
+                                   report=lambda ys: _likelihood.pure_terms(self, ys))
 
     def compact(self) -> _records.Compact:
         """Independent bits: own bit w.p. ``keep``, every other bit w.p. ``q``."""

@@ -76,9 +76,9 @@ class URAP(_fields.ULDPFields):
 
         return _records.counts_record(self, fixed)
 
-    def product_likelihood(self) -> tuple[np.ndarray, bool]:
-        """The sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
-        return _spec.sensitive_mask(self.d, self.sensitive), True
+    def likelihood(self) -> _records.Likelihood:
+        """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
+        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True))
 
     def compact(self) -> _records.Compact:
         """Independent bits: own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits

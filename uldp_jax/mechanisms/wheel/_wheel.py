@@ -89,7 +89,7 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
 
     Channel (discretised): for each seed, the circle is cut at ``0`` and at every arc end ``H(t)``,
     ``H(t) + l mod 1``, giving ``2 d + 1`` cells (some of length 0) on which every density is constant; column
-    ``seed * (2 d + 1) + cell``. ``report_index`` maps reports to cells.
+    ``seed * (2 d + 1) + cell``. ``likelihood().index`` maps reports to cells.
 
     References:
       Wang et al. (PVLDB 13(8), 2020); He et al. (GLUTF) App. B.
@@ -142,9 +142,11 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
     def aggregate(self, ys: WheelReport, weights: jax.Array | None = None) -> jax.Array:
         return _reports.bit_sums(self.support(ys), weights)
 
-    def report_likelihood(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
-        return _likelihood.pure_terms(self, ys)
+    def likelihood(self) -> _records.Likelihood:
+        """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``);
+        the channel's columns are the cells of each seed's circle (``_columns``, ``_column_support``)."""
+        return _records.Likelihood(report=lambda ys: _likelihood.pure_terms(self, ys), index=self._columns,
+                                   support=self._column_support)
 
     def estimator(self) -> _records.Estimator:
         l = jnp.asarray(self.l)
@@ -171,7 +173,7 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         covered = (diff - np.floor(diff) < l) & (lengths[:, :, None] > 0)
         return B, lengths, covered
 
-    def channel_support(self) -> np.ndarray:
+    def _column_support(self) -> np.ndarray:
         """bool ``[F * C, d]``: items supported by each cell column."""
         _, _, covered = self._cells()
         return covered.reshape(-1, self.d)
@@ -185,7 +187,7 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         Q = (lengths[:, :, None] * dens).reshape(-1, self.d).T / self.num_hashes
         return Q, np.ones(Q.shape[1], dtype=bool)
 
-    def report_index(self, ys: WheelReport) -> np.ndarray:
+    def _columns(self, ys: WheelReport) -> np.ndarray:
         B, _, _ = self._cells()
         seed = np.asarray(ys.seed).astype(np.int64)
         y = np.asarray(ys.y).astype(np.float64)
