@@ -214,7 +214,8 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
             grad, gram = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gram(t, bits, weight)
             gain = dense_gain(t, bits, weight, inverted, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
-        return _em_newton.run(grad, gram, gain, inverted, n, p0, tol, max_iters)
+        update = _em_newton.as_update(grad, inverted, n)
+        return _em_newton.solve(grad, gram, gain, update, inverted, n, p0, tol, max_iters)
     if kind == "support":
         update, gain = support_update(t, data, pass_dtype, log_t), support_gain(t, data)
     elif kind == "packed":
