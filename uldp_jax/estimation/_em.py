@@ -257,7 +257,9 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
       (``em_reports``; ``ys`` dense ``bool[n, d]``, ``ul.CompactBits`` or ``SupportReports``);
     * ``likelihood().report(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
 
-    Every form runs through ``_em_core`` (one loop, one stopping rule, SQUAREM by default, ``throw``).
+    Every form runs through ``_em_core`` (one loop, one stopping rule, SQUAREM by default, ``throw``); the
+    per-report bit-vector models (``em_reports``, d <= 2048) take projected Newton steps instead (``_em_newton``:
+    exact gradient pass, stopping on its certificate ``EMInfo.gap``).
 
     Args:
       mech: the mechanism.

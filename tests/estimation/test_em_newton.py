@@ -1,0 +1,61 @@
+"""Projected Newton on the per-report bit-vector likelihoods (``_em_newton``): it stops on its certificate, the
+certificate bounds the log-likelihood still to gain, it reaches the float64 MLE in few passes, and plain EM
+steps from its answer gain nothing."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.estimation import _em, _em_newton
+
+
+def _reports(mech, n, seed):
+    d = mech.d
+    p = np.arange(1, d + 1, dtype=np.float64) ** 2
+    p[: d // 4] = 0.0  # items whose MLE is (near) 0
+    xs = jax.random.choice(jax.random.key(seed), d, (n,), p=jnp.asarray(p / p.sum())).astype(jnp.int32)
+    return ul.perturb(jax.random.key(seed + 1), mech, xs)
+
+
+def _loglik(mech, ys, p):
+    """Float64 mean log-likelihood of RAPPOR's product-Bernoulli model; per-bit rates read off RAPPOR(2)'s channel."""
+    q = np.asarray(ul.channel(ul.RAPPOR(2, float(mech.eps))).Q, np.float64)  # columns: bit codes y0 + 2 y1
+    keep, flip = q[0, 1] + q[0, 3], q[0, 2] + q[0, 3]  # P(y_x = 1 | x), P(y_j = 1 | x != j)
+    bits = np.asarray(ul.to_dense(ys) if isinstance(ys, ul.CompactBits) else ys, np.float64)
+    base = np.sum(bits * np.log(flip) + (1 - bits) * np.log(1 - flip), axis=1)
+    ratio = np.where(bits > 0, keep / flip, (1 - keep) / (1 - flip))  # P(y | x) / P(y | no bit is x's)
+    return float(np.mean(base + np.log(ratio @ (np.asarray(p, np.float64) / np.sum(p)))))
+
+
+@pytest.mark.parametrize("eps", [0.5, 4.0])
+def test_newton_stops_on_its_certificate(eps):
+    mech = ul.RAPPOR(24, eps)
+    ys = _reports(mech, 20_000, 3)
+    p_hat, info = _em.em(mech, ys, return_info=True)
+    assert bool(info.converged)
+    assert info.gap is not None and float(info.gap) <= _em_newton.default_gap_tol(p_hat.dtype)
+    assert int(info.num_evals) < 200  # plain EM needs thousands of passes at eps = 0.5 (rate ~0.99x per step)
+    assert float(jnp.min(p_hat)) >= 0.0 and abs(float(jnp.sum(p_hat)) - 1.0) < 1e-5
+
+
+def test_certificate_bounds_the_remaining_gain():
+    """At an early iterate (2 steps) the reported gap is >= the float64 log-likelihood still to gain."""
+    mech = ul.RAPPOR(16, 1.0)
+    ys = _reports(mech, 8_000, 5)
+    p_early, early = _em.em(mech, ys, return_info=True, max_iters=2)
+    p_mle = _em.em(mech, ys)
+    remaining = _loglik(mech, ys, p_mle) - _loglik(mech, ys, p_early)
+    assert remaining >= -1e-6
+    assert float(early.gap) >= remaining - 1e-6
+    assert not bool(early.converged)
+
+
+def test_newton_at_least_plain_em_loglik():
+    mech = ul.RAPPOR(24, 1.0)
+    ys = _reports(mech, 20_000, 7)
+    p_newton = _em.em(mech, ys)
+    # plain EM steps started at Newton's answer cannot raise the log-likelihood further (a stationary point)
+    p_polished = _em.em(mech, ys, init=p_newton, accelerate=False, max_iters=200, tol=1e-30)
+    assert _loglik(mech, ys, p_newton) >= _loglik(mech, ys, p_polished) - 1e-7
