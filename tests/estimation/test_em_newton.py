@@ -59,3 +59,24 @@ def test_newton_at_least_plain_em_loglik():
     # plain EM steps started at Newton's answer cannot raise the log-likelihood further (a stationary point)
     p_polished = _em.em(mech, ys, init=p_newton, accelerate=False, max_iters=200, tol=1e-30)
     assert _loglik(mech, ys, p_newton) >= _loglik(mech, ys, p_polished) - 1e-7
+
+
+def test_failed_newton_hands_over_to_squarem():
+    """A Hessian model under which every Newton direction fails (not positive definite): after ``MAX_FAILS`` EM
+    fallbacks ``solve`` hands over to SQUAREM and still lands on the MLE that ``em`` finds."""
+    from uldp_jax.estimation import _em_core, _em_reports
+    from uldp_jax.estimation._em_packed import packed_gain, packed_grad
+
+    mech = ul.RAPPOR(16, 1.0)
+    ys = _reports(mech, 8_000, 11)
+    data = _em_reports._pack_dense(mech, ys)
+    eps = jnp.asarray(mech.eps, jnp.float32)
+    grad, gain = packed_grad(jnp.exp(-eps), data, None, -eps), packed_gain(jnp.exp(-eps), data)
+    n = jnp.sum(data.weight) + jnp.sum(data.inverted)
+    update = _em_newton.as_update(grad, data.inverted, n)
+    p0 = _em_core.start_point(jnp.full(16, 1.0 / 16, jnp.float32))
+    p_hat, info = _em_newton.solve(grad, lambda p: -jnp.eye(16, dtype=p.dtype), gain, update, data.inverted, n, p0,
+                                   _em_core.REPORT_TOL, 10_000)
+    assert bool(info.converged) and int(info.num_steps) > _em_newton.MAX_FAILS
+    np.testing.assert_allclose(np.asarray(p_hat), np.asarray(_em.em(mech, ys)), atol=1e-5)
+    assert _loglik(mech, ys, p_hat) >= _loglik(mech, ys, _em.em(mech, ys)) - 1e-7
