@@ -62,8 +62,8 @@ def test_newton_at_least_plain_em_loglik():
 
 
 def test_failed_newton_hands_over_to_squarem():
-    """A Hessian model under which every Newton direction fails (not positive definite): after ``MAX_FAILS`` EM
-    fallbacks ``solve`` hands over to SQUAREM and still lands on the MLE that ``em`` finds."""
+    """A Hessian model under which every Newton direction fails (not positive definite): after ``MAX_PASSES``
+    passes of EM fallbacks ``solve`` hands over to SQUAREM and still lands on the MLE that ``em`` finds."""
     from uldp_jax.estimation import _em_core, _em_reports
     from uldp_jax.estimation._em_packed import packed_gain, packed_grad
 
@@ -77,6 +77,6 @@ def test_failed_newton_hands_over_to_squarem():
     p0 = _em_core.start_point(jnp.full(16, 1.0 / 16, jnp.float32))
     p_hat, info = _em_newton.solve(grad, lambda p: -jnp.eye(16, dtype=p.dtype), gain, update, data.inverted, n, p0,
                                    _em_core.REPORT_TOL, 10_000)
-    assert bool(info.converged) and int(info.num_steps) > _em_newton.MAX_FAILS
+    assert bool(info.converged) and int(info.num_evals) > _em_newton.MAX_PASSES
     np.testing.assert_allclose(np.asarray(p_hat), np.asarray(_em.em(mech, ys)), atol=1e-5)
     assert _loglik(mech, ys, p_hat) >= _loglik(mech, ys, _em.em(mech, ys)) - 1e-7
