@@ -13,6 +13,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms.core import _grid_check
 from uldp_jax.mechanisms.core._base import Mechanism
 
 
@@ -20,7 +21,7 @@ def _check_mech(mech: Any) -> None:
     """A mechanism (or a grid of them) inside its documented ranges, every grid point checked."""
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _validate.check_grid(mech)
+    _grid_check.validate_grid(mech)
 
 
 def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
@@ -48,7 +49,7 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
     _check_bits_lower_bound(mech, xs)
-    if _grid_shape(mech):
+    if _grid_check._grid_shape(mech):
         return _perturb_grid(key, mech, xs, *args)
     compact = mech.compact()
     if xs.ndim == 1 and compact is not None and compact.preferred:  # at most d / 8 ones expected per report
@@ -73,13 +74,6 @@ def _perturb_batch_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: An
     return mech.perturb_batch(key, xs, *args)
 
 
-def _grid_shape(mech: Any) -> tuple[int, ...]:
-    try:
-        return tuple(mech.batch_shape)
-    except Exception:  # noqa: BLE001 - a user's batch_shape that cannot answer means "one mechanism"
-        return ()
-
-
 def _grid_point(mech: Any, index: tuple[int, ...]) -> Any:
     return jax.tree_util.tree_map(lambda leaf: leaf[index], mech)
 
@@ -89,7 +83,7 @@ def _perturb_grid(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: Any) ->
     numbers, as ``simulate`` draws a grid. Dense reports (a grid's points differ in their compact rates)."""
     if args:
         raise TypeError("perturb of a mechanism grid takes no per-user inputs (*args); perturb each point instead.")
-    shape = _grid_shape(mech)
+    shape = _grid_check._grid_shape(mech)
     out = jax.eval_shape(lambda k, m, x: _over_grid(lambda mm: mm.perturb_batch(k, x), len(shape))(m), key, mech, xs)
     nbytes = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
     if nbytes > MAX_REPORT_BYTES:
@@ -191,7 +185,7 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
     _check_mech(mech)
     m = _registry.get_method(method, mech)
     ys = _as_reports(ys)
-    shape = _grid_shape(mech)
+    shape = _grid_check._grid_shape(mech)
     if shape:  # a grid: reports with the grid's leading axes (as ``perturb`` of the grid returns them)
         return _estimate_grid(mech, shape, ys, method, options)
     check_reports(mech, ys)

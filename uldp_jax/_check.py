@@ -31,7 +31,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base, _records, _reports
+from uldp_jax.mechanisms.core import _base, _grid_check, _records, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -206,9 +206,9 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
     """
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _validate.check_grid(mech)
-    if mech.batch_shape:
-        raise ValueError(f"Expected one mechanism, got a grid of shape {mech.batch_shape}; check each point, "
+    _grid_check.validate_grid(mech)
+    if _grid_check.grid_shape(mech):
+        raise ValueError(f"Expected one mechanism, got a grid of shape {_grid_check.grid_shape(mech)}; check each point, "
                          "e.g. jax.tree.map(lambda v: v[i], mech).")
     draws = _validate.check_int("draws", draws, minimum=100)
     _validate.as_param("alpha", alpha, lower=0.0, upper=1.0)

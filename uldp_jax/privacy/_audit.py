@@ -19,8 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _grid_check, _reports, _spec
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
@@ -227,7 +226,7 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
       tol: relative tolerance on each log-ratio constraint, in ``(0, MAX_TOL]``.
 
     Returns:
-      An ``AuditReport``. For a ``jax.vmap``-built grid of mechanisms (``mech.batch_shape`` non-empty) every
+      An ``AuditReport``. For a ``jax.vmap``-built grid of mechanisms (``grid_shape(mech)`` non-empty) every
       grid point is audited on its own and each field becomes a NumPy array with the grid's shape leading
       (``worst_pair``: ``[*shape, 2]``), e.g. ``ul.audit(grid).ok.all()``.
 
@@ -237,10 +236,11 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
     """
     check_tol(tol)
     if isinstance(mech, _base.Mechanism):
-        _validate.check_grid(mech)
-    if isinstance(mech, _base.Mechanism) and mech.batch_shape:
-        return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
-                                                                           _reports.unbatch(mech))], mech.batch_shape)
+        _grid_check.validate_grid(mech)
+    shape = _grid_check.grid_shape(mech) if isinstance(mech, _base.Mechanism) else ()
+    if shape:
+        return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*shape), _reports.unbatch(mech))],
+                              shape)
     check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q

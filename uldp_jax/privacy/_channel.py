@@ -14,8 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _reports
+from uldp_jax.mechanisms.core import _grid_check, _reports
 from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
@@ -107,13 +106,13 @@ def channel(mech: Mechanism) -> Channel:
       ValueError: if the channel is too large to enumerate (checked before allocating), or what the mechanism
         returns is not a probability matrix with a protected mask over its outputs (see ``validate``).
 
-    A ``jax.vmap``-built grid (``mech.batch_shape`` non-empty) gives ``Q [*shape, d, m]`` and
+    A ``jax.vmap``-built grid (``grid_shape(mech)`` non-empty) gives ``Q [*shape, d, m]`` and
     ``protected [*shape, m]``, each grid point checked on its own.
     """
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _validate.check_grid(mech)
-    shape = mech.batch_shape
+    _grid_check.validate_grid(mech)
+    shape = _grid_check.grid_shape(mech)
     if shape:
         cols = expected_columns(mech)
         total = int(np.prod(shape)) * int(mech.num_inputs) * (2 if cols is None else cols)

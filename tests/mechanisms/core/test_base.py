@@ -21,7 +21,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 23  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
+    assert len(public) == 21  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -70,7 +70,11 @@ def test_an_annotated_class_constant_is_refused():
         type("Keep", (ul.Mechanism,), body)
 
 
-@pytest.mark.parametrize("name", sorted(_protocol.FOLDED))
+FOLDED_INTO_RECORDS = sorted(n for n, t in _protocol.FOLDED.items() if t.endswith("()"))
+FOLDED_INTO_FUNCTIONS = sorted(n for n, t in _protocol.FOLDED.items() if not t.endswith("()"))
+
+
+@pytest.mark.parametrize("name", FOLDED_INTO_RECORDS)
 def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
     """``count_sampler`` and friends are now ``counts()``, ``report_likelihood`` and friends ``likelihood()``:
     defining one would be silently ignored."""
@@ -80,6 +84,19 @@ def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
     member = record.split(r"\(")[0]
     with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: {record} "
                                         rf"replaces it\. Write {record}: `def {member}\(self\)`"):
+        type("Keep", (ul.Mechanism,), body)
+
+
+@pytest.mark.parametrize("name", FOLDED_INTO_FUNCTIONS)
+def test_a_member_folded_into_a_function_is_refused_saying_to_delete_it(name):
+    """``batch_shape`` and ``validate_grid`` are functions of a mechanism (``ul.mechanisms.core``): a class's own
+    copy would be silently ignored."""
+    body = _keep_body()
+    body[name] = lambda self, *args: None
+    function = _protocol.FOLDED[name]
+    assert callable(getattr(ul.mechanisms.core, function.split(".")[-1].split("(")[0]))
+    with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: "
+                                        rf"{re.escape(function)} replaces it\. Delete it: .*{re.escape(function)}"):
         type("Keep", (ul.Mechanism,), body)
 
 

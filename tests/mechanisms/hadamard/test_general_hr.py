@@ -133,7 +133,7 @@ def test_grid_needs_explicit_blocks():
     with pytest.raises(ValueError, match="num_blocks"):
         jax.vmap(lambda e: ul.HadamardResponse(8, e))(jnp.asarray([1.0, 2.0]))
     grid = jax.vmap(lambda e: ul.HadamardResponse(8, e, num_blocks=4))(jnp.asarray([1.0, 2.0]))
-    assert grid.batch_shape == (2,)
+    assert ul.mechanisms.core.grid_shape(grid) == (2,)
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [

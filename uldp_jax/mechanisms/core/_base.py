@@ -39,8 +39,6 @@ member                                default                                   
                                       counts)``, ``iid(key, n, p)`` and their cost        base that has one
                                       (``draws``, ``memory`` per repetition)
 ``comm_bits()``                       ``log2(num_outputs)``                               --
-``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
-``validate_grid(name)``               constructor checks per grid point                   --
 ``likelihood()``                      ``None``: EM on the channel's columns (items, bit   GRR, uRR, HR family (ops);
                                       patterns); else a ``Likelihood`` record: ``ops``    UE, uRAP (product); SS,
                                       (O(d) ``p Q``, ``Q v``), ``product`` (bit           OLH, Wheel, GLUTF, GRR, UE
@@ -69,7 +67,7 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms.core import _compact, _grid_check, _protocol, _pytree, _reports
+from uldp_jax.mechanisms.core import _compact, _protocol, _pytree, _reports
 from uldp_jax.mechanisms.core._capabilities import CapabilityDefaults
 from uldp_jax.mechanisms.core._estimation import EstimationDefaults
 from uldp_jax.mechanisms.core._spec import PrivacySpec
@@ -142,20 +140,6 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
     def channel_matrix(self) -> tuple[Any, Any]:
         """``(Q float[d, num_outputs], protected bool[num_outputs])``: the exact channel, rows = inputs."""
         raise NotImplementedError(f"{type(self).__name__} has no exact channel (define channel_matrix()).")
-
-    # ---- grids -------------------------------------------------------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``
-        (``()`` for a mechanism without an ``eps``, e.g. a fixed test channel; override for other grids)."""
-        eps = getattr(self, "eps", None)
-        return () if eps is None else tuple(jnp.shape(eps))
-
-    def validate_grid(self, name: str = "mech") -> None:
-        """Checks this mechanism, or every point of a grid, against the documented ranges (``eps`` in
-        ``[1e-6, 100]``, ``d <= 2**31 - 1``, the constructor's own checks re-run per grid point); raises a
-        ``ValueError``/``TypeError`` naming ``name`` and the bad grid index (``ul._validate.check_grid``)."""
-        _grid_check.validate_grid(self, name)
 
     # ---- sampling and statistics -------------------------------------------------------------------------
     @property

@@ -20,9 +20,11 @@ REQUIRED = {
 CLASS_CONSTANTS = ("report_kind", "_closed_form")
 
 
-# Members folded into one record-returning member: a subclass that still defines one is refused (the engine would
-# otherwise ignore it without a word), with what to write instead.
+# Members folded into one record-returning member or into a function of the mechanism: a subclass that still
+# defines one is refused (generic code would otherwise ignore it without a word), with what to write instead.
 FOLDED = {
+    "batch_shape": "ul.mechanisms.core.grid_shape(mech)",
+    "validate_grid": "ul.mechanisms.core.validate_grid(mech, name)",
     "count_sampler": "counts()",
     "iid_count_sampler": "counts()",
     "count_draws": "counts()",
@@ -42,6 +44,11 @@ _FOLDED_HOW = {
                     "(matvec, rmatvec) for EM on item histograms, product = (mask, invertible), report(ys) = "
                     "per-report factors, index(ys) = channel column of each report, support() = items each column "
                     "supports; None: EM on the channel's columns)",
+    "ul.mechanisms.core.grid_shape(mech)": "Delete it: the shape of a jax.vmap-built grid is the shape of the "
+                                           "mechanism's eps leaf, read by ul.mechanisms.core.grid_shape(mech)",
+    "ul.mechanisms.core.validate_grid(mech, name)": "Delete it: the range checks (eps, d, the constructor's own "
+                                                    "checks re-run per grid point) are ul.mechanisms.core."
+                                                    "validate_grid(mech, name); put your own checks in __post_init__",
 }
 
 
@@ -54,9 +61,11 @@ def refuse_folded_members(cls: type, root: type) -> None:
             found.append(name if owner is cls else f"{name} (in {owner.__name__})")
     if found:
         targets = sorted({FOLDED[n.split()[0]] for n in found})
-        how = "; ".join(f"{t}: {_FOLDED_HOW[t]}" for t in targets)
+        records = [t for t in targets if t.endswith("()")]  # a record-returning member to write
+        how = [f"Write {'; '.join(f'{t}: {_FOLDED_HOW[t]}' for t in records)}."] if records else []
+        how += [f"{_FOLDED_HOW[t]}." for t in targets if t not in records]  # a function reads it: delete it
         raise TypeError(f"{cls.__name__} defines {', '.join(found)}, which ul.Mechanism no longer reads: "
-                        f"{', '.join(targets)} replaces it. Write {how}.")
+                        f"{', '.join(targets)} replaces it. {' '.join(how)}")
 
 
 def refuse_annotated_constants(cls: type) -> None:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _grid_check
 
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
@@ -96,11 +96,11 @@ REPORT_CHECKS = {"item": _check_item_reports, "bits": _check_bit_reports}
 
 
 def unbatch(mech: Any) -> list[Any]:
-    """The elements of a grid of mechanisms (``mech.batch_shape`` leading on every leaf), in C order.
+    """The elements of a grid of mechanisms (``grid_shape(mech)`` leading on every leaf), in C order.
 
     A single mechanism gives ``[mech]``.
     """
-    shape = mech.batch_shape
+    shape = _grid_check.grid_shape(mech)
     if not shape:
         return [mech]
     leaves = jax.tree_util.tree_leaves(mech)
