@@ -31,7 +31,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base, _grid_check, _records, _reports
+from uldp_jax.mechanisms.core import _base, _estimation, _grid_check, _records, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -161,7 +161,7 @@ def _check_debias(mech: Any, Q: np.ndarray) -> tuple[CheckRow, np.ndarray | None
     try:
         with jax.enable_x64(True):
             mech64 = _channel.as_float64(mech)
-            est = np.stack([np.asarray(mech64.debias(jnp.asarray(n * A[x]), jnp.float64(n)), np.float64)
+            est = np.stack([np.asarray(_estimation.debias(mech64, jnp.asarray(n * A[x]), jnp.float64(n)), np.float64)
                             for x in range(A.shape[0])])
     except (TypeError, ValueError, NotImplementedError) as err:
         return _skip("debias", err), A

@@ -10,6 +10,7 @@ imports a family.
 """
 
 # Functions of a mechanism that generic code (and users) call; they were ``Mechanism`` members before issue 25.
+from uldp_jax.mechanisms.core._estimation import debias
 from uldp_jax.mechanisms.core._grid_check import grid_shape, validate_grid
 
-__all__ = ["grid_shape", "validate_grid"]
+__all__ = ["debias", "grid_shape", "validate_grid"]

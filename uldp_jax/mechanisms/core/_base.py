@@ -27,11 +27,10 @@ member                                default                                   
                                       compact sampler when ``compact().stats``
 ``check_reports(ys)``                 item / bits forms; otherwise the sampler's          PUM
                                       report structure
-``debias(stats, n)``                  ``estimator().affine``, else least squares on the   HR family (FWHT), GLUTF
-                                      channel
-``estimator()``                       ``None``: least squares on the channel, variance    RR, UE, SS, OLH, Wheel,
-                                      from it; else an ``Estimator`` record (per-item     E-LDP, GLUTF, HR family
-                                      affine form, iid variance of ``debias``)
+``estimator()``                       ``None``: ``debias`` by least squares on the        RR, UE, SS, OLH, Wheel,
+                                      channel, variance from it; else an ``Estimator``    E-LDP, GLUTF, HR family
+                                      record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
+                                      per-item affine form, iid variance of ``debias``)   GLUTF)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,

@@ -34,6 +34,7 @@ FOLDED = {
     "report_likelihood": "likelihood()",
     "report_index": "likelihood()",
     "channel_support": "likelihood()",
+    "debias": "estimator()",
 }
 _FOLDED_HOW = {
     "counts()": "`def counts(self)` returning `_records.counts_record(self, fixed, iid, draws=..., memory=...)` "
@@ -44,6 +45,11 @@ _FOLDED_HOW = {
                     "(matvec, rmatvec) for EM on item histograms, product = (mask, invertible), report(ys) = "
                     "per-report factors, index(ys) = channel column of each report, support() = items each column "
                     "supports; None: EM on the channel's columns)",
+    "estimator()": "`def estimator(self)` returning `_records.Estimator(debias=..., affine=..., variance=...)` "
+                   "(uldp_jax.mechanisms.core._records; every field optional: debias(stats, n) = your own unbiased "
+                   "estimate, affine = (a, b) with E[stats] / n = a p + b, variance(p, n) = its iid per-item "
+                   "variance; _estimation.default_debias(self, stats, n) is the estimate without your own; None: "
+                   "least squares on the channel)",
     "ul.mechanisms.core.grid_shape(mech)": "Delete it: the shape of a jax.vmap-built grid is the shape of the "
                                            "mechanism's eps leaf, read by ul.mechanisms.core.grid_shape(mech)",
     "ul.mechanisms.core.validate_grid(mech, name)": "Delete it: the range checks (eps, d, the constructor's own "

@@ -56,12 +56,15 @@ class Estimator(NamedTuple):
     ``affine``: ``(a float[d], b float[d])`` with :math:`E[stats_j] / n = a_j p_j + b_j` (the default ``debias``
     is then :math:`(stats / n - b) / a`, O(d)). ``variance``: ``(p, n) -> float[d]``, the iid per-item variance
     of ``debias`` where neither the affine form nor the channel gives it (a mechanism whose own ``debias`` runs a
-    transform, e.g. the Hadamard family's FWHT). Read them through ``mechanisms.core._estimation``'s ``affine``,
+    transform, e.g. the Hadamard family's FWHT). ``debias``: ``(stats, n) -> float[d]``, the mechanism's own
+    unbiased estimate, affine in ``stats`` (``None``: the affine inverse, else least squares on the channel;
+    ``_estimation.default_debias``). Read them through ``mechanisms.core._estimation``'s ``debias``, ``affine``,
     ``debias_variance`` and ``stats_matrix``.
     """
 
     affine: tuple[Any, Any] | None = None
     variance: Callable[[Any, Any], Any] | None = None
+    debias: Callable[[Any, Any], Any] | None = None
 
 
 class Counts(NamedTuple):

@@ -130,7 +130,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         row, K, offset = (jnp.asarray(a)[xs] for a in (tb.row, tb.K, tb.offset))
         return offset + _hadamard.sample_signed_index(key, row, K, hr_plus_prob(self.eps), xs.shape)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         """Eq 19 (unbiased) from the histogram ``stats: int[num_outputs]``; returns ``float[d]``."""
         stats = jnp.asarray(stats)
         batch = stats.shape[:-1]
@@ -143,7 +143,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         return est / (hr_gap(self.eps) * jnp.asarray(n))
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 p(\mathcal X_j) - p_x^2)/n`."""
+        r"""Per-item variance of ``decode`` (iid model): :math:`(R^2 p(\mathcal X_j) - p_x^2)/n`."""
         p = jnp.asarray(p)
         block = jnp.asarray(_tables(self.blocks).block)
         p_block = jax.ops.segment_sum(jnp.moveaxis(p, -1, 0), block, num_segments=self.m)

@@ -74,14 +74,14 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         xs = jnp.asarray(xs, jnp.int32)
         return _hadamard.sample_signed_index(key, xs + 1, self.K, hr_plus_prob(self.eps), xs.shape)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         r"""Unbiased estimate :math:`\hat p_x = R (H c)[x+1] / n` from the histogram ``stats: int[K]`` (FWHT)."""
         W = _hadamard.fwht(stats)
         scale = 1.0 / (hr_gap(self.eps) * jnp.asarray(n))
         return W[..., 1 : self.d + 1] * scale
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 - p_x^2)/n`."""
+        r"""Per-item variance of ``decode`` (iid model): :math:`(R^2 - p_x^2)/n`."""
         R = 1.0 / hr_gap(self.eps)
         return (R**2 - jnp.asarray(p) ** 2) / jnp.asarray(n)
 

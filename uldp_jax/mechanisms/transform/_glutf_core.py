@@ -229,27 +229,22 @@ class GLUTFMixin(GLUTFChannel):
         f = self.f()
         return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
-        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
-        if self.rule != "pure":
-            return self.estimate_eq30(stats, n)
-        a, b = self.estimator().affine
-        return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
+    def estimator(self) -> _records.Estimator:
+        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) as ``(stats/n - b)/a`` with ``a = p* -
+        q*``, ``b = q*`` on ``X_S`` and ``a = z*``, ``b = 0`` on ``X_N``.
 
-    def estimator(self) -> _records.Estimator | None:
-        """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``.
-
-        ``None`` for ``rule="non_pure"``: ``debias`` is then 003 eq 30 (``estimate_eq30``), its variance read off
+        For ``rule="non_pure"``, no affine form: ``debias`` is 003 eq 30 (``estimate_eq30``), its variance read off
         the channel.
         """
         if self.rule != "pure":
-            return None
+            return _records.Estimator(debias=self.estimate_eq30)
         a_b, b_b = self.base.estimator().affine
         zs = self.z_star()
         idx = jnp.asarray(self.sensitive, jnp.int32)
         a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
         b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
-        return _records.Estimator(affine=(a, b))
+        return _records.Estimator(affine=(a, b),
+                                  debias=lambda stats, n: (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a)
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.base.eps))
