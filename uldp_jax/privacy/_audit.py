@@ -164,10 +164,10 @@ def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
     name = type(mech).__name__
     logq, protected = got
     if logq.shape != ch.Q.shape or not np.array_equal(np.asarray(protected), ch.protected):
-        raise ValueError(f"{name}.log_channel_matrix returned shape {logq.shape} or a protected mask that "
+        raise ValueError(f"{name}.likelihood().log_channel returned shape {logq.shape} or a protected mask that "
                          f"differs from channel_matrix ({ch.Q.shape}).")
     if np.any(np.isnan(logq)) or np.any(logq > 1e-12):
-        raise ValueError(f"{name}.log_channel_matrix returned NaN or a log-probability above 0.")
+        raise ValueError(f"{name}.likelihood().log_channel returned NaN or a log-probability above 0.")
     check_log_consistent(logq, ch.Q, name)
     return logq
 
@@ -184,7 +184,7 @@ def check_log_consistent(logq: np.ndarray, Q: np.ndarray, name: str) -> None:
     bad_tiny = ~normal & ~(np.abs(np.exp(logq) - Q) <= 1e-323)
     if np.any(bad_log) or np.any(bad_tiny):
         x, y = np.argwhere(bad_log | bad_tiny)[0]
-        raise ValueError(f"{name}.log_channel_matrix disagrees with channel_matrix at [{x}, {y}]: "
+        raise ValueError(f"{name}.likelihood().log_channel disagrees with channel_matrix at [{x}, {y}]: "
                          f"log Q = {logq[x, y]!r}, Q = {Q[x, y]!r} (exp(log Q) != Q).")
 
 

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _grid_check, _reports
+from uldp_jax.mechanisms.core import _grid_check, _records, _reports
 from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
@@ -132,12 +132,13 @@ def channel(mech: Mechanism) -> Channel:
 
 
 def log_channel_matrix(mech: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(log Q, protected)`` from the mechanism's ``log_channel_matrix`` (float64), or ``None`` without one."""
+    """``(log Q, protected)`` from the mechanism's ``likelihood().log_channel`` (float64), or ``None`` without
+    one."""
     with jax.enable_x64(True):
-        out = as_float64(mech).log_channel_matrix()
-        if out is None:
+        log_channel = _records.likelihood_of(as_float64(mech)).log_channel
+        if log_channel is None:
             return None
-        logq, protected = out
+        logq, protected = log_channel()
         return np.asarray(logq, np.float64), np.asarray(protected)
 
 

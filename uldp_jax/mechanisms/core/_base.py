@@ -32,7 +32,6 @@ member                                default                                   
                                       record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
                                       per-item affine form, iid variance of ``debias``)   GLUTF)
 ``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
-``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
 ``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,
                                       a ``Counts`` record: exact samplers ``fixed(key,    HR family, SS, GLUTF over a
                                       counts)``, ``iid(key, n, p)`` and their cost        base that has one
@@ -42,7 +41,8 @@ member                                default                                   
                                       patterns); else a ``Likelihood`` record: ``ops``    UE, uRAP (product); SS,
                                       (O(d) ``p Q``, ``Q v``), ``product`` (bit           OLH, Wheel, GLUTF, GRR, UE
                                       vectors), ``report(ys)`` (per-report factors),      (report); hashed / set
-                                      ``index(ys)``, ``support()`` (report columns)       reports (index, support)
+                                      ``index(ys)``, ``support()`` (report columns),      reports (index, support);
+                                      ``log_channel()`` (the audit's log channel)         UE family, GLUTF (log)
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
 ``closed_form()``                     the class's ``_closed_form`` (``None``: risks       mechanisms with a paper

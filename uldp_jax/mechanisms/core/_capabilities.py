@@ -24,15 +24,11 @@ class CapabilityDefaults:
         A ``Likelihood`` record (``_records.Likelihood(ops=..., product=..., report=..., index=..., support=...)``;
         every field optional): ``ops`` (O(d) channel products for EM on item histograms), ``product`` (a
         product-Bernoulli likelihood of bit vectors), ``report(ys)`` (per-report factors), ``index(ys)`` (the
-        channel column of each report) and ``support()`` (the items each column supports). Generic code reads
+        channel column of each report), ``support()`` (the items each column supports) and ``log_channel()``
+        (the exact channel in log space, for the audit at large eps). Generic code reads
         it through ``_records.likelihood_of``, which fills ``index``/``support`` for item and bit reports. See
         ``Likelihood`` for what each must be.
         """
-        return None
-
-    def log_channel_matrix(self) -> tuple[Any, Any] | None:
-        """``(log Q, protected)`` where a mechanism computes it without forming ``Q`` (entries that underflow
-        float64 at large eps), or ``None``: the audit then takes logs of ``channel_matrix()``."""
         return None
 
     def compact(self) -> _records.Compact | None:

@@ -149,6 +149,11 @@ class Likelihood(NamedTuple):
     ``index(ys) -> int64[...]``, the ``channel_matrix`` column of each report (default: items as is, bit vectors
     as ``sum_j bit_j 2^j``); ``support() -> float[num_outputs, d] | None``, 1 where column ``y`` supports item
     ``j`` (default: items support themselves, bit vectors their set bits; ``None`` for other report spaces).
+
+    ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
+    and column order, computed without forming ``Q`` (bit-product channels underflow float64 at large
+    ``d * eps``); ``None``: ``ul.audit`` takes logs of ``channel_matrix()``. The audit checks it against the
+    channel wherever float64 can tell.
     """
 
     ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
@@ -156,6 +161,7 @@ class Likelihood(NamedTuple):
     report: Callable[[Any], Any] | None = None  # ys -> SupportRatio or (L, w, N); None: no per-report factors
     index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
+    log_channel: Callable[[], tuple[Any, Any]] | None = None  # () -> (log Q, protected); None: log(channel)
 
 
 def likelihood_of(mech: Any) -> Likelihood:

@@ -205,9 +205,10 @@ class GLUTFMixin(GLUTFChannel):
 
     def likelihood(self) -> _records.Likelihood:
         """em-pure: the exact per-report likelihood of GLUTF reports (protected factors, weights, invertible
-        counts; ``core._likelihood.glutf_terms``); the channel's columns in 003 eq 29's order (``GLUTFChannel``)."""
+        counts; ``core._likelihood.glutf_terms``); the channel's columns in 003 eq 29's order and the channel in log
+        space (``GLUTFChannel``)."""
         return _records.Likelihood(report=lambda ys: _likelihood.glutf_terms(self, ys), index=self._columns,
-                                   support=self._column_support)
+                                   support=self._column_support, log_channel=self._log_channel)
 
     def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
         counts_s = self.base.aggregate(ys.base, wb)

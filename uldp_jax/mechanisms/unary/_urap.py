@@ -77,8 +77,10 @@ class URAP(_fields.ULDPFields):
         return _records.counts_record(self, fixed)
 
     def likelihood(self) -> _records.Likelihood:
-        """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
-        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True))
+        """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input. The audit:
+        the exact channel in log space (no underflow at large ``d * eps``)."""
+        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True),
+                                   log_channel=lambda: self.channel_matrix(log=True))
 
     def compact(self) -> _records.Compact:
         """Independent bits: own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits
@@ -104,10 +106,6 @@ class URAP(_fields.ULDPFields):
         theta, omt = self.keep_pair()
         return _records.Estimator(affine=(jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n),
                                           jnp.where(sens, d1, 0.0)))
-
-    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
-        return self.channel_matrix(log=True)
 
     def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
         eps, d = _spec.eps_value(self.eps), self.d
