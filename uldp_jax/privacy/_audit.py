@@ -200,7 +200,7 @@ def check_audit_work(mech: Any) -> None:
     if cols is None:
         return
     _channel.check_size(mech)  # the channel's own size guard speaks first
-    d = int(mech.num_inputs)
+    d = _channel.num_inputs(mech)
     if d * d * cols > MAX_AUDIT_WORK:
         raise ValueError(f"audit of {type(mech).__name__}: {d} x {d} x {_reports.size_text(cols)} log-ratios, more "
                          f"than {MAX_AUDIT_WORK} (2^33); audit the mechanism at a smaller domain (its guarantee's "

@@ -51,6 +51,11 @@ def expected_columns(mech: Any) -> int | None:
     return None
 
 
+def num_inputs(mech: Any) -> int:
+    """The channel's rows: ``likelihood().inputs`` (``d`` unless a mechanism says otherwise, e.g. a PUM)."""
+    return int(_records.likelihood_of(mech).inputs)
+
+
 def check_size(mech: Any) -> None:
     """Refuses (``ValueError``) a channel larger than ``MAX_CHANNEL_ENTRIES``, before anything is allocated.
 
@@ -58,7 +63,7 @@ def check_size(mech: Any) -> None:
     size themselves in ``channel_matrix`` before allocating.
     """
     cols = expected_columns(mech)
-    _reports.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
+    _reports.check_channel_size(type(mech).__name__, num_inputs(mech), 2 if cols is None else cols)
 
 
 def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") -> Channel:
@@ -115,7 +120,7 @@ def channel(mech: Mechanism) -> Channel:
     shape = _grid_check.grid_shape(mech)
     if shape:
         cols = expected_columns(mech)
-        total = int(np.prod(shape)) * int(mech.num_inputs) * (2 if cols is None else cols)
+        total = int(np.prod(shape)) * num_inputs(mech) * (2 if cols is None else cols)
         if total > MAX_GRID_ENTRIES:
             raise ValueError(f"channel of a grid of {int(np.prod(shape))} {type(mech).__name__}(d={mech.d}): "
                              f"{_reports.size_text(total)} float64 entries in all, more than {MAX_GRID_ENTRIES} (2^26); "
@@ -124,7 +129,7 @@ def channel(mech: Mechanism) -> Channel:
         return Channel(np.stack([c.Q for c in chans]).reshape(shape + chans[0].Q.shape),
                        np.stack([c.protected for c in chans]).reshape(shape + chans[0].protected.shape))
     check_size(mech)
-    rows = int(mech.num_inputs)  # one row per input (a PUM: X plus its num_tags bot items)
+    rows = num_inputs(mech)  # one row per input (a PUM: X plus its num_tags bot items)
     with jax.enable_x64(True):
         Q, protected = as_float64(mech).channel_matrix()
         Q, protected = np.asarray(Q), np.asarray(protected)

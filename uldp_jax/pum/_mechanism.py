@@ -121,10 +121,10 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
         """Size of the intermediate domain ``Z`` (``d + num_tags``)."""
         return self.d + self.num_tags
 
-    @property
-    def num_inputs(self) -> int:
-        """The channel's rows: the ``d + num_tags`` items of ``Z`` (a user's tag enters as a bot item)."""
-        return self.num_z
+    def likelihood(self) -> _records.Likelihood:
+        """The reports' channel columns are ``Q_cmn``'s; the channel's rows are the ``d + num_tags`` items of ``Z``
+        (a user's tag enters as a bot item)."""
+        return super().likelihood()._replace(inputs=self.num_z)
 
     @property
     def bots(self) -> tuple[int, ...]:

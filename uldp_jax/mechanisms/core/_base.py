@@ -31,7 +31,6 @@ member                                default                                   
                                       channel, variance from it; else an ``Estimator``    E-LDP, GLUTF, HR family
                                       record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
                                       per-item affine form, iid variance of ``debias``)   GLUTF)
-``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
 ``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,
                                       a ``Counts`` record: exact samplers ``fixed(key,    HR family, SS, GLUTF over a
                                       counts)``, ``iid(key, n, p)`` and their cost        base that has one
@@ -42,7 +41,8 @@ member                                default                                   
                                       (O(d) ``p Q``, ``Q v``), ``product`` (bit           OLH, Wheel, GLUTF, GRR, UE
                                       vectors), ``report(ys)`` (per-report factors),      (report); hashed / set
                                       ``index(ys)``, ``support()`` (report columns),      reports (index, support);
-                                      ``log_channel()`` (the audit's log channel)         UE family, GLUTF (log)
+                                      ``log_channel()`` (the audit's log channel),        UE family, GLUTF (log);
+                                      ``inputs`` (the channel's rows; ``d``)              PUM (``d + num_tags``)
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
 ``closed_form()``                     the class's ``_closed_form`` (``None``: risks       mechanisms with a paper
@@ -160,11 +160,6 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
                 return _compact.aggregate(ys, weights)
             return _reports.bit_sums(ys, weights)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define aggregate().")
-
-    @property
-    def num_inputs(self) -> int:
-        """Rows of the channel (inputs the mechanism accepts): ``d`` unless a mechanism says otherwise."""
-        return self.d
 
     def check_reports(self, ys: Any) -> None:
         """Raises ``TypeError``/``ValueError`` (naming ``ys``) unless ``ys`` is a batch of this mechanism's reports."""

@@ -35,6 +35,7 @@ FOLDED = {
     "report_index": "likelihood()",
     "channel_support": "likelihood()",
     "log_channel_matrix": "likelihood()",
+    "num_inputs": "likelihood()",
     "debias": "estimator()",
 }
 _FOLDED_HOW = {
@@ -42,11 +43,11 @@ _FOLDED_HOW = {
                 "(uldp_jax.mechanisms.core._records; fixed(key, counts) and iid(key, n, p) are the exact samplers, "
                 "draws(iid) and memory(iid) their cost; None: the per-user path)",
     "likelihood()": "`def likelihood(self)` returning `_records.Likelihood(ops=..., product=..., report=..., "
-                    "index=..., support=..., log_channel=...)` (uldp_jax.mechanisms.core._records; every field "
+                    "index=..., support=..., log_channel=..., inputs=...)` (uldp_jax.mechanisms.core._records; every field "
                     "optional: ops = (matvec, rmatvec) for EM on item histograms, product = (mask, invertible), "
                     "report(ys) = per-report factors, index(ys) = channel column of each report, support() = items "
-                    "each column supports, log_channel() = (log Q, protected) computed without forming Q; None: EM "
-                    "on the channel's columns)",
+                    "each column supports, log_channel() = (log Q, protected) computed without forming Q, inputs = "
+                    "the channel's rows (default d); None: EM on the channel's columns)",
     "estimator()": "`def estimator(self)` returning `_records.Estimator(debias=..., affine=..., variance=...)` "
                    "(uldp_jax.mechanisms.core._records; every field optional: debias(stats, n) = your own unbiased "
                    "estimate, affine = (a, b) with E[stats] / n = a p + b, variance(p, n) = its iid per-item "

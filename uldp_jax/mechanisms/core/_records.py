@@ -150,7 +150,8 @@ class Likelihood(NamedTuple):
     as ``sum_j bit_j 2^j``); ``support() -> float[num_outputs, d] | None``, 1 where column ``y`` supports item
     ``j`` (default: items support themselves, bit vectors their set bits; ``None`` for other report spaces).
 
-    ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
+    ``inputs``: the channel's rows, the inputs ``x`` of :math:`P(y|x)` (default ``d``; a PUM: its ``d`` items and
+    ``num_tags`` bot items). ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
     and column order, computed without forming ``Q`` (bit-product channels underflow float64 at large
     ``d * eps``); ``None``: ``ul.audit`` takes logs of ``channel_matrix()``. The audit checks it against the
     channel wherever float64 can tell.
@@ -162,11 +163,12 @@ class Likelihood(NamedTuple):
     index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
     log_channel: Callable[[], tuple[Any, Any]] | None = None  # () -> (log Q, protected); None: log(channel)
+    inputs: int | None = None  # the channel's rows; None: d
 
 
 def likelihood_of(mech: Any) -> Likelihood:
-    """``mech.likelihood()`` with ``index`` and ``support`` filled in for item and bit reports (an empty record
-    when ``likelihood()`` is ``None``).
+    """``mech.likelihood()`` with ``index`` and ``support`` filled in for item and bit reports and ``inputs`` as
+    ``d`` by default (an empty record when ``likelihood()`` is ``None``).
 
     Raises:
       TypeError: if ``likelihood()`` returns something other than a ``Likelihood`` record or ``None``.
@@ -181,6 +183,8 @@ def likelihood_of(mech: Any) -> Likelihood:
         rec = rec._replace(index=lambda ys: _columns(mech, ys))
     if rec.support is None:
         rec = rec._replace(support=lambda: _column_support(mech))
+    if rec.inputs is None:
+        rec = rec._replace(inputs=mech.d)
     return rec
 
 
