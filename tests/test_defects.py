@@ -175,7 +175,7 @@ def test_pum_urap_users_estimate_their_own_reports():
     pum = ul.PUM(5, (0, 2, 3), 2, 1.0, base="urap")
     user = pum.user(jnp.asarray([1, -1], jnp.int32))
     ys = ul.perturb(jax.random.key(0), user, jnp.arange(5, dtype=jnp.int32))
-    assert ys.shape == (5, 7) and user.num_stats == 7
+    assert ys.shape == (5, 7) and ul.mechanisms.core.num_stats(user) == 7
     assert np.asarray(ul.estimate(user, ys)).shape == (5,)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base, _estimation, _grid_check, _records, _reports
+from uldp_jax.mechanisms.core import _base, _estimation, _grid_check, _records, _report_space, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -140,7 +140,7 @@ def _check_sampler(key: jax.Array, mech: Any, Q: np.ndarray, draws: int, alpha: 
 
 def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
     """``S float64[m, num_stats]``: the statistic one report of each channel column adds, when known."""
-    k = int(mech.num_stats)
+    k = int(_report_space.num_stats(mech))
     if mech.report_kind == "item" and k == m:
         return np.eye(m)
     if mech.report_kind == "bits" and 2**k == m:

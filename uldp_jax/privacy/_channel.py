@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _grid_check, _records, _reports
+from uldp_jax.mechanisms.core import _grid_check, _records, _report_space, _reports
 from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
@@ -45,7 +45,7 @@ def expected_columns(mech: Any) -> int | None:
         if kind == "item":
             return int(mech.num_outputs)
         if kind == "bits":
-            return 2 ** int(mech.num_stats)  # exact (a Python int): the size message shows 2^d as it is
+            return 2 ** int(_report_space.num_stats(mech))  # exact (a Python int): the size message shows 2^d as it is
     except (AttributeError, TypeError, ValueError):
         return None
     return None

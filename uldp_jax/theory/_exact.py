@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _estimation, _records
+from uldp_jax.mechanisms.core import _base, _estimation, _records, _report_space
 from uldp_jax.privacy import _channel
 from uldp_jax.theory._grid import grid_shape, per_point
 
@@ -92,7 +92,7 @@ def support_moments(mech: _base.Mechanism, rtol: float = 1e-9) -> SupportMoments
 
 def _uses_debias(mech: Any) -> bool:
     return (_estimation.affine(mech) is None and mech.report_kind == "item"
-            and int(mech.num_stats) == int(mech.num_outputs))
+            and int(_report_space.num_stats(mech)) == int(mech.num_outputs))
 
 
 def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:

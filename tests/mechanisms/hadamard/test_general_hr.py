@@ -57,7 +57,7 @@ def test_authors_rule_and_default_blocks():
         mech = ul.HadamardResponse(d, eps, num_blocks=forms.authors_blocks(d, eps))
         assert (mech.num_blocks, mech.b) == (B, b), (d, eps)
         assert mech.b == 2 ** int(np.ceil(np.log2(d / B + 1)))
-        assert mech.num_outputs == B * b and mech.comm_bits() == np.log2(B * b)
+        assert mech.num_outputs == B * b and ul.mechanisms.core.comm_bits(mech) == np.log2(B * b)
         best = ul.HadamardResponse(d, eps)
         p = jnp.full(d, 1.0 / d, jnp.float32)
         r_best = float(forms.l2_risk(eps, p, best.num_blocks))

@@ -29,7 +29,7 @@ def test_fwht_decode_equals_dense(d, x64):
 
 def test_K_and_report_space():
     assert ul.HR(7, 1.0).K == 8 and ul.HR(8, 1.0).K == 16 and ul.HR(43750, 1.0).num_outputs == 65536
-    assert ul.HR(43750, 1.0).comm_bits() == 16.0
+    assert ul.mechanisms.core.comm_bits(ul.HR(43750, 1.0)) == 16.0
 
 
 def test_channel_products_match_dense(x64):

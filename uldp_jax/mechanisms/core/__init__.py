@@ -12,5 +12,7 @@ imports a family.
 # Functions of a mechanism that generic code (and users) call; they were ``Mechanism`` members before issue 25.
 from uldp_jax.mechanisms.core._estimation import debias
 from uldp_jax.mechanisms.core._grid_check import grid_shape, validate_grid
+from uldp_jax.mechanisms.core._report_space import comm_bits, num_stats
+from uldp_jax.mechanisms.core._reports import check_reports
 
-__all__ = ["debias", "grid_shape", "validate_grid"]
+__all__ = ["check_reports", "comm_bits", "debias", "grid_shape", "num_stats", "validate_grid"]

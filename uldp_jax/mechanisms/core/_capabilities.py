@@ -4,12 +4,11 @@ GLUTF ask."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import jax
 
-from uldp_jax.mechanisms.core import _compact, _family, _records
+from uldp_jax.mechanisms.core import _compact, _family, _records, _report_space
 
 
 class CapabilityDefaults:
@@ -48,7 +47,7 @@ class CapabilityDefaults:
         compact = self.compact()
         if compact is not None and compact.stats:
             items_s, own_prob, q = compact.params
-            return _compact.sample_counts(key, xs, items_s, own_prob, q, self.num_stats, weights)[0]
+            return _compact.sample_counts(key, xs, items_s, own_prob, q, _report_space.num_stats(self), weights)[0]
         return self.aggregate(self.perturb_batch(key, xs), weights)
 
     # ---- capabilities with a "none" default -------------------------------------------------------------------
@@ -63,9 +62,16 @@ class CapabilityDefaults:
         """
         return None
 
-    def comm_bits(self) -> float:
-        """Bits a user sends (``log2`` of the report space)."""
-        return float(math.log2(self.num_outputs))
+    def reports(self) -> _report_space.Reports | None:
+        """This mechanism's report space where it differs from the defaults, or ``None``.
+
+        A ``Reports`` record (``_records.Reports(stats=..., check=..., bits=...)``; every field optional): the
+        length of ``aggregate``'s statistic (default ``num_outputs`` for items, ``d`` for bit vectors), a report
+        check ``check(ys)`` (default: the item / bit forms, else ``perturb_batch``'s structure) and the bits a
+        user sends (default ``log2(num_outputs)``). Generic code reads it through ``ul.mechanisms.core``'s
+        ``num_stats``, ``check_reports`` and ``comm_bits``.
+        """
+        return None
 
     # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
     # A library class's fixed closed form (a ``Family``, ``mechanisms/core/_family.py``); ``_family.of_class``

@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms.core import _records
+from uldp_jax.mechanisms.core import _records, _report_space
 from uldp_jax.mechanisms.core._reports import affine_variance, bits_table
 
 
@@ -63,10 +63,10 @@ def affine(mech: Any) -> tuple[jax.Array, jax.Array] | None:
 def stats_matrix(mech: Any) -> jax.Array:
     """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
     Q = jnp.asarray(mech.channel_matrix()[0])
-    if mech.report_kind == "item" and mech.num_stats == mech.num_outputs:
+    if mech.report_kind == "item" and _report_space.num_stats(mech) == mech.num_outputs:
         return Q
-    if mech.report_kind == "bits" and 2**mech.num_stats == mech.num_outputs:
-        return Q @ jnp.asarray(bits_table(mech.num_stats), Q.dtype)
+    if mech.report_kind == "bits" and 2**_report_space.num_stats(mech) == mech.num_outputs:
+        return Q @ jnp.asarray(bits_table(_report_space.num_stats(mech)), Q.dtype)
     raise NotImplementedError(f"{type(mech).__name__}: no stats matrix for report_kind={mech.report_kind!r} "
                               "(define estimator() with its affine form or variance).")
 
@@ -102,7 +102,7 @@ def variance_from_channel(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     ``(E[G^2] - E[G]^2) / n`` with ``y ~ p @ Q``. Traceable; small domains (it reads ``channel_matrix``).
     """
     Q = jnp.asarray(mech.channel_matrix()[0])
-    k = int(mech.num_stats)
+    k = int(_report_space.num_stats(mech))
     if mech.report_kind == "item" and k == mech.num_outputs:
         S = jnp.eye(k, dtype=Q.dtype)
     elif mech.report_kind == "bits" and 2**k == mech.num_outputs:

@@ -3,7 +3,8 @@
 ``pure()`` answers 003's questions about a pure mechanism (GLUTF's and the closed forms'); ``compact()`` says how
 a bit-vector mechanism draws compact reports; ``estimator()`` describes the linear estimator ``debias`` (its
 per-item affine form, its variance); ``counts()`` holds the exact count-level samplers and their cost;
-``likelihood()`` the likelihood forms EM runs on and the channel's report columns. Each
+``likelihood()`` the likelihood forms EM runs on and the channel's report columns; ``reports()`` (``Reports``,
+defined in the leaf module ``_report_space``) the statistic's length, the report check and the bits sent. Each
 record is one member on the base, so a capability that comes with several answers adds one name to the protocol,
 not five.
 """
@@ -18,8 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _report_space
 from uldp_jax.mechanisms.core import _pure_uldp as _th
+from uldp_jax.mechanisms.core._report_space import Reports  # ``reports()``'s record, defined in a leaf module
 from uldp_jax.mechanisms.core._reports import bits_table
 
 
@@ -105,7 +107,7 @@ def counts_record(mech: Any, fixed: Callable[..., Any] | None = None, iid: Calla
         raise ValueError(f"{type(mech).__name__}.counts(): expected fixed or iid to be a sampler; a mechanism "
                          "without an exact count sampler returns None.")
     if draws is None:
-        draws = lambda iid_model: float(mech.d + mech.num_stats)
+        draws = lambda iid_model: float(mech.d + _report_space.num_stats(mech))
     if memory is None:
         memory = lambda iid_model: None
     return Counts(fixed, iid, draws, memory)
@@ -204,8 +206,8 @@ def _column_support(mech: Any) -> np.ndarray | None:
     m, d = int(mech.num_outputs), int(mech.d)
     if mech.report_kind == "item":
         return np.eye(m, d)
-    if mech.report_kind == "bits" and 2 ** int(mech.num_stats) == m and int(mech.num_stats) >= d:
-        return bits_table(int(mech.num_stats))[:, :d].astype(np.float64)
+    if mech.report_kind == "bits" and 2 ** int(_report_space.num_stats(mech)) == m and int(_report_space.num_stats(mech)) >= d:
+        return bits_table(int(_report_space.num_stats(mech)))[:, :d].astype(np.float64)
     return None
 
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _records
-from uldp_jax.mechanisms.core import _spec
+from uldp_jax.mechanisms.core import _report_space, _reports, _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
 from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
 
@@ -58,10 +58,6 @@ class GLUTFMixin(GLUTFChannel):
     @property
     def s(self) -> int:
         return len(self.sensitive)
-
-    @property
-    def num_stats(self) -> int:
-        return self.d if self.rule == "pure" else self.d + 1
 
     @property
     def num_outputs(self) -> int:
@@ -149,16 +145,16 @@ class GLUTFMixin(GLUTFChannel):
 
         return _records.Compact(perturb, base.preferred)
 
-    def check_reports(self, ys: Any) -> None:
+    def _check_reports(self, ys: Any) -> None:
         if isinstance(ys, GLUTFReport) and isinstance(ys.base, _compact.CompactBits):
-            self.base.check_reports(ys.base)
+            _reports.check_reports(self.base, ys.base)
             n = len(ys.base)
             for name, leaf, kind in (("has_base", ys.has_base, "b"), ("item", ys.item, "iu")):
                 if jnp.shape(leaf) != (n,) or jnp.dtype(leaf.dtype).kind not in kind:
                     raise TypeError(f"Expected ys.{name} of shape ({n},) matching ys.base, got "
                                     f"{getattr(leaf, 'dtype', type(leaf).__name__)}{list(jnp.shape(leaf))}.")
             return
-        _base.Mechanism.check_reports(self, ys)
+        _reports.default_check(self, ys)
 
     def _perturb(self, key: jax.Array, xs: jax.Array, base_sampler: Any) -> GLUTFReport:
         sens_np, rank_np, _ = self._masks()
@@ -271,7 +267,9 @@ class GLUTFMixin(GLUTFChannel):
         base = self.base.pure()
         return _records.Pure(base.p, base.q, self.z_star())
 
-    def comm_bits(self) -> float:
-        r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
-        cb, dn = float(self.base.comm_bits()), self.d - self.s
-        return cb + float(np.log2((1 + dn) + dn * 2.0 ** (-cb)))
+    def reports(self) -> _records.Reports:
+        r"""The statistic (``d``; ``d + 1`` for ``rule="non_pure"``, 003 eq 30), the report check (a compact base
+        part too) and 003 Def 5's bits: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
+        cb, dn = float(_report_space.comm_bits(self.base)), self.d - self.s
+        return _records.Reports(stats=self.d if self.rule == "pure" else self.d + 1, check=self._check_reports,
+                                bits=cb + float(np.log2((1 + dn) + dn * 2.0 ** (-cb))))

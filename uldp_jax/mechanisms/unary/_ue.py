@@ -164,8 +164,8 @@ class _UnaryMixin:
 
         return _records.Pure(keep, q, share=_th.ratio_share(self.eps, self.d), z_max=z_max)
 
-    def comm_bits(self) -> float:
-        return float(self.d)
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(self.d))
 
 
 class RAPPOR(_UnaryMixin, _base.Mechanism):

@@ -130,5 +130,5 @@ class URAP(_fields.ULDPFields):
         """Pure ULDP: own sensitive bit, other sensitive bit, own non-sensitive bit (``probs``)."""
         return _records.Pure(*self.probs())
 
-    def comm_bits(self) -> float:
-        return float(self.d)
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(self.d))
