@@ -77,7 +77,8 @@ def _wheel_decoder_error(mech):
     n = 1000.0
     with jax.enable_x64(True):
         m64 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float64), mech)
-        est = np.stack([np.asarray(ul.mechanisms.core.debias(m64, jnp.asarray(n * _pure_expectation(mech, x)), n), np.float64)
+        debias = ul.mechanisms.core.debias
+        est = np.stack([np.asarray(debias(m64, jnp.asarray(n * _pure_expectation(mech, x)), n), np.float64)
                         for x in range(mech.d)])
     return float(np.abs(est - np.eye(mech.d)).max())
 

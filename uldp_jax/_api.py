@@ -274,9 +274,11 @@ def estimate_with(mech: Any, spec: Any, stats: Any, n: Any, **options: Any) -> j
                          "reports.")
     check_n(n)
     if not hasattr(stats, "shape") and not isinstance(stats, (list, tuple)):
-        raise TypeError(f"Expected stats to be an int array [..., {_report_space.num_stats(mech)}], got {type(stats).__name__}.")
+        raise TypeError(f"Expected stats to be an int array [..., {_report_space.num_stats(mech)}], "
+                        f"got {type(stats).__name__}.")
     if jnp.ndim(stats) < 1 or jnp.shape(stats)[-1] != _report_space.num_stats(mech):
-        raise ValueError(f"Expected stats with last axis {_report_space.num_stats(mech)}, got shape {jnp.shape(stats)}.")
+        raise ValueError(f"Expected stats with last axis {_report_space.num_stats(mech)}, "
+                         f"got shape {jnp.shape(stats)}.")
     check_stats(mech, stats, n)
     stats = jnp.asarray(stats)
     fn = lambda st: spec.fn(mech, st, n, **options)

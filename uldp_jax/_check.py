@@ -207,8 +207,9 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
     _grid_check.validate_grid(mech)
-    if _grid_check.grid_shape(mech):
-        raise ValueError(f"Expected one mechanism, got a grid of shape {_grid_check.grid_shape(mech)}; check each point, "
+    shape = _grid_check.grid_shape(mech)
+    if shape:
+        raise ValueError(f"Expected one mechanism, got a grid of shape {shape}; check each point, "
                          "e.g. jax.tree.map(lambda v: v[i], mech).")
     draws = _validate.check_int("draws", draws, minimum=100)
     _validate.as_param("alpha", alpha, lower=0.0, upper=1.0)

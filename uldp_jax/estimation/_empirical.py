@@ -57,7 +57,7 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
 def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "warn") -> jax.Array:
     r"""Unbiased empirical estimate :math:`\hat p_j = (c_j / n - b_j) / a_j` (001 eq 3).
 
-    Calls ``debias(mech, ...)``: the closed-form affine inverse ``estimator().affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), a
+    Calls ``_estimation.debias``: the closed-form affine inverse ``estimator().affine`` (GRR, RAPPOR/UE, uRR, uRAP), a
     mechanism's own fast inverse (Hadamard response), or by default the exact inverse of its channel. May be
     negative; see ``emp+thr`` and the post-processing methods for projections onto the simplex.
 

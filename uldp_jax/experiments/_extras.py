@@ -85,7 +85,8 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
                 "uUE": lambda: ul.UUE(d, tuple(range(big)), eps, theta_n=1 - big / d)}.get(
                     label, lambda: _FIG1_MECHS[label](d, tuple(range(big)), eps, 1 - big / d))()
         rows.append(dict(mechanism=label, s=big, d=d, n=n, eps=eps, metric="table1 comm bits",
-                         value=table1_bits(label, d, big, eps), se=0.0, comm_bits=float(ul.mechanisms.core.comm_bits(mech))))
+                         value=table1_bits(label, d, big, eps), se=0.0,
+                         comm_bits=float(ul.mechanisms.core.comm_bits(mech))))
     notes.append("003 Table 1 log2|Y| vs library comm_bits at |X_S| = " + str(big) + ": " + ", ".join(
         f"{r['mechanism']} {r['value']:.1f} / {r['comm_bits']:.1f}" for r in rows if r["metric"] == "table1 comm bits"))
     o = cfg["orders"]

@@ -14,8 +14,8 @@ the mechanism's ``support_matrix()``). With ``F[x, j] = sum_y Q(y|x) supp_j(y)``
 * iid model (``x_i ~ p``): ``Var(p_hat_j) = f_j (1 - f_j) / (n a_j^2)`` with ``f_j = sum_x p(x) F[x, j]``.
 
 ``a`` and ``b`` are read off ``F`` (never from ``estimator().affine``), so these numbers check the closed forms in
-``uldp_jax.theory`` independently. Mechanisms with their own ``estimator().debias(stats, n)`` whose statistic is the report
-histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
+``uldp_jax.theory`` independently. Mechanisms with their own ``estimator().debias(stats, n)`` whose statistic is the
+report histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
 """
 
 from __future__ import annotations

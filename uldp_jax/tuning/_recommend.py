@@ -1,8 +1,8 @@
 """``ul.recommend``: rank the library's ULDP mechanisms by closed-form MSE and communication (003 §5.4, Table 1).
 
 Each candidate is built with its MSE-optimal parameter for the given ``theta_n`` (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH/uWheel,
-uRAP's theta*), its risk comes from ``ul.theory.mse`` and its communication cost from ``comm_bits(mech)`` (``mech.reports().bits``)
-(003 Def 5: ``log2`` of the number of possible reports, hash seeds included).
+uRAP's theta*), its risk comes from ``ul.theory.mse`` and its communication cost from ``comm_bits(mech)``
+(``mech.reports().bits``; 003 Def 5: ``log2`` of the number of possible reports, hash seeds included).
 """
 
 from __future__ import annotations

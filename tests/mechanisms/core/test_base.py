@@ -2,11 +2,13 @@
 
 import re
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import _base, _protocol
+from uldp_jax.mechanisms.core import _base, _estimation, _protocol
 
 
 def _table_members() -> list[str]:
@@ -129,8 +131,6 @@ def test_closed_form_tuned_sets_the_parameter_and_records_theta_n():
 
 
 def test_estimator_records():
-    from uldp_jax.mechanisms.core import _estimation
-
     keep = type("Keep", (ul.Mechanism,), _keep_body())(3, 1.0)
     assert keep.estimator() is None and _estimation.affine(keep) is None
     a, b = ul.GRR(4, 1.0).estimator().affine
@@ -154,3 +154,33 @@ def test_pure_probs_is_kept_as_the_public_name(make):
 def test_pure_probs_refuses_a_mechanism_that_is_not_pure():
     with pytest.raises(ValueError, match="not pure"):
         ul.glutf(ul.GRR(3, 1.0), 8, [0, 1, 2], rule="non_pure").pure_probs()
+
+
+def test_functions_of_a_mechanism_read_the_records_with_their_defaults():
+    """``ul.mechanisms.core``'s functions replace the folded members: defaults for a plain item mechanism, the
+    record's answer where a mechanism gives one."""
+    core = ul.mechanisms.core
+    keep = type("Keep", (ul.Mechanism,), _keep_body())(3, 1.0)
+    assert keep.reports() is None
+    assert core.num_stats(keep) == 3 and core.comm_bits(keep) == pytest.approx(np.log2(3))
+    core.check_reports(keep, jnp.asarray([0, 2], jnp.int32))
+    with pytest.raises(ValueError, match="ys"):
+        core.check_reports(keep, jnp.asarray([0, 3], jnp.int32))
+    assert core.grid_shape(keep) == () and core.validate_grid(keep) is keep
+    grid = jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray([0.5, 1.0, 2.0]))
+    assert core.grid_shape(grid) == (3,)
+    with pytest.raises(ValueError, match=r"mech.*\(1,\)"):
+        core.validate_grid(jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray([0.5, -1.0])))
+    olh = ul.OLH(10, 1.0, g=4)
+    assert core.num_stats(olh) == 10 and core.comm_bits(olh) == pytest.approx(2.0 + 32.0)
+    stats = jnp.asarray([5, 1, 1, 1], jnp.int32)
+    np.testing.assert_allclose(np.asarray(core.debias(ul.GRR(4, 1.0), stats, 8)),
+                               np.asarray(_estimation.default_debias(ul.GRR(4, 1.0), stats, 8)))
+
+
+def test_a_reports_method_must_return_a_reports_record():
+    body = _keep_body()
+    body["reports"] = lambda self: {"stats": 3}
+    m = type("Keep", (ul.Mechanism,), body)(3, 1.0)
+    with pytest.raises(TypeError, match=r"Keep.reports\(\) to return a Reports record"):
+        ul.mechanisms.core.num_stats(m)

@@ -96,7 +96,8 @@ def test_one_block_is_hr(x64):
     g, h = ul.HadamardResponse(6, 0.7, num_blocks=1), ul.HR(6, 0.7)
     np.testing.assert_allclose(ul.channel(g).Q, ul.channel(h).Q, rtol=1e-12)
     counts = jnp.asarray(np.random.default_rng(0).integers(0, 30, size=8))
-    np.testing.assert_allclose(np.asarray(ul.mechanisms.core.debias(g, counts, 100)), np.asarray(ul.mechanisms.core.debias(h, counts, 100)), rtol=1e-12)
+    debias = ul.mechanisms.core.debias
+    np.testing.assert_allclose(np.asarray(debias(g, counts, 100)), np.asarray(debias(h, counts, 100)), rtol=1e-12)
 
 
 @pytest.mark.parametrize("d,eps,B", [(10, 2.0, 3), (16, 4.0, None), (7, 0.3, None)])

@@ -159,7 +159,8 @@ def test_vmapped_eps_grid(key):
 
 def test_large_eps_stable():
     for mech in (ul.HR(6, 50.0), ul.HighLowHR(6, (0, 1), 50.0), ul.BlockHR([[0, 1], [2, 3, 4]], 50.0)):
-        run = jax.jit(lambda k, m: ul.mechanisms.core.debias(m, m.aggregate(m.perturb_batch(k, jnp.zeros(100, jnp.int32))), 100))
+        run = jax.jit(lambda k, m: ul.mechanisms.core.debias(
+            m, m.aggregate(m.perturb_batch(k, jnp.zeros(100, jnp.int32))), 100))
         p_hat = run(jax.random.key(0), mech)
         assert np.all(np.isfinite(np.asarray(p_hat))) and float(p_hat[0]) == pytest.approx(1.0)
     for mech in (ul.HR(6, 1e-3), ul.BlockHR([[0, 1], [2, 3, 4]], 1e-3)):

@@ -294,7 +294,8 @@ def aggregate(ys: CompactBits, weights: jax.Array | None = None) -> jax.Array:
 def check(mech: Any, ys: CompactBits) -> None:
     """Raises unless ``ys`` are compact reports of ``mech`` (shape, dtype; range when concrete)."""
     if ys.d != _report_space.num_stats(mech):
-        raise ValueError(f"Expected compact reports of {_report_space.num_stats(mech)} bits for {type(mech).__name__}, got d={ys.d}.")
+        raise ValueError(f"Expected compact reports of {_report_space.num_stats(mech)} bits for {type(mech).__name__}, "
+                         f"got d={ys.d}.")
     o = ys.ones
     if not hasattr(o, "dtype") or jnp.dtype(o.dtype).kind not in "iu" or o.ndim != 2 or o.shape[0] < 1:
         raise TypeError(f"Expected ys.ones to be an integer [n, W] array (n >= 1), got "

@@ -75,7 +75,8 @@ def debias_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     """``float[d]``: per-item variance of ``debias(mech, ...)`` in the iid model.
 
     ``estimator().variance`` when the mechanism gives one; else the affine form's; else, for a mechanism that
-    writes its own ``estimator().debias``, the exact variance of that estimator from its channel (``variance_from_channel``), so
+    writes its own ``estimator().debias``, the exact variance of that estimator from its channel
+    (``variance_from_channel``), so
     ``emp+thr``'s null variance and ``ul.theory`` describe the estimator that actually runs; else that of the
     channel's least-squares inverse (item reports).
     """

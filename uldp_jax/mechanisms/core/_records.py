@@ -206,8 +206,9 @@ def _column_support(mech: Any) -> np.ndarray | None:
     m, d = int(mech.num_outputs), int(mech.d)
     if mech.report_kind == "item":
         return np.eye(m, d)
-    if mech.report_kind == "bits" and 2 ** int(_report_space.num_stats(mech)) == m and int(_report_space.num_stats(mech)) >= d:
-        return bits_table(int(_report_space.num_stats(mech)))[:, :d].astype(np.float64)
+    k = int(_report_space.num_stats(mech))
+    if mech.report_kind == "bits" and 2**k == m and k >= d:
+        return bits_table(k)[:, :d].astype(np.float64)
     return None
 
 

@@ -125,7 +125,8 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         return est[..., pos] / (hr_gap(self.eps) * jnp.asarray(n))
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``decode`` (iid): :math:`(R^2 p([S]) - p_i^2)/n` on A, :math:`(R p_x - p_x^2)/n` on B."""
+        r"""Per-item variance of ``decode`` (iid): :math:`(R^2 p([S]) - p_i^2)/n` on A, :math:`(R p_x - p_x^2)/n`
+        on B."""
         p = jnp.asarray(p)
         c = hr_gap(self.eps)
         sens = jnp.asarray(_tables(self.d, self.sensitive)[0])

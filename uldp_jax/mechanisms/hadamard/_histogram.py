@@ -4,8 +4,8 @@ HR, HighLowHR, BlockHR and HadamardResponse report one cell of a (block-)Hadamar
 samplers are the same for all four: the report histogram is ``sum_x Multinomial(n_x, Q[x])`` (fixed model) or
 one ``Multinomial(n, p Q)`` (iid model), with ``Q``'s rows and ``p Q`` from the mechanism's own fast
 Walsh-Hadamard ``channel_matvec`` (``mechanisms.core._counts``). Their estimate is a transform too, so they share
-one ``estimator()``: each class's own ``decode`` and the variance of its closed form; and EM runs on the histogram through the same
-fast ``channel_matvec`` / ``channel_rmatvec`` (one ``likelihood()``).
+one ``estimator()``: each class's own ``decode`` and the variance of its closed form; and EM runs on the histogram
+through the same fast ``channel_matvec`` / ``channel_rmatvec`` (one ``likelihood()``).
 """
 
 from __future__ import annotations

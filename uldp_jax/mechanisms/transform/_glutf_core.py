@@ -240,8 +240,8 @@ class GLUTFMixin(GLUTFChannel):
         idx = jnp.asarray(self.sensitive, jnp.int32)
         a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
         b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
-        return _records.Estimator(affine=(a, b),
-                                  debias=lambda stats, n: (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a)
+        debias = lambda stats, n: (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a  # noqa: E731
+        return _records.Estimator(affine=(a, b), debias=debias)
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.base.eps))
