@@ -93,7 +93,7 @@ def test_protocol_members(name):
     spec = m.privacy_spec()
     rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
     assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
-    for member in ("perturb_batch", "aggregate", "sample_stats", "reports", "estimator",
+    for member in ("perturb_batch", "aggregate", "reports", "estimator",
                    "counts", "closed_form", "likelihood"):
         assert callable(getattr(m, member))
     assert np.isfinite(ul.mechanisms.core.comm_bits(m))

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _report_space
+from uldp_jax.mechanisms.core import _report_space, _reports
 
 
 def _common_axis(shapes: list[tuple[int, ...]]) -> int | None:
@@ -131,7 +131,7 @@ def chunk_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: 
 
     def block_stats(b):
         ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
-        return mech.sample_stats(ky, xs, w)
+        return _reports.sample_stats(mech, ky, xs, w)
 
     return jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32)
 

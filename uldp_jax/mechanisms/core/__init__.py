@@ -14,6 +14,6 @@ imports a family.
 from uldp_jax.mechanisms.core._estimation import debias
 from uldp_jax.mechanisms.core._grid_check import grid_shape, validate_grid
 from uldp_jax.mechanisms.core._report_space import comm_bits, num_stats
-from uldp_jax.mechanisms.core._reports import check_reports
+from uldp_jax.mechanisms.core._reports import check_reports, sample_stats
 
-__all__ = ["check_reports", "comm_bits", "debias", "grid_shape", "num_stats", "validate_grid"]
+__all__ = ["check_reports", "comm_bits", "debias", "grid_shape", "num_stats", "sample_stats", "validate_grid"]

@@ -22,14 +22,14 @@ member                                default                                   
 ``channel_matrix()``                  required for exact channels (small domains)         every mechanism
 ``d``                                 a field or property: the input domain size          every mechanism
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
-``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``; the       bit vectors (no n x d)
-                                      compact sampler when ``compact().stats``
 ``reports()``                         ``None``: a statistic of ``num_outputs`` (items)    every library mechanism
                                       or ``d`` (bits) entries, reports checked in the     (bits); hashed / set
                                       item / bit forms or ``perturb_batch``'s             reports, PUM, GLUTF
-                                      structure, ``log2(num_outputs)`` bits a report;     (stats, check)
-                                      else a ``Reports`` record (``stats``,
-                                      ``check(ys)``, ``bits``)
+                                      structure, ``log2(num_outputs)`` bits a report,     (stats, check); uRAP
+                                      the statistic drawn as ``aggregate(perturb_batch(   (sample: no n x d bits)
+                                      key, xs), w)`` (the compact sampler when
+                                      ``compact().stats``); else a ``Reports`` record
+                                      (``stats``, ``check(ys)``, ``bits``, ``sample``)
 ``estimator()``                       ``None``: ``debias`` by least squares on the        RR, UE, SS, OLH, Wheel,
                                       channel, variance from it; else an ``Estimator``    E-LDP, GLUTF, HR family
                                       record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
@@ -58,8 +58,8 @@ member                                default                                   
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
 and never asks a mechanism for its class name. It reads the records through functions of a mechanism in
-``ul.mechanisms.core``, which fill the defaults: ``num_stats(mech)``, ``check_reports(mech, ys)`` and
-``comm_bits(mech)`` (``reports()``), ``debias(mech, stats, n)`` (``estimator()``), and, for grids,
+``ul.mechanisms.core``, which fill the defaults: ``num_stats(mech)``, ``check_reports(mech, ys)``,
+``comm_bits(mech)`` and ``sample_stats(mech, key, xs, weights)`` (``reports()``), ``debias(mech, stats, n)`` (``estimator()``), and, for grids,
 ``grid_shape(mech)`` (the shape of ``eps``) and ``validate_grid(mech, name)``. A class that still defines one
 of these names (or another member folded into a record, e.g. ``log_channel_matrix``: ``likelihood()``) is
 refused when it is defined, with what to write instead. See README, "Your own mechanism", for a complete example.

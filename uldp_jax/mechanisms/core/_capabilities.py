@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-
-from uldp_jax.mechanisms.core import _compact, _family, _records, _report_space
+from uldp_jax.mechanisms.core import _family, _records, _report_space
 
 
 class CapabilityDefaults:
@@ -38,18 +36,6 @@ class CapabilityDefaults:
         """
         return None
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports).
-
-        A ``compact()`` record with ``stats`` set draws the per-bit sums of its ``perturb(key, xs)`` instead (same
-        key, same values; O(number of ones)).
-        """
-        compact = self.compact()
-        if compact is not None and compact.stats:
-            items_s, own_prob, q = compact.params
-            return _compact.sample_counts(key, xs, items_s, own_prob, q, _report_space.num_stats(self), weights)[0]
-        return self.aggregate(self.perturb_batch(key, xs), weights)
-
     # ---- capabilities with a "none" default -------------------------------------------------------------------
     def counts(self) -> _records.Counts | None:
         """This mechanism's exact count-level samplers, or ``None``: the engine then draws every user's report
@@ -65,11 +51,13 @@ class CapabilityDefaults:
     def reports(self) -> _report_space.Reports | None:
         """This mechanism's report space where it differs from the defaults, or ``None``.
 
-        A ``Reports`` record (``_records.Reports(stats=..., check=..., bits=...)``; every field optional): the
-        length of ``aggregate``'s statistic (default ``num_outputs`` for items, ``d`` for bit vectors), a report
-        check ``check(ys)`` (default: the item / bit forms, else ``perturb_batch``'s structure) and the bits a
-        user sends (default ``log2(num_outputs)``). Generic code reads it through ``ul.mechanisms.core``'s
-        ``num_stats``, ``check_reports`` and ``comm_bits``.
+        A ``Reports`` record (``_records.Reports(stats=..., check=..., bits=..., sample=...)``; every field
+        optional): the length of ``aggregate``'s statistic (default ``num_outputs`` for items, ``d`` for bit
+        vectors), a report check ``check(ys)`` (default: the item / bit forms, else ``perturb_batch``'s
+        structure), the bits a user sends (default ``log2(num_outputs)``) and ``sample(key, xs, weights)``, the
+        statistic drawn without the reports (default: the compact sampler when ``compact().stats``, else
+        ``aggregate(perturb_batch(key, xs), weights)``). Generic code reads it through ``ul.mechanisms.core``'s
+        ``num_stats``, ``check_reports``, ``comm_bits`` and ``sample_stats``.
         """
         return None
 

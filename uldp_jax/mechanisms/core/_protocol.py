@@ -39,6 +39,7 @@ FOLDED = {
     "num_stats": "reports()",
     "check_reports": "reports()",
     "comm_bits": "reports()",
+    "sample_stats": "reports()",
     "debias": "estimator()",
 }
 _FOLDED_HOW = {
@@ -51,11 +52,12 @@ _FOLDED_HOW = {
                     "report(ys) = per-report factors, index(ys) = channel column of each report, support() = items "
                     "each column supports, log_channel() = (log Q, protected) computed without forming Q, inputs = "
                     "the channel's rows (default d); None: EM on the channel's columns)",
-    "reports()": "`def reports(self)` returning `_records.Reports(stats=..., check=..., bits=...)` "
+    "reports()": "`def reports(self)` returning `_records.Reports(stats=..., check=..., bits=..., sample=...)` "
                  "(uldp_jax.mechanisms.core._records; every field optional: stats = the length of aggregate's "
                  "statistic, check(ys) = raise TypeError/ValueError unless ys are your reports, bits = the bits a "
-                 "user sends; None: num_outputs (items) or d (bits), the item / bit forms or perturb_batch's "
-                 "structure, log2(num_outputs))",
+                 "user sends, sample(key, xs, weights) = aggregate(perturb_batch(key, xs), weights) drawn without "
+                 "the reports; None: num_outputs (items) or d (bits), the item / bit forms or perturb_batch's "
+                 "structure, log2(num_outputs), aggregate of the reports)",
     "estimator()": "`def estimator(self)` returning `_records.Estimator(debias=..., affine=..., variance=...)` "
                    "(uldp_jax.mechanisms.core._records; every field optional: debias(stats, n) = your own unbiased "
                    "estimate, affine = (a, b) with E[stats] / n = a p + b, variance(p, n) = its iid per-item "

@@ -1,5 +1,5 @@
 """``Reports``, the record ``Mechanism.reports()`` returns: the size of a mechanism's statistic, how its reports
-are checked and what one costs to send; with ``num_stats`` and ``comm_bits``, which read it with their defaults
+are checked, what one costs to send and how the statistic is drawn without them; with ``num_stats`` and ``comm_bits``, which read it with their defaults
 (``_reports.check_reports`` reads ``check``). A leaf module: ``_compact`` and ``_reports`` import it."""
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ class Reports(NamedTuple):
     for bit vectors; hashed and set reports count supports per item, ``d``). ``check(ys)``: raises
     ``TypeError``/``ValueError`` naming ``ys`` unless ``ys`` is a batch of this mechanism's reports (default: the
     item / bit-vector forms, else the structure of ``perturb_batch``'s reports; ``_reports.check_reports``).
-    ``bits``: the bits one user sends, 003 Def 5 (default ``log2(num_outputs)``).
+    ``bits``: the bits one user sends, 003 Def 5 (default ``log2(num_outputs)``). ``sample(key, xs, weights)``: the
+    statistic of ``perturb_batch(key, xs)``'s reports drawn without forming them, equal to ``aggregate`` of them
+    in law and in bits (default: the compact sampler's per-bit sums when ``compact().stats``, else ``aggregate(
+    perturb_batch(key, xs), weights)``; ``_reports.sample_stats``).
     """
 
     stats: int | None = None  # len(aggregate(ys)); None: items num_outputs, bits d
     check: Callable[[Any], None] | None = None  # ys -> None or raises; None: item / bit forms or the sampler's
     bits: float | None = None  # bits a user sends; None: log2(num_outputs)
+    sample: Callable[..., Any] | None = None  # (key, xs, weights) -> stats; None: compact sums or aggregate(reports)
 
 
 def own(mech: Any) -> Reports:

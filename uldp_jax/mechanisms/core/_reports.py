@@ -106,6 +106,25 @@ def check_reports(mech: Any, ys: Any) -> None:
     default_check(mech, ys)
 
 
+def sample_stats(mech: Any, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    """``aggregate(perturb_batch(key, xs), weights)`` in law and in bits: ``mech.reports().sample`` when the
+    mechanism gives one (it skips the reports), else ``default_sample_stats``."""
+    sample = _report_space.own(mech).sample
+    if sample is not None:
+        return sample(key, xs, weights)
+    return default_sample_stats(mech, key, xs, weights)
+
+
+def default_sample_stats(mech: Any, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    """A ``compact()`` record with ``stats`` set draws the per-bit sums of its ``perturb(key, xs)`` (same key, same
+    values; O(number of ones)); otherwise ``aggregate(perturb_batch(key, xs), weights)``."""
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        items_s, own_prob, q = compact.params
+        return _compact.sample_counts(key, xs, items_s, own_prob, q, _report_space.num_stats(mech), weights)[0]
+    return mech.aggregate(mech.perturb_batch(key, xs), weights)
+
+
 def default_check(mech: Any, ys: Any) -> None:
     """The item / bit-vector report forms by ``report_kind``; otherwise the structure, dtypes and trailing shapes
     of ``perturb_batch``'s reports."""

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
@@ -90,10 +90,10 @@ class URAP(_fields.ULDPFields):
         own = jnp.where(sens, theta, keep_n).astype(jnp.float32)
         return _records.independent_bits(self.d, np.asarray(sorted(self.sensitive)), own, d1)
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+    def _sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        """``reports().sample``: ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
         if self.compact().stats:
-            return _base.Mechanism.sample_stats(self, key, xs, weights)
+            return _reports.default_sample_stats(self, key, xs, weights)
         items, bits_s, bit_n = self._sensitive_part(key, xs)
         w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
         counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)
@@ -131,4 +131,4 @@ class URAP(_fields.ULDPFields):
         return _records.Pure(*self.probs())
 
     def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(self.d))
+        return _records.Reports(bits=float(self.d), sample=self._sample_stats)
