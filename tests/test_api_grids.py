@@ -24,7 +24,7 @@ def test_grid_reports_are_each_points_reports_with_the_same_key(name):
     grid, key = GRIDS[name](), jax.random.key(7)
     xs = np.arange(300, dtype=np.int32) % 6
     ys = ul.perturb(key, grid, xs)
-    for i in range(grid.batch_shape[0]):
+    for i in range(ul.mechanisms.core.grid_shape(grid)[0]):
         want = _point(grid, i).perturb_batch(key, xs)
         for a, b in zip(jax.tree_util.tree_leaves(_point(ys, i)), jax.tree_util.tree_leaves(want)):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -36,8 +36,8 @@ def test_grid_estimates_equal_a_loop_over_points(name, method):
     grid, key = GRIDS[name](), jax.random.key(8)
     ys = ul.perturb(key, grid, np.arange(400) % 6)
     est = ul.estimate(grid, ys, method)
-    assert est.shape == (grid.batch_shape[0], grid.d)
-    for i in range(grid.batch_shape[0]):
+    assert est.shape == (ul.mechanisms.core.grid_shape(grid)[0], grid.d)
+    for i in range(ul.mechanisms.core.grid_shape(grid)[0]):
         np.testing.assert_array_equal(np.asarray(est[i]), np.asarray(ul.estimate(_point(grid, i), _point(ys, i),
                                                                                   method)))
 

@@ -18,7 +18,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import testing
 from uldp_jax.estimation import _empirical, _threshold
-from uldp_jax.mechanisms.core import _estimation
+from uldp_jax.mechanisms.core import _estimation, _records
 
 
 from tests.outside_mechanisms import Keep
@@ -41,10 +41,10 @@ class LeakyChannel(Keep):
 class BiasedDebias(Keep):
     """A hand-written debias that is 10% off (the exact inverse of the channel, scaled)."""
 
-    def debias(self, stats, n):
+    def estimator(self):
         k = self.keep()
         q = (1.0 - k) / (self.d - 1)
-        return 1.1 * (jnp.asarray(stats) / n - q) / (k - q)
+        return _records.Estimator(debias=lambda stats, n: 1.1 * (jnp.asarray(stats) / n - q) / (k - q))
 
 
 class Merged(ul.Mechanism):
@@ -147,10 +147,10 @@ def test_emp_warns_or_refuses_on_a_rank_deficient_statistic():
         ul.estimate(mech, ys, "emp", on_rank_deficient="maybe")
 
 
-def test_emp_thr_null_variance_follows_an_overridden_debias():
+def test_emp_thr_null_variance_follows_a_mechanisms_own_debias():
     class Doubled(Keep):
-        def debias(self, stats, n):
-            return 2.0 * Keep.debias(self, stats, n)
+        def estimator(self):
+            return _records.Estimator(debias=lambda stats, n: 2.0 * _estimation.default_debias(self, stats, n))
 
     base, doubled = Keep(4, 1.0), Doubled(4, 1.0)
     t_base = np.asarray(_threshold.significance_threshold(base, 1000))

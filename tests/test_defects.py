@@ -12,6 +12,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import cli, testing
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms.core import _records
 from uldp_jax.mechanisms.core._family import Family
 
 
@@ -85,7 +86,7 @@ def test_audit_refuses_claims_inconsistent_with_their_kind():
 
 
 class LyingLog(Keep):
-    """Honest ``log_channel_matrix`` except on tiny entries, where it hides an e^9.2 ratio."""
+    """Honest ``likelihood().log_channel`` except on tiny entries, where it hides an e^9.2 ratio."""
 
     def channel_matrix(self):
         Q = np.full((2, 2), 0.5)
@@ -94,14 +95,17 @@ class LyingLog(Keep):
         Q = Q / Q.sum(axis=1, keepdims=True)
         return Q, np.ones(2, bool)
 
-    def log_channel_matrix(self):
-        Q, p = self.channel_matrix()
-        with np.errstate(divide="ignore"):
-            return np.log(np.maximum(Q, 1e-300)), p
+    def likelihood(self):
+        def log_channel():
+            Q, p = self.channel_matrix()
+            with np.errstate(divide="ignore"):
+                return np.log(np.maximum(Q, 1e-300)), p
+
+        return _records.Likelihood(log_channel=log_channel)
 
 
 def test_a_lying_log_channel_is_refused():
-    with pytest.raises(ValueError, match="log_channel_matrix disagrees"):
+    with pytest.raises(ValueError, match=r"likelihood\(\).log_channel disagrees"):
         ul.audit(LyingLog(2, 1.0))
 
 
@@ -171,7 +175,7 @@ def test_pum_urap_users_estimate_their_own_reports():
     pum = ul.PUM(5, (0, 2, 3), 2, 1.0, base="urap")
     user = pum.user(jnp.asarray([1, -1], jnp.int32))
     ys = ul.perturb(jax.random.key(0), user, jnp.arange(5, dtype=jnp.int32))
-    assert ys.shape == (5, 7) and user.num_stats == 7
+    assert ys.shape == (5, 7) and ul.mechanisms.core.num_stats(user) == 7
     assert np.asarray(ul.estimate(user, ys)).shape == (5,)
 
 

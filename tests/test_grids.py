@@ -69,7 +69,7 @@ def _p(mech):
 ENTRY_POINTS = {
     "perturb": lambda m: ul.perturb(jax.random.key(0), m, np.zeros(3, np.int32)),
     "estimate": lambda m: ul.estimate(m, np.zeros(3, np.int32)),
-    "estimate_from_stats": lambda m: ul.estimate_from_stats(m, np.zeros(m.num_stats, np.int32), 3),
+    "estimate_from_stats": lambda m: ul.estimate_from_stats(m, np.zeros(ul.mechanisms.core.num_stats(m), np.int32), 3),
     "aggregate": lambda m: ul.aggregate(m, np.zeros(3, np.int32)),
     "simulate": lambda m: ul.simulate(jax.random.key(0), m, p=_p(m), n=100, reps=1),
     "channel": ul.channel,

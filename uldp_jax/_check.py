@@ -35,7 +35,7 @@ import numpy as np
 
 from uldp_jax import _validate, testing
 from uldp_jax.estimation import _empirical
-from uldp_jax.mechanisms.core import _base, _records, _reports
+from uldp_jax.mechanisms.core import _base, _estimation, _grid_check, _records, _report_space, _reports
 from uldp_jax.privacy import _audit, _channel
 
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
@@ -144,7 +144,7 @@ def _check_sampler(key: jax.Array, mech: Any, Q: np.ndarray, draws: int, alpha: 
 
 def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
     """``S float64[m, num_stats]``: the statistic one report of each channel column adds, when known."""
-    k = int(mech.num_stats)
+    k = int(_report_space.num_stats(mech))
     if mech.report_kind == "item" and k == m:
         return np.eye(m)
     if mech.report_kind == "bits" and 2**k == m:
@@ -165,7 +165,7 @@ def _check_debias(mech: Any, Q: np.ndarray) -> tuple[CheckRow, np.ndarray | None
     try:
         with jax.enable_x64(True):
             mech64 = _channel.as_float64(mech)
-            est = np.stack([np.asarray(mech64.debias(jnp.asarray(n * A[x]), jnp.float64(n)), np.float64)
+            est = np.stack([np.asarray(_estimation.debias(mech64, jnp.asarray(n * A[x]), jnp.float64(n)), np.float64)
                             for x in range(A.shape[0])])
     except (TypeError, ValueError, NotImplementedError) as err:
         return _skip("debias", err), A
@@ -238,9 +238,10 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
     """
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _validate.check_grid(mech)
-    if mech.batch_shape:
-        raise ValueError(f"Expected one mechanism, got a grid of shape {mech.batch_shape}; check each point, "
+    _grid_check.validate_grid(mech)
+    shape = _grid_check.grid_shape(mech)
+    if shape:
+        raise ValueError(f"Expected one mechanism, got a grid of shape {shape}; check each point, "
                          "e.g. jax.tree.map(lambda v: v[i], mech).")
     draws = _validate.check_int("draws", draws, minimum=100)
     _validate.as_param("alpha", alpha, lower=0.0, upper=1.0)

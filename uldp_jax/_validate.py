@@ -201,21 +201,3 @@ def check_key(key: Any) -> Any:
     if key.dtype == np.uint32 and key.shape[-1:] == (2,):
         return key
     raise TypeError(f"Expected key to be a jax.random key, got dtype {key.dtype} and shape {key.shape}.")
-
-
-
-def check_grid(mech: Any, name: str = "mech") -> Any:
-    """Validates a mechanism, or every point of a ``jax.vmap``-built grid of mechanisms; returns ``mech``.
-
-    A grid (``mech.batch_shape`` non-empty) is built by JAX without ``__init__``, so no constructor check ran on
-    its points. Each point is checked against the documented ranges: ``eps`` finite in ``[EPS_MIN, EPS_MAX]``,
-    ``d`` in ``[2, D_MAX]``, and the class's own constructor checks (re-run on the point's values). A single
-    mechanism gets the ``eps``/``d`` range checks (one defined outside the library may have no constructor
-    checks). Traced leaves (inside ``jit``/``vmap``/``grad``) are not checked. The work is the mechanism's
-    protocol member ``validate_grid`` (``ul.Mechanism``), so this layer needs no knowledge of mechanisms.
-
-    Raises:
-      ValueError/TypeError: naming the argument, the grid index of the first bad point and its eps.
-    """
-    mech.validate_grid(name)
-    return mech

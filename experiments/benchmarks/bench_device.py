@@ -186,7 +186,7 @@ def main() -> None:
         hr = ul.HR(K - 1, 1.0)
         stats = ul.simulate_stats(jax.random.key(3), hr, p=np.full(K - 1, 1.0 / (K - 1)), n=10**6, reps=1,
                                   path="counts")[0][0]
-        dec = jax.jit(lambda m, st: m.debias(st, 10**6))
+        dec = jax.jit(lambda m, st: ul.mechanisms.core.debias(m, st, 10**6))
         compile_s, warm = _timed(lambda: dec(hr, stats), args.repeat)
         rows.append(dict(path="hr_decode", mech="HR", K=K, compile_s=compile_s, warm_s=warm))
     if not args.skip_em:

@@ -13,7 +13,7 @@ def _support_prob(mech):
     """f[x, j] = P(stat j incremented | input x), from the exact channel (items: y == j; bits: bit j)."""
     ch = ul.channel(mech)
     if mech.report_kind == "bits":
-        bits = ul.mechanisms.core._reports.bits_table(mech.num_stats).astype(float)
+        bits = ul.mechanisms.core._reports.bits_table(ul.mechanisms.core.num_stats(mech)).astype(float)
         return ch.Q @ bits
     return ch.Q
 

@@ -32,7 +32,7 @@ def test_compact_reports_em_on_device(make, packed, monkeypatch):
     for r in range(2):
         ones = _reports._compact_reports(mech, jax.random.fold_in(key, r), plan.data, n, plan.iid, 256,
                                          plan.num_blocks, max(nc, 1))[:700]
-        ys = ul.CompactBits(ones, mech.num_stats)
+        ys = ul.CompactBits(ones, ul.mechanisms.core.num_stats(mech))
         np.testing.assert_array_equal(np.asarray(mech.aggregate(ys)), np.asarray(res.stats[r]))
         want = ul.estimate(mech, ys, "em")
         np.testing.assert_allclose(np.asarray(res.estimates["em"][r]), np.asarray(want), atol=1e-5)

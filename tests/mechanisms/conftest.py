@@ -5,6 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import uldp_jax as ul
+
 
 @pytest.fixture
 def key():
@@ -21,7 +23,7 @@ def x64():
 def _debias_rows(mech, eye):
     # One jitted function with the mechanism as a pytree argument: compiled once per mechanism configuration,
     # not once per call.
-    return jax.vmap(lambda e: mech.debias(e, 1.0))(eye)
+    return jax.vmap(lambda e: ul.mechanisms.core.debias(mech, e, 1.0))(eye)
 
 
 def _decoder(mech):

@@ -49,7 +49,7 @@ def test_pum_user_mechanism_runs_in_simulate():
     user = pum.user(np.array([3, -1, 5]))
     key = jax.random.key(4)
     res = ul.simulate(key, user, p=P8, n=700, reps=2)
-    assert res.stats.shape == (2, user.num_stats) and res.estimates["emp"].shape == (2, 8)
+    assert res.stats.shape == (2, ul.mechanisms.core.num_stats(user)) and res.estimates["emp"].shape == (2, 8)
     np.testing.assert_array_equal(np.asarray(res.stats).sum(1), 700)
     # the same users through the common mechanism: the user's reports are Q_cmn's on f_pre(x)
     xs = np.arange(700) % 8
@@ -59,7 +59,7 @@ def test_pum_user_mechanism_runs_in_simulate():
     np.testing.assert_array_equal(np.asarray(mine), np.asarray(cmn))
     users = jax.tree_util.tree_map(lambda v: np.stack([np.asarray(v)] * 2), user)  # a grid: common random numbers
     both = ul.simulate_stats(key, users, p=P8, n=700, reps=2)[0]
-    assert both.shape == (2, 2, user.num_stats)
+    assert both.shape == (2, 2, ul.mechanisms.core.num_stats(user))
     np.testing.assert_array_equal(np.asarray(both[1]), np.asarray(res.stats))
 
 

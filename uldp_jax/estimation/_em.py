@@ -37,6 +37,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
+from uldp_jax.mechanisms.core import _reports
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
 from uldp_jax.mechanisms.core._records import likelihood_of
 
@@ -272,7 +273,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
       ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
     if mech.report_kind == "item":
-        mech.check_reports(ys)
+        _reports.check_reports(mech, ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)
     elif likelihood_of(mech).product is not None:
         out = _em_reports.em_reports(mech, ys, **options)

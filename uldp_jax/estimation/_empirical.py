@@ -12,7 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _base, _estimation
+from uldp_jax.mechanisms.core import _estimation
 
 
 RANK_MODES = ("warn", "raise", "ignore")
@@ -32,12 +32,12 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
     """Warns (``RankDeficientWarning``) or raises (``ValueError``) when the default channel-inverting ``debias``
     runs on a statistic of rank below ``d``: ``p`` is not identifiable and the pseudo-inverse is biased.
 
-    Only the default ``debias`` (no ``estimator().affine``, not overridden) on concrete parameters is checked: the
+    Only the default ``debias`` (no ``estimator().affine`` nor ``.debias``) on concrete parameters is checked: the
     affine and mechanism-written estimators are identifiable by construction, and traced leaves are skipped.
     """
     if on_rank_deficient not in RANK_MODES:
         raise ValueError(f"Expected on_rank_deficient={on_rank_deficient!r} to be one of {RANK_MODES}.")
-    if on_rank_deficient == "ignore" or type(mech).debias is not _base.Mechanism.debias:
+    if on_rank_deficient == "ignore" or _estimation.own_debias(mech):
         return
     if not all(_validate.is_concrete(v) for v in jax.tree_util.tree_leaves(mech)):
         return
@@ -57,7 +57,7 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
 def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "warn") -> jax.Array:
     r"""Unbiased empirical estimate :math:`\hat p_j = (c_j / n - b_j) / a_j` (001 eq 3).
 
-    Calls ``mech.debias``: the closed-form affine inverse ``estimator().affine`` (GRR, RAPPOR/UE, uRR, uRAP, ...), a
+    Calls ``_estimation.debias``: the closed-form affine inverse ``estimator().affine`` (GRR, RAPPOR/UE, uRR, uRAP), a
     mechanism's own fast inverse (Hadamard response), or by default the exact inverse of its channel. May be
     negative; see ``emp+thr`` and the post-processing methods for projections onto the simplex.
 
@@ -73,7 +73,7 @@ def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "war
       ``float[d]`` estimate of the input distribution.
     """
     check_identifiable(mech, on_rank_deficient)
-    return mech.debias(stats, n)
+    return _estimation.debias(mech, stats, n)
 
 
 def empirical_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:

@@ -45,7 +45,7 @@ def significance_threshold(mech: Any, n: Any, alpha: Any = 0.05) -> jax.Array:
     """
     alpha = check_alpha(alpha)
     d = mech.d
-    # Mechanisms with their own ``debias`` (Hadamard response family) have no affine form.
+    # Mechanisms with their own ``estimator().debias`` (Hadamard response family) have no affine form.
     affine = _estimation.affine(mech)
     dtype = jnp.zeros(()).dtype if affine is None else affine[0].dtype
     var0 = _empirical.empirical_variance(mech, jnp.zeros((d,), dtype), n)

@@ -52,7 +52,7 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
             mech = make(d, tuple(range(s)), eps, 1.0 - s / d)
             with jax.enable_x64(True):
                 mse = float(ul.theory.mse(mech, jnp.asarray(p, jnp.float64), n, model="fixed"))
-            bits = float(mech.comm_bits())
+            bits = float(ul.mechanisms.core.comm_bits(mech))
             rows.append(dict(mechanism=label, s=s, d=d, n=n, eps=eps, metric="mse_sum (003 unit)", value=mse,
                              se=0.0, mse_per_item=mse / d, comm_bits=bits,
                              table1_bits=table1_bits(label, d, s, eps)))
@@ -85,7 +85,8 @@ def run_003_fig1(cfg: dict, ctx: Context) -> Report:
                 "uUE": lambda: ul.UUE(d, tuple(range(big)), eps, theta_n=1 - big / d)}.get(
                     label, lambda: _FIG1_MECHS[label](d, tuple(range(big)), eps, 1 - big / d))()
         rows.append(dict(mechanism=label, s=big, d=d, n=n, eps=eps, metric="table1 comm bits",
-                         value=table1_bits(label, d, big, eps), se=0.0, comm_bits=float(mech.comm_bits())))
+                         value=table1_bits(label, d, big, eps), se=0.0,
+                         comm_bits=float(ul.mechanisms.core.comm_bits(mech))))
     notes.append("003 Table 1 log2|Y| vs library comm_bits at |X_S| = " + str(big) + ": " + ", ".join(
         f"{r['mechanism']} {r['value']:.1f} / {r['comm_bits']:.1f}" for r in rows if r["metric"] == "table1 comm bits"))
     o = cfg["orders"]

@@ -19,8 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _grid_check, _reports, _spec
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
@@ -165,10 +164,10 @@ def log_channel(mech: Any, ch: _channel.Channel) -> np.ndarray:
     name = type(mech).__name__
     logq, protected = got
     if logq.shape != ch.Q.shape or not np.array_equal(np.asarray(protected), ch.protected):
-        raise ValueError(f"{name}.log_channel_matrix returned shape {logq.shape} or a protected mask that "
+        raise ValueError(f"{name}.likelihood().log_channel returned shape {logq.shape} or a protected mask that "
                          f"differs from channel_matrix ({ch.Q.shape}).")
     if np.any(np.isnan(logq)) or np.any(logq > 1e-12):
-        raise ValueError(f"{name}.log_channel_matrix returned NaN or a log-probability above 0.")
+        raise ValueError(f"{name}.likelihood().log_channel returned NaN or a log-probability above 0.")
     check_log_consistent(logq, ch.Q, name)
     return logq
 
@@ -185,7 +184,7 @@ def check_log_consistent(logq: np.ndarray, Q: np.ndarray, name: str) -> None:
     bad_tiny = ~normal & ~(np.abs(np.exp(logq) - Q) <= 1e-323)
     if np.any(bad_log) or np.any(bad_tiny):
         x, y = np.argwhere(bad_log | bad_tiny)[0]
-        raise ValueError(f"{name}.log_channel_matrix disagrees with channel_matrix at [{x}, {y}]: "
+        raise ValueError(f"{name}.likelihood().log_channel disagrees with channel_matrix at [{x}, {y}]: "
                          f"log Q = {logq[x, y]!r}, Q = {Q[x, y]!r} (exp(log Q) != Q).")
 
 
@@ -201,7 +200,7 @@ def check_audit_work(mech: Any) -> None:
     if cols is None:
         return
     _channel.check_size(mech)  # the channel's own size guard speaks first
-    d = int(mech.num_inputs)
+    d = _channel.num_inputs(mech)
     if d * d * cols > MAX_AUDIT_WORK:
         raise ValueError(f"audit of {type(mech).__name__}: {d} x {d} x {_reports.size_text(cols)} log-ratios, more "
                          f"than {MAX_AUDIT_WORK} (2^33); audit the mechanism at a smaller domain (its guarantee's "
@@ -227,7 +226,7 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
       tol: relative tolerance on each log-ratio constraint, in ``(0, MAX_TOL]``.
 
     Returns:
-      An ``AuditReport``. For a ``jax.vmap``-built grid of mechanisms (``mech.batch_shape`` non-empty) every
+      An ``AuditReport``. For a ``jax.vmap``-built grid of mechanisms (``grid_shape(mech)`` non-empty) every
       grid point is audited on its own and each field becomes a NumPy array with the grid's shape leading
       (``worst_pair``: ``[*shape, 2]``), e.g. ``ul.audit(grid).ok.all()``.
 
@@ -237,10 +236,11 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
     """
     check_tol(tol)
     if isinstance(mech, _base.Mechanism):
-        _validate.check_grid(mech)
-    if isinstance(mech, _base.Mechanism) and mech.batch_shape:
-        return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*mech.batch_shape),
-                                                                           _reports.unbatch(mech))], mech.batch_shape)
+        _grid_check.validate_grid(mech)
+    shape = _grid_check.grid_shape(mech) if isinstance(mech, _base.Mechanism) else ()
+    if shape:
+        return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*shape), _reports.unbatch(mech))],
+                              shape)
     check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q

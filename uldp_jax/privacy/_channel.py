@@ -14,8 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _reports
+from uldp_jax.mechanisms.core import _grid_check, _records, _report_space, _reports
 from uldp_jax.mechanisms.core._base import Mechanism
 
 # Largest |sum_y Q(y|x) - 1| accepted. Exact float64 channels are accurate to ~1e-15 per entry; summing
@@ -46,10 +45,15 @@ def expected_columns(mech: Any) -> int | None:
         if kind == "item":
             return int(mech.num_outputs)
         if kind == "bits":
-            return 2 ** int(mech.num_stats)  # exact (a Python int): the size message shows 2^d as it is
+            return 2 ** int(_report_space.num_stats(mech))  # exact (a Python int): the size message shows 2^d as it is
     except (AttributeError, TypeError, ValueError):
         return None
     return None
+
+
+def num_inputs(mech: Any) -> int:
+    """The channel's rows: ``likelihood().inputs`` (``d`` unless a mechanism says otherwise, e.g. a PUM)."""
+    return int(_records.likelihood_of(mech).inputs)
 
 
 def check_size(mech: Any) -> None:
@@ -59,7 +63,7 @@ def check_size(mech: Any) -> None:
     size themselves in ``channel_matrix`` before allocating.
     """
     cols = expected_columns(mech)
-    _reports.check_channel_size(type(mech).__name__, int(mech.num_inputs), 2 if cols is None else cols)
+    _reports.check_channel_size(type(mech).__name__, num_inputs(mech), 2 if cols is None else cols)
 
 
 def validate(Q: Any, protected: Any, rows: int | None, name: str = "mechanism") -> Channel:
@@ -107,16 +111,16 @@ def channel(mech: Mechanism) -> Channel:
       ValueError: if the channel is too large to enumerate (checked before allocating), or what the mechanism
         returns is not a probability matrix with a protected mask over its outputs (see ``validate``).
 
-    A ``jax.vmap``-built grid (``mech.batch_shape`` non-empty) gives ``Q [*shape, d, m]`` and
+    A ``jax.vmap``-built grid (``grid_shape(mech)`` non-empty) gives ``Q [*shape, d, m]`` and
     ``protected [*shape, m]``, each grid point checked on its own.
     """
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _validate.check_grid(mech)
-    shape = mech.batch_shape
+    _grid_check.validate_grid(mech)
+    shape = _grid_check.grid_shape(mech)
     if shape:
         cols = expected_columns(mech)
-        total = int(np.prod(shape)) * int(mech.num_inputs) * (2 if cols is None else cols)
+        total = int(np.prod(shape)) * num_inputs(mech) * (2 if cols is None else cols)
         if total > MAX_GRID_ENTRIES:
             raise ValueError(f"channel of a grid of {int(np.prod(shape))} {type(mech).__name__}(d={mech.d}): "
                              f"{_reports.size_text(total)} float64 entries in all, more than {MAX_GRID_ENTRIES} (2^26); "
@@ -125,7 +129,7 @@ def channel(mech: Mechanism) -> Channel:
         return Channel(np.stack([c.Q for c in chans]).reshape(shape + chans[0].Q.shape),
                        np.stack([c.protected for c in chans]).reshape(shape + chans[0].protected.shape))
     check_size(mech)
-    rows = int(mech.num_inputs)  # one row per input (a PUM: X plus its num_tags bot items)
+    rows = num_inputs(mech)  # one row per input (a PUM: X plus its num_tags bot items)
     with jax.enable_x64(True):
         Q, protected = as_float64(mech).channel_matrix()
         Q, protected = np.asarray(Q), np.asarray(protected)
@@ -133,12 +137,13 @@ def channel(mech: Mechanism) -> Channel:
 
 
 def log_channel_matrix(mech: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(log Q, protected)`` from the mechanism's ``log_channel_matrix`` (float64), or ``None`` without one."""
+    """``(log Q, protected)`` from the mechanism's ``likelihood().log_channel`` (float64), or ``None`` without
+    one."""
     with jax.enable_x64(True):
-        out = as_float64(mech).log_channel_matrix()
-        if out is None:
+        log_channel = _records.likelihood_of(as_float64(mech)).log_channel
+        if log_channel is None:
             return None
-        logq, protected = out
+        logq, protected = log_channel()
         return np.asarray(logq, np.float64), np.asarray(protected)
 
 

@@ -6,8 +6,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax import _validate
 from uldp_jax.mechanisms import Mechanism
+from uldp_jax.mechanisms.core import _grid_check
 from uldp_jax.privacy import _audit
 
 
@@ -53,7 +53,7 @@ def audit_pum(mech: Mechanism, personals: Any, tol: float = 1e-9) -> PUMAudit:
     Returns:
       A ``PUMAudit``.
     """
-    _validate.check_grid(mech, "mech")  # a grid with a bad point is named as such before "a single mechanism"
+    _grid_check.validate_grid(mech, "mech")  # a grid with a bad point is named as such before "a single mechanism"
     _audit.check_tol(tol)
     personals = np.asarray(personals)
     if personals.ndim not in (2, 3):

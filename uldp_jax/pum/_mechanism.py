@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _delegate, _pytree, _records, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _pytree, _records, _report_space, _spec
 from uldp_jax.mechanisms.rr import URR
 from uldp_jax.mechanisms.unary import URAP
 
@@ -121,10 +121,10 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
         """Size of the intermediate domain ``Z`` (``d + num_tags``)."""
         return self.d + self.num_tags
 
-    @property
-    def num_inputs(self) -> int:
-        """The channel's rows: the ``d + num_tags`` items of ``Z`` (a user's tag enters as a bot item)."""
-        return self.num_z
+    def likelihood(self) -> _records.Likelihood:
+        """The reports' channel columns are ``Q_cmn``'s; the channel's rows are the ``d + num_tags`` items of ``Z``
+        (a user's tag enters as a bot item)."""
+        return super().likelihood()._replace(inputs=self.num_z)
 
     @property
     def bots(self) -> tuple[int, ...]:
@@ -212,8 +212,9 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
         """The common mechanism's guarantee over ``Z``: (Z_S, Y_P, eps)-ULDP."""
         return self.cmn.privacy_spec()
 
-    def comm_bits(self) -> float:
-        return self.cmn.comm_bits()
+    def reports(self) -> _records.Reports:
+        """``Q_cmn``'s statistic, report check and bits sent."""
+        return super().reports()._replace(bits=_report_space.comm_bits(self.cmn))
 
     def user(self, personal: Any) -> "PUMUser":
         """One user type's mechanism ``Q^(i)`` over ``X`` (``personal``: ``int[K]`` or ``int[K, r]``)."""

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _report_space, _reports
 
 
 def _common_axis(shapes: list[tuple[int, ...]]) -> int | None:
@@ -130,7 +131,7 @@ def chunk_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: 
 
     def block_stats(b):
         ky, xs, w = block_inputs(key_r, b, n, data, iid, block_size)
-        return mech.sample_stats(ky, xs, w)
+        return _reports.sample_stats(mech, ky, xs, w)
 
     return jnp.sum(jax.vmap(block_stats)(bs), axis=0, dtype=jnp.int32)
 
@@ -145,7 +146,7 @@ def rep_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: in
     def chunk(total, c):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, c), None
 
-    total, _ = jax.lax.scan(chunk, jnp.zeros(mech.num_stats, jnp.int32), chunk_ids)
+    total, _ = jax.lax.scan(chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32), chunk_ids)
     return total
 
 
@@ -156,7 +157,7 @@ def rep_stats_range(key_r, mech, n, data, iid: bool, block_size: int, chunk_bloc
     def chunk(i, total):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, first + i)
 
-    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(mech.num_stats, jnp.int32))
+    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32))
 
 
 def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data: jax.Array, iid: bool,

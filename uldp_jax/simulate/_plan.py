@@ -19,6 +19,7 @@ import numpy as np
 from uldp_jax import _api, _progress, _validate
 from uldp_jax._sizing import DEFAULT_CHUNK_BYTES, pow2_floor, sizing
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms.core import _report_space
 from uldp_jax.simulate import _counts_path, _shard
 from uldp_jax.simulate._layout import alias_table, check_inputs, grid_size
 
@@ -91,7 +92,7 @@ def bucket(x: int) -> int:
 def stable_rows(rows: int, mech: Any) -> int:
     """``max(rows, floor)``, ``floor`` = ``MIN_REP_LEN`` or the largest power of two of rows whose stats stay under
     2**16 entries."""
-    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(mech.num_stats, 1))))
+    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(_report_space.num_stats(mech), 1))))
 
 
 def rep_length(rep_chunk: int, mech: Any, path: str) -> int:
@@ -112,7 +113,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
     the signature for callers; it no longer changes the answer).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
-    width = 1 if mech.report_kind == "item" else max(int(mech.num_stats), 1)
+    width = 1 if mech.report_kind == "item" else max(int(_report_space.num_stats(mech)), 1)
     per_block = block_size * width * 4 * 3
     return int(pow2_floor(max(1, chunk_bytes // per_block)))
 
@@ -120,7 +121,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
 def per_user_words(mech: Any, iid: bool) -> float:
     """Random words per user on the per-user path (estimate): one per statistic for bit-like reports, about two
     for an item report, two more for the alias draw of the iid model."""
-    own = 2.0 if mech.report_kind == "item" else float(max(int(mech.num_stats), 1))
+    own = 2.0 if mech.report_kind == "item" else float(max(int(_report_space.num_stats(mech)), 1))
     return own + (2.0 if iid else 0.0)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _packed, _support
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _report_space
 from uldp_jax.simulate import _layout as _schedule
 from uldp_jax.simulate import _reports_device
 
@@ -72,7 +72,7 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
-    per_user = int(mech.num_stats) if mech.report_kind == "bits" else 4
+    per_user = int(_report_space.num_stats(mech)) if mech.report_kind == "bits" else 4
     _check_bytes(rep_batch, num_blocks * block_size, per_user)
 
     def one_rep(m, r):
@@ -183,7 +183,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
         _, own_prob, q = m.compact().params
-        return _compact.sample_counts(ky, xs, items_s.items, own_prob, q, m.num_stats, w)[1]
+        return _compact.sample_counts(ky, xs, items_s.items, own_prob, q, _report_space.num_stats(m), w)[1]
 
     return jnp.max(jax.lax.map(block, jnp.arange(num_blocks)))
 
@@ -191,7 +191,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
 def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks):
     """``ones[num_blocks * block_size, W]`` of one repetition (masked users: all padding)."""
-    d = m.num_stats
+    d = _report_space.num_stats(m)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
@@ -238,7 +238,7 @@ def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
 def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
     """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
     repetition's packed bytes would pass ``MAX_REPORT_BYTES`` (memory O(number of ones), never ``n x d``)."""
-    d = mech.num_stats
+    d = _report_space.num_stats(mech)
     n_arr = jnp.int32(n)
     out = []
     for r in range(reps):

@@ -21,6 +21,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
+from uldp_jax.mechanisms.core import _grid_check
 from uldp_jax.mechanisms.core._base import Mechanism
 
 SAMPLES = ("iid", "fixed", "population")
@@ -236,7 +237,7 @@ def _signature(mech: Any) -> tuple:
 
 
 def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
-    """``factories[name](**point)``, checked to be a mechanism inside the documented ranges (``check_grid``); an
+    """``factories[name](**point)``, checked to be a mechanism inside the documented ranges (``validate_grid``); an
     error names the grid argument and the bad point's index in it (``eps[1]=150.0``)."""
     at = ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items())
     try:
@@ -246,7 +247,7 @@ def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mechanisms[{name!r}]({point}) to return a mechanism, got {type(mech).__name__}.")
     try:  # the documented ranges hold at every point, also for a factory whose mechanism checks nothing itself
-        _validate.check_grid(mech, f"mechanisms[{name!r}]({', '.join(f'{g}={v!r}' for g, v in point.items())})")
+        _grid_check.validate_grid(mech, f"mechanisms[{name!r}]({', '.join(f'{g}={v!r}' for g, v in point.items())})")
     except (TypeError, ValueError) as e:
         raise type(e)(f"study grid point {at}: {e}") from e
     return mech

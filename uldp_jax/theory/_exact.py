@@ -14,8 +14,8 @@ the mechanism's ``support_matrix()``). With ``F[x, j] = sum_y Q(y|x) supp_j(y)``
 * iid model (``x_i ~ p``): ``Var(p_hat_j) = f_j (1 - f_j) / (n a_j^2)`` with ``f_j = sum_x p(x) F[x, j]``.
 
 ``a`` and ``b`` are read off ``F`` (never from ``estimator().affine``), so these numbers check the closed forms in
-``uldp_jax.theory`` independently. Mechanisms with a ``debias(stats, n)`` method whose statistic is the report
-histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
+``uldp_jax.theory`` independently. Mechanisms with their own ``estimator().debias(stats, n)`` whose statistic is the
+report histogram (the Hadamard family) use ``W = debias(I_m, 1)`` instead.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _estimation, _records
+from uldp_jax.mechanisms.core import _base, _estimation, _records, _report_space
 from uldp_jax.privacy import _channel
 from uldp_jax.theory._grid import grid_shape, per_point
 
@@ -92,7 +92,7 @@ def support_moments(mech: _base.Mechanism, rtol: float = 1e-9) -> SupportMoments
 
 def _uses_debias(mech: Any) -> bool:
     return (_estimation.affine(mech) is None and mech.report_kind == "item"
-            and int(mech.num_stats) == int(mech.num_outputs))
+            and int(_report_space.num_stats(mech)) == int(mech.num_outputs))
 
 
 def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:
@@ -111,8 +111,8 @@ def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np
         with jax.enable_x64(True):
             m = int(mech.num_outputs)
             mech64 = jax.tree_util.tree_map(lambda v: np.asarray(v, np.float64), mech)
-            W = np.asarray(mech64.debias(np.eye(m), 1.0), np.float64)
-            c = np.asarray(mech64.debias(np.zeros(m), 1.0), np.float64)
+            W = np.asarray(_estimation.debias(mech64, np.eye(m), 1.0), np.float64)
+            c = np.asarray(_estimation.debias(mech64, np.zeros(m), 1.0), np.float64)
         return W - c[None, :], c
     S = support_matrix(mech)
     if affine == "channel":

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _nmse as _forms
+from uldp_jax.mechanisms.core import _base, _grid_check, _nmse as _forms
 from uldp_jax.theory import _exact, _families
 from uldp_jax.theory._grid import grid_shape, per_point
 from uldp_jax.theory._exact import check_model
@@ -63,7 +63,7 @@ def _per_point(risk: Callable[..., Any]) -> Callable[..., Any]:
         if grid_shape(mech):
             return per_point(checked, mech, p, n, model=model)
         _closed_form(mech)
-        _validate.check_grid(mech)
+        _grid_check.validate_grid(mech)
         return risk(mech, p, n, model)
 
     return checked
@@ -113,7 +113,7 @@ def nmse(mech: _base.Mechanism, theta_n: Any) -> Any:
     check_theta_n(theta_n)
     if grid_shape(mech):
         return per_point(nmse, mech, theta_n)
-    _validate.check_grid(mech)
+    _grid_check.validate_grid(mech)
     fam = _families.family_of(mech)
     s, _ = _families.sizes(mech, fam)
     th = 0.0 if fam.ldp else jnp.asarray(theta_n)

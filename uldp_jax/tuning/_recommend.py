@@ -1,8 +1,8 @@
 """``ul.recommend``: rank the library's ULDP mechanisms by closed-form MSE and communication (003 §5.4, Table 1).
 
 Each candidate is built with its MSE-optimal parameter for the given ``theta_n`` (docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp corrected uLH/uWheel,
-uRAP's theta*), its risk comes from ``ul.theory.mse`` and its communication cost from ``mech.comm_bits()``
-(003 Def 5: ``log2`` of the number of possible reports, hash seeds included).
+uRAP's theta*), its risk comes from ``ul.theory.mse`` and its communication cost from ``comm_bits(mech)``
+(``mech.reports().bits``; 003 Def 5: ``log2`` of the number of possible reports, hash seeds included).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from uldp_jax import _validate
 from uldp_jax import mechanisms as _m
 from uldp_jax.mechanisms.wheel import _wheel
 from uldp_jax.theory import _exact, _mse
-from uldp_jax.mechanisms.core import _optima
+from uldp_jax.mechanisms.core import _optima, _report_space
 
 SORT_KEYS = ("mse", "comm")
 
@@ -118,7 +118,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
         for name, build, ldp in _candidates(d, sens, eps, th, include_ldp):
             mech = build()
             risk = float(_mse.mse(mech, p, n, model))
-            recs.append(Recommendation(name, mech, risk, float(mech.comm_bits()), ldp))
+            recs.append(Recommendation(name, mech, risk, float(_report_space.comm_bits(mech)), ldp))
     key = (lambda r: (r.mse, r.comm_bits)) if sort_by == "mse" else (lambda r: (r.comm_bits, r.mse))
     return sorted(recs, key=key)
 

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family
+from uldp_jax.mechanisms.core import _base, _family, _grid_check
 from uldp_jax.privacy import audit as run_audit
 from uldp_jax.theory import _families, _mse
 from uldp_jax.tuning import _optimize
@@ -87,7 +87,7 @@ def tune(mech: _base.Mechanism, *, p: Any = None, theta_n: Any = None, objective
     if not isinstance(mech, _base.Mechanism):
         raise TypeError(f"Expected mech to be a uldp_jax mechanism (a ul.Mechanism subclass), got "
                         f"{type(mech).__name__}.")
-    _validate.check_grid(mech)
+    _grid_check.validate_grid(mech)
     steps = _validate.check_int("steps", steps, minimum=1)
     if audit is not None:
         _validate.check_bool("audit", audit)

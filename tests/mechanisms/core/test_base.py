@@ -2,11 +2,13 @@
 
 import re
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import _base, _protocol
+from uldp_jax.mechanisms.core import _base, _estimation, _protocol
 
 
 def _table_members() -> list[str]:
@@ -21,7 +23,7 @@ def test_public_members_match_the_documented_table():
     documented = _table_members()
     assert len(documented) == len(set(documented))
     assert public == sorted(documented)
-    assert len(public) == 23  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
+    assert len(public) == 15  # issue 25 asks for ~15; pure_probs() is a kept public name (GLUTF issue's contract)
 
 
 def test_required_members_are_declared_on_the_base():
@@ -70,7 +72,11 @@ def test_an_annotated_class_constant_is_refused():
         type("Keep", (ul.Mechanism,), body)
 
 
-@pytest.mark.parametrize("name", sorted(_protocol.FOLDED))
+FOLDED_INTO_RECORDS = sorted(n for n, t in _protocol.FOLDED.items() if t.endswith("()"))
+FOLDED_INTO_FUNCTIONS = sorted(n for n, t in _protocol.FOLDED.items() if not t.endswith("()"))
+
+
+@pytest.mark.parametrize("name", FOLDED_INTO_RECORDS)
 def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
     """``count_sampler`` and friends are now ``counts()``, ``report_likelihood`` and friends ``likelihood()``:
     defining one would be silently ignored."""
@@ -80,6 +86,19 @@ def test_a_member_folded_into_a_record_is_refused_with_what_to_write(name):
     member = record.split(r"\(")[0]
     with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: {record} "
                                         rf"replaces it\. Write {record}: `def {member}\(self\)`"):
+        type("Keep", (ul.Mechanism,), body)
+
+
+@pytest.mark.parametrize("name", FOLDED_INTO_FUNCTIONS)
+def test_a_member_folded_into_a_function_is_refused_saying_to_delete_it(name):
+    """``batch_shape`` and ``validate_grid`` are functions of a mechanism (``ul.mechanisms.core``): a class's own
+    copy would be silently ignored."""
+    body = _keep_body()
+    body[name] = lambda self, *args: None
+    function = _protocol.FOLDED[name]
+    assert callable(getattr(ul.mechanisms.core, function.split(".")[-1].split("(")[0]))
+    with pytest.raises(TypeError, match=rf"Keep defines {name}, which ul.Mechanism no longer reads: "
+                                        rf"{re.escape(function)} replaces it\. Delete it: .*{re.escape(function)}"):
         type("Keep", (ul.Mechanism,), body)
 
 
@@ -112,8 +131,6 @@ def test_closed_form_tuned_sets_the_parameter_and_records_theta_n():
 
 
 def test_estimator_records():
-    from uldp_jax.mechanisms.core import _estimation
-
     keep = type("Keep", (ul.Mechanism,), _keep_body())(3, 1.0)
     assert keep.estimator() is None and _estimation.affine(keep) is None
     a, b = ul.GRR(4, 1.0).estimator().affine
@@ -137,3 +154,33 @@ def test_pure_probs_is_kept_as_the_public_name(make):
 def test_pure_probs_refuses_a_mechanism_that_is_not_pure():
     with pytest.raises(ValueError, match="not pure"):
         ul.glutf(ul.GRR(3, 1.0), 8, [0, 1, 2], rule="non_pure").pure_probs()
+
+
+def test_functions_of_a_mechanism_read_the_records_with_their_defaults():
+    """``ul.mechanisms.core``'s functions replace the folded members: defaults for a plain item mechanism, the
+    record's answer where a mechanism gives one."""
+    core = ul.mechanisms.core
+    keep = type("Keep", (ul.Mechanism,), _keep_body())(3, 1.0)
+    assert keep.reports() is None
+    assert core.num_stats(keep) == 3 and core.comm_bits(keep) == pytest.approx(np.log2(3))
+    core.check_reports(keep, jnp.asarray([0, 2], jnp.int32))
+    with pytest.raises(ValueError, match="ys"):
+        core.check_reports(keep, jnp.asarray([0, 3], jnp.int32))
+    assert core.grid_shape(keep) == () and core.validate_grid(keep) is keep
+    grid = jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray([0.5, 1.0, 2.0]))
+    assert core.grid_shape(grid) == (3,)
+    with pytest.raises(ValueError, match=r"mech.*\(1,\)"):
+        core.validate_grid(jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray([0.5, -1.0])))
+    olh = ul.OLH(10, 1.0, g=4)
+    assert core.num_stats(olh) == 10 and core.comm_bits(olh) == pytest.approx(2.0 + 32.0)
+    stats = jnp.asarray([5, 1, 1, 1], jnp.int32)
+    np.testing.assert_allclose(np.asarray(core.debias(ul.GRR(4, 1.0), stats, 8)),
+                               np.asarray(_estimation.default_debias(ul.GRR(4, 1.0), stats, 8)))
+
+
+def test_a_reports_method_must_return_a_reports_record():
+    body = _keep_body()
+    body["reports"] = lambda self: {"stats": 3}
+    m = type("Keep", (ul.Mechanism,), body)(3, 1.0)
+    with pytest.raises(TypeError, match=r"Keep.reports\(\) to return a Reports record"):
+        ul.mechanisms.core.num_stats(m)

@@ -186,7 +186,7 @@ def test_shapes_dtypes_determinism(mech):
     b = ul.perturb(jax.random.key(2), mech, big)
     assert not np.array_equal(np.asarray(a), np.asarray(b))  # different keys, different draws
     stats = ul.aggregate(mech, ul.perturb(key, mech, xs))
-    assert stats.shape == (mech.num_stats,) and stats.dtype == jnp.int32
+    assert stats.shape == (ul.mechanisms.core.num_stats(mech),) and stats.dtype == jnp.int32
 
 
 def test_vmapped_eps_grid_matches_individual_mechanisms():

@@ -44,7 +44,7 @@ def test_ss_sample_stats_use_the_reports_and_paths_agree(monkeypatch):
     w = jnp.arange(xs.shape[0]) % 3 != 0
     ys = mech.perturb_batch(jax.random.key(9), xs)
     assert np.all(np.asarray(ys).sum(-1) == 4)
-    np.testing.assert_array_equal(mech.sample_stats(jax.random.key(9), xs, w), mech.aggregate(ys, w))
+    np.testing.assert_array_equal(ul.mechanisms.core.sample_stats(mech, jax.random.key(9), xs, w), mech.aggregate(ys, w))
     monkeypatch.setattr(_ksubset, "ONEHOT_MAX_WORDS", 0)  # the gather/scatter bitmap draws the same subsets
     np.testing.assert_array_equal(mech.perturb_batch(jax.random.key(9), xs), ys)
 

@@ -134,11 +134,11 @@ def test_aggregate_support_counts_and_emp():
 
 
 def test_comm_bits():
-    assert ul.SS(10, 1.0, k=3).comm_bits() == pytest.approx(math.log2(120))
-    assert ul.OLH(10, 1.0, g=4).comm_bits() == pytest.approx(34.0)
-    assert ul.OLH(10, 1.0, g=4).comm_bits(include_seed=False) == pytest.approx(2.0)
-    assert ul.OLH(3, 1.0, g=4, family="full").comm_bits() == pytest.approx(math.log2(64 * 4))
-    assert ul.Wheel(10, 1.0).comm_bits(include_seed=False) == 32.0
+    assert ul.mechanisms.core.comm_bits(ul.SS(10, 1.0, k=3)) == pytest.approx(math.log2(120))
+    assert ul.mechanisms.core.comm_bits(ul.OLH(10, 1.0, g=4)) == pytest.approx(34.0)
+    assert ul.OLH(10, 1.0, g=4).value_bits() == pytest.approx(2.0)
+    assert ul.mechanisms.core.comm_bits(ul.OLH(3, 1.0, g=4, family="full")) == pytest.approx(math.log2(64 * 4))
+    assert ul.Wheel(10, 1.0).value_bits() == 32.0
     assert pure_floats(ul.UE(5, 1.0))[0] == 0.5
 
 

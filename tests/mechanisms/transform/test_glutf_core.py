@@ -125,13 +125,13 @@ def test_uue_compact_sampler_matches_the_channel_and_every_consumer():
     for x in range(7):
         obs = np.bincount(cols[np.asarray(xs) == x], minlength=Q.shape[1])
         assert testing.fits(testing.chi_square(obs, Q[x])), x
-    m.check_reports(ys)
+    ul.mechanisms.core.check_reports(m, ys)
     np.testing.assert_array_equal(np.asarray(m.aggregate(ys)), np.asarray(m.aggregate(dense)))
     for method in ("emp", "emp+thr", "em"):
         np.testing.assert_allclose(np.asarray(ul.estimate(m, ys, method)), np.asarray(ul.estimate(m, dense, method)),
                                    atol=1e-6)
     with pytest.raises(TypeError, match="has_base"):
-        m.check_reports(ys._replace(has_base=ys.has_base[:10]))
+        ul.mechanisms.core.check_reports(m, ys._replace(has_base=ys.has_base[:10]))
 
 
 def test_uue_perturb_is_compact_on_a_large_sensitive_set():

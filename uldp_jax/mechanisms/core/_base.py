@@ -21,31 +21,30 @@ member                                default                                   
 ``privacy_spec()``                    required                                            every mechanism
 ``channel_matrix()``                  required for exact channels (small domains)         every mechanism
 ``d``                                 a field or property: the input domain size          every mechanism
-``num_stats``                         item: ``num_outputs``; bits: ``d``                  hashed / set reports
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
-``sample_stats(key, xs, w)``          ``aggregate(perturb_batch(key, xs), w)``; the       bit vectors (no n x d)
-                                      compact sampler when ``compact().stats``
-``check_reports(ys)``                 item / bits forms; otherwise the sampler's          PUM
-                                      report structure
-``debias(stats, n)``                  ``estimator().affine``, else least squares on the   HR family (FWHT), GLUTF
-                                      channel
-``estimator()``                       ``None``: least squares on the channel, variance    RR, UE, SS, OLH, Wheel,
-                                      from it; else an ``Estimator`` record (per-item     E-LDP, GLUTF, HR family
-                                      affine form, iid variance of ``debias``)
-``num_inputs``                        ``d``: the channel's rows                           PUM (``d + num_tags``)
-``log_channel_matrix()``              ``None``: the audit takes logs of the channel       UE family, GLUTF
+``reports()``                         ``None``: a statistic of ``num_outputs`` (items)    every library mechanism
+                                      or ``d`` (bits) entries, reports checked in the     (bits); hashed / set
+                                      item / bit forms or ``perturb_batch``'s             reports, PUM, GLUTF
+                                      structure, ``log2(num_outputs)`` bits a report,     (stats, check); uRAP
+                                      the statistic drawn as ``aggregate(perturb_batch(   (sample: no n x d bits)
+                                      key, xs), w)`` (the compact sampler when
+                                      ``compact().stats``); else a ``Reports`` record
+                                      (``stats``, ``check(ys)``, ``bits``, ``sample``)
+``estimator()``                       ``None``: ``debias`` by least squares on the        RR, UE, SS, OLH, Wheel,
+                                      channel, variance from it; else an ``Estimator``    E-LDP, GLUTF, HR family
+                                      record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
+                                      per-item affine form, iid variance of ``debias``)   GLUTF)
 ``counts()``                          ``None``: the engine uses the per-user path; else   GRR, uRR, UE, uRAP, E-LDP,
                                       a ``Counts`` record: exact samplers ``fixed(key,    HR family, SS, GLUTF over a
                                       counts)``, ``iid(key, n, p)`` and their cost        base that has one
                                       (``draws``, ``memory`` per repetition)
-``comm_bits()``                       ``log2(num_outputs)``                               --
-``batch_shape``                       shape of ``eps`` (a ``jax.vmap``-built grid)        --
-``validate_grid(name)``               constructor checks per grid point                   --
 ``likelihood()``                      ``None``: EM on the channel's columns (items, bit   GRR, uRR, HR family (ops);
                                       patterns); else a ``Likelihood`` record: ``ops``    UE, uRAP (product); SS,
                                       (O(d) ``p Q``, ``Q v``), ``product`` (bit           OLH, Wheel, GLUTF, GRR, UE
                                       vectors), ``report(ys)`` (per-report factors),      (report); hashed / set
-                                      ``index(ys)``, ``support()`` (report columns)       reports (index, support)
+                                      ``index(ys)``, ``support()`` (report columns),      reports (index, support);
+                                      ``log_channel()`` (the audit's log channel),        UE family, GLUTF (log);
+                                      ``inputs`` (the channel's rows; ``d``)              PUM (``d + num_tags``)
 ``compact()``                         ``None``: no compact reports (else a ``Compact``    UE, uRAP, uUE, PUM
                                       record: sampler, preferred form, parameters)
 ``closed_form()``                     the class's ``_closed_form`` (``None``: risks       mechanisms with a paper
@@ -58,7 +57,12 @@ member                                default                                   
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
-and never asks a mechanism for its class name. See README, "Your own mechanism", for a complete example.
+and never asks a mechanism for its class name. It reads the records through functions of a mechanism in
+``ul.mechanisms.core``, which fill the defaults: ``num_stats(mech)``, ``check_reports(mech, ys)``,
+``comm_bits(mech)`` and ``sample_stats(mech, key, xs, weights)`` (``reports()``), ``debias(mech, stats, n)`` (``estimator()``), and, for grids,
+``grid_shape(mech)`` (the shape of ``eps``) and ``validate_grid(mech, name)``. A class that still defines one
+of these names (or another member folded into a record, e.g. ``log_channel_matrix``: ``likelihood()``) is
+refused when it is defined, with what to write instead. See README, "Your own mechanism", for a complete example.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.mechanisms.core import _compact, _grid_check, _protocol, _pytree, _reports
+from uldp_jax.mechanisms.core import _compact, _protocol, _pytree, _report_space, _reports
 from uldp_jax.mechanisms.core._capabilities import CapabilityDefaults
 from uldp_jax.mechanisms.core._estimation import EstimationDefaults
 from uldp_jax.mechanisms.core._spec import PrivacySpec
@@ -143,62 +147,16 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
         """``(Q float[d, num_outputs], protected bool[num_outputs])``: the exact channel, rows = inputs."""
         raise NotImplementedError(f"{type(self).__name__} has no exact channel (define channel_matrix()).")
 
-    # ---- grids -------------------------------------------------------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        """Shape of a ``jax.vmap``-built grid of this mechanism (``()`` for one mechanism): the shape of ``eps``
-        (``()`` for a mechanism without an ``eps``, e.g. a fixed test channel; override for other grids)."""
-        eps = getattr(self, "eps", None)
-        return () if eps is None else tuple(jnp.shape(eps))
-
-    def validate_grid(self, name: str = "mech") -> None:
-        """Checks this mechanism, or every point of a grid, against the documented ranges (``eps`` in
-        ``[1e-6, 100]``, ``d <= 2**31 - 1``, the constructor's own checks re-run per grid point); raises a
-        ``ValueError``/``TypeError`` naming ``name`` and the bad grid index (``ul._validate.check_grid``)."""
-        _grid_check.validate_grid(self, name)
-
     # ---- sampling and statistics -------------------------------------------------------------------------
-    @property
-    def num_stats(self) -> int:
-        """Length of the sufficient statistic ``aggregate`` returns (items: ``num_outputs``; bits: ``d``)."""
-        if self.report_kind == "bits":
-            return self.d
-        return self.num_outputs
-
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         """``int32[num_stats]``: histogram of item reports, or per-bit sums of bit-vector reports.
 
         ``weights`` (0/1 per user) masks padded users.
         """
         if self.report_kind == "item":
-            return _reports.bincount(ys, self.num_stats, weights)
+            return _reports.bincount(ys, _report_space.num_stats(self), weights)
         if self.report_kind == "bits":
             if isinstance(ys, _compact.CompactBits):
                 return _compact.aggregate(ys, weights)
             return _reports.bit_sums(ys, weights)
         raise NotImplementedError(f"{type(self).__name__} reports {self.report_kind!r}; define aggregate().")
-
-    @property
-    def num_inputs(self) -> int:
-        """Rows of the channel (inputs the mechanism accepts): ``d`` unless a mechanism says otherwise."""
-        return self.d
-
-    def check_reports(self, ys: Any) -> None:
-        """Raises ``TypeError``/``ValueError`` (naming ``ys``) unless ``ys`` is a batch of this mechanism's reports."""
-        from_kind = _reports.REPORT_CHECKS.get(self.report_kind)
-        if from_kind is not None:
-            from_kind(self, ys)
-            return
-        describe = _reports.describe_reports
-        want = jax.eval_shape(self.perturb_batch, jax.random.key(0), jax.ShapeDtypeStruct((1,), jnp.int32))
-        want_def = jax.tree_util.tree_structure(want)
-        got_def = jax.tree_util.tree_structure(ys)
-        if got_def != want_def:
-            raise TypeError(f"Expected ys to be reports of {type(self).__name__}: {describe(want)}, "
-                            f"got {describe(ys)}.")
-        for w, g in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(ys)):
-            if (not hasattr(g, "dtype") or jnp.dtype(g.dtype) != w.dtype or jnp.ndim(g) != w.ndim
-                    or tuple(jnp.shape(g))[1:] != tuple(w.shape)[1:]):
-                raise TypeError(f"Expected ys to be reports of {type(self).__name__}: {describe(want)} "
-                                f"(leading axis = users), got {describe(ys)}.")
-

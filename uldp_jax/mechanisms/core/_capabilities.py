@@ -4,12 +4,9 @@ GLUTF ask."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import jax
-
-from uldp_jax.mechanisms.core import _compact, _family, _records
+from uldp_jax.mechanisms.core import _family, _records, _report_space
 
 
 class CapabilityDefaults:
@@ -24,15 +21,11 @@ class CapabilityDefaults:
         A ``Likelihood`` record (``_records.Likelihood(ops=..., product=..., report=..., index=..., support=...)``;
         every field optional): ``ops`` (O(d) channel products for EM on item histograms), ``product`` (a
         product-Bernoulli likelihood of bit vectors), ``report(ys)`` (per-report factors), ``index(ys)`` (the
-        channel column of each report) and ``support()`` (the items each column supports). Generic code reads
+        channel column of each report), ``support()`` (the items each column supports) and ``log_channel()``
+        (the exact channel in log space, for the audit at large eps). Generic code reads
         it through ``_records.likelihood_of``, which fills ``index``/``support`` for item and bit reports. See
         ``Likelihood`` for what each must be.
         """
-        return None
-
-    def log_channel_matrix(self) -> tuple[Any, Any] | None:
-        """``(log Q, protected)`` where a mechanism computes it without forming ``Q`` (entries that underflow
-        float64 at large eps), or ``None``: the audit then takes logs of ``channel_matrix()``."""
         return None
 
     def compact(self) -> _records.Compact | None:
@@ -42,18 +35,6 @@ class CapabilityDefaults:
         (GLUTF, PUM) wrap their bit-vector part's record.
         """
         return None
-
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """``aggregate(perturb_batch(key, xs), weights)`` in distribution (override to skip the reports).
-
-        A ``compact()`` record with ``stats`` set draws the per-bit sums of its ``perturb(key, xs)`` instead (same
-        key, same values; O(number of ones)).
-        """
-        compact = self.compact()
-        if compact is not None and compact.stats:
-            items_s, own_prob, q = compact.params
-            return _compact.sample_counts(key, xs, items_s, own_prob, q, self.num_stats, weights)[0]
-        return self.aggregate(self.perturb_batch(key, xs), weights)
 
     # ---- capabilities with a "none" default -------------------------------------------------------------------
     def counts(self) -> _records.Counts | None:
@@ -67,9 +48,18 @@ class CapabilityDefaults:
         """
         return None
 
-    def comm_bits(self) -> float:
-        """Bits a user sends (``log2`` of the report space)."""
-        return float(math.log2(self.num_outputs))
+    def reports(self) -> _report_space.Reports | None:
+        """This mechanism's report space where it differs from the defaults, or ``None``.
+
+        A ``Reports`` record (``_records.Reports(stats=..., check=..., bits=..., sample=...)``; every field
+        optional): the length of ``aggregate``'s statistic (default ``num_outputs`` for items, ``d`` for bit
+        vectors), a report check ``check(ys)`` (default: the item / bit forms, else ``perturb_batch``'s
+        structure), the bits a user sends (default ``log2(num_outputs)``) and ``sample(key, xs, weights)``, the
+        statistic drawn without the reports (default: the compact sampler when ``compact().stats``, else
+        ``aggregate(perturb_batch(key, xs), weights)``). Generic code reads it through ``ul.mechanisms.core``'s
+        ``num_stats``, ``check_reports``, ``comm_bits`` and ``sample_stats``.
+        """
+        return None
 
     # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
     # A library class's fixed closed form (a ``Family``, ``mechanisms/core/_family.py``); ``_family.of_class``

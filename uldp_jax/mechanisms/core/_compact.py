@@ -35,6 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms.core import _report_space
+
 COMPACT_MIN_D = 1024  # ul.perturb returns compact reports from this domain size on (and density <= 1/8)
 USER_BLOCK = 8192  # users sampled per jitted call with concrete inputs (bounds the temporaries)
 
@@ -291,8 +293,9 @@ def aggregate(ys: CompactBits, weights: jax.Array | None = None) -> jax.Array:
 
 def check(mech: Any, ys: CompactBits) -> None:
     """Raises unless ``ys`` are compact reports of ``mech`` (shape, dtype; range when concrete)."""
-    if ys.d != mech.num_stats:
-        raise ValueError(f"Expected compact reports of {mech.num_stats} bits for {type(mech).__name__}, got d={ys.d}.")
+    if ys.d != _report_space.num_stats(mech):
+        raise ValueError(f"Expected compact reports of {_report_space.num_stats(mech)} bits for {type(mech).__name__}, "
+                         f"got d={ys.d}.")
     o = ys.ones
     if not hasattr(o, "dtype") or jnp.dtype(o.dtype).kind not in "iu" or o.ndim != 2 or o.shape[0] < 1:
         raise TypeError(f"Expected ys.ones to be an integer [n, W] array (n >= 1), got "

@@ -2,7 +2,8 @@
 
 A mechanism built around another one (PUM around its common mechanism, one PUM user type around the PUM's, a
 mechanism seen under another guarantee) names that mechanism ``reporter``; its report kind, report space,
-statistic, aggregate, report checks and channel columns (``likelihood().index``) are the reporter's.
+statistic, aggregate, report checks (``reports()``) and channel columns (``likelihood().index``) are the
+reporter's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import jax
 
-from uldp_jax.mechanisms.core import _records
+from uldp_jax.mechanisms.core import _records, _report_space, _reports
 
 
 class ReportsOf:
@@ -30,15 +31,13 @@ class ReportsOf:
     def num_outputs(self) -> int:
         return self.reporter.num_outputs
 
-    @property
-    def num_stats(self) -> int:
-        return self.reporter.num_stats
-
     def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
         return self.reporter.aggregate(ys, weights)
 
-    def check_reports(self, ys: Any) -> None:
-        self.reporter.check_reports(ys)
+    def reports(self) -> _report_space.Reports:
+        """The reporter's statistic and report check (the bits sent keep their default, ``log2 num_outputs``)."""
+        return _report_space.Reports(stats=_report_space.num_stats(self.reporter),
+                                     check=lambda ys: _reports.check_reports(self.reporter, ys))
 
     def likelihood(self) -> _records.Likelihood:
         """The reporter's report columns (``index``); EM's likelihood is this mechanism's own channel."""

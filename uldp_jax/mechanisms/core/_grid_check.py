@@ -1,4 +1,4 @@
-"""Validation of mechanisms and of ``jax.vmap``-built grids of them (``Mechanism.validate_grid``).
+"""``jax.vmap``-built grids of mechanisms: their shape (``grid_shape``) and their validation (``validate_grid``).
 
 A grid is built by JAX without ``__init__`` (``_pytree._register``'s unflatten), so none of its points ever ran
 the constructor's checks; ``eps = -1, 0, 1e-9, 150, inf, NaN`` inside a grid would otherwise reach samplers,
@@ -13,15 +13,23 @@ import numbers
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
 
 
+def grid_shape(mech: Any) -> tuple[int, ...]:
+    """Shape of a ``jax.vmap``-built grid of mechanisms (``()`` for one mechanism): the shape of its ``eps``
+    (``()`` for a mechanism without an ``eps``, e.g. a fixed test channel)."""
+    eps = getattr(mech, "eps", None)
+    return () if eps is None else tuple(jnp.shape(eps))
+
+
 def _grid_shape(mech: Any) -> tuple[int, ...]:
     try:
-        return tuple(mech.batch_shape)
-    except Exception:  # noqa: BLE001 - a user's batch_shape that cannot answer means "one mechanism"
+        return grid_shape(mech)
+    except Exception:  # noqa: BLE001 - an eps that cannot answer means "one mechanism"
         return ()
 
 
@@ -77,7 +85,7 @@ def _check_point_values(mech: Any, name: str, rebuild: bool) -> None:
 def validate_grid(mech: Any, name: str = "mech") -> Any:
     """Validates a mechanism or every point of a ``jax.vmap``-built grid of mechanisms; returns ``mech``.
 
-    A grid (``mech.batch_shape`` non-empty) is built by JAX without ``__init__``, so no constructor check ever
+    A grid (``grid_shape(mech)`` non-empty) is built by JAX without ``__init__``, so no constructor check ever
     ran on its points. Every point is checked here against the documented ranges: ``eps`` in
     ``[EPS_MIN, EPS_MAX]`` (finite), ``d`` in ``[2, D_MAX]``, and the class's own constructor checks (re-run
     on the point's values). A single mechanism gets the ``eps``/``d`` range checks (a mechanism defined outside the

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
+from uldp_jax.mechanisms.core import _report_space
 
 FAMILIES = ("hash", "full")
 # Most seeds a "hash" family may name explicitly (int32 sampling); None means all 2**32.
@@ -124,11 +125,12 @@ def tuned_g(mech: Any, g: Any, theta_n: Any = None) -> Any:
 class SeededHash:
     """Mixin of the mechanisms whose report names a hash function by its seed (OLH, Wheel): ``num_hashes`` seeds,
     ``None`` meaning all ``2**32``; a report supports the items it hashes near, so the statistic is the per-item
-    support count (``num_stats = d``)."""
+    support count (``stats = d``), and a report costs the seed's ``log2 F`` bits plus the class's
+    ``value_bits()``."""
 
-    @property
-    def num_stats(self) -> int:
-        return self.d
+    def reports(self) -> _report_space.Reports:
+        """003 Def 5: the value's bits (``value_bits()``) plus ``log2 F`` for the seed; statistic of length ``d``."""
+        return _report_space.Reports(stats=self.d, bits=float(self.value_bits() + np.log2(float(self.family_size))))
 
     @property
     def family_size(self) -> int:

@@ -20,9 +20,11 @@ REQUIRED = {
 CLASS_CONSTANTS = ("report_kind", "_closed_form")
 
 
-# Members folded into one record-returning member: a subclass that still defines one is refused (the engine would
-# otherwise ignore it without a word), with what to write instead.
+# Members folded into one record-returning member or into a function of the mechanism: a subclass that still
+# defines one is refused (generic code would otherwise ignore it without a word), with what to write instead.
 FOLDED = {
+    "batch_shape": "ul.mechanisms.core.grid_shape(mech)",
+    "validate_grid": "ul.mechanisms.core.validate_grid(mech, name)",
     "count_sampler": "counts()",
     "iid_count_sampler": "counts()",
     "count_draws": "counts()",
@@ -32,16 +34,40 @@ FOLDED = {
     "report_likelihood": "likelihood()",
     "report_index": "likelihood()",
     "channel_support": "likelihood()",
+    "log_channel_matrix": "likelihood()",
+    "num_inputs": "likelihood()",
+    "num_stats": "reports()",
+    "check_reports": "reports()",
+    "comm_bits": "reports()",
+    "sample_stats": "reports()",
+    "debias": "estimator()",
 }
 _FOLDED_HOW = {
     "counts()": "`def counts(self)` returning `_records.counts_record(self, fixed, iid, draws=..., memory=...)` "
                 "(uldp_jax.mechanisms.core._records; fixed(key, counts) and iid(key, n, p) are the exact samplers, "
                 "draws(iid) and memory(iid) their cost; None: the per-user path)",
     "likelihood()": "`def likelihood(self)` returning `_records.Likelihood(ops=..., product=..., report=..., "
-                    "index=..., support=...)` (uldp_jax.mechanisms.core._records; every field optional: ops = "
-                    "(matvec, rmatvec) for EM on item histograms, product = (mask, invertible), report(ys) = "
-                    "per-report factors, index(ys) = channel column of each report, support() = items each column "
-                    "supports; None: EM on the channel's columns)",
+                    "index=..., support=..., log_channel=..., inputs=...)` (uldp_jax.mechanisms.core._records; "
+                    "every field optional: ops = (matvec, rmatvec) for EM on item histograms, product = (mask, invertible), "
+                    "report(ys) = per-report factors, index(ys) = channel column of each report, support() = items "
+                    "each column supports, log_channel() = (log Q, protected) computed without forming Q, inputs = "
+                    "the channel's rows (default d); None: EM on the channel's columns)",
+    "reports()": "`def reports(self)` returning `_records.Reports(stats=..., check=..., bits=..., sample=...)` "
+                 "(uldp_jax.mechanisms.core._records; every field optional: stats = the length of aggregate's "
+                 "statistic, check(ys) = raise TypeError/ValueError unless ys are your reports, bits = the bits a "
+                 "user sends, sample(key, xs, weights) = aggregate(perturb_batch(key, xs), weights) drawn without "
+                 "the reports; None: num_outputs (items) or d (bits), the item / bit forms or perturb_batch's "
+                 "structure, log2(num_outputs), aggregate of the reports)",
+    "estimator()": "`def estimator(self)` returning `_records.Estimator(debias=..., affine=..., variance=...)` "
+                   "(uldp_jax.mechanisms.core._records; every field optional: debias(stats, n) = your own unbiased "
+                   "estimate, affine = (a, b) with E[stats] / n = a p + b, variance(p, n) = its iid per-item "
+                   "variance; _estimation.default_debias(self, stats, n) is the estimate without your own; None: "
+                   "least squares on the channel)",
+    "ul.mechanisms.core.grid_shape(mech)": "Delete it: the shape of a jax.vmap-built grid is the shape of the "
+                                           "mechanism's eps leaf, read by ul.mechanisms.core.grid_shape(mech)",
+    "ul.mechanisms.core.validate_grid(mech, name)": "Delete it: the range checks (eps, d, the constructor's own "
+                                                    "checks re-run per grid point) are ul.mechanisms.core."
+                                                    "validate_grid(mech, name); put your own checks in __post_init__",
 }
 
 
@@ -54,9 +80,11 @@ def refuse_folded_members(cls: type, root: type) -> None:
             found.append(name if owner is cls else f"{name} (in {owner.__name__})")
     if found:
         targets = sorted({FOLDED[n.split()[0]] for n in found})
-        how = "; ".join(f"{t}: {_FOLDED_HOW[t]}" for t in targets)
+        records = [t for t in targets if t.endswith("()")]  # a record-returning member to write
+        how = [f"Write {'; '.join(f'{t}: {_FOLDED_HOW[t]}' for t in records)}."] if records else []
+        how += [f"{_FOLDED_HOW[t]}." for t in targets if t not in records]  # a function reads it: delete it
         raise TypeError(f"{cls.__name__} defines {', '.join(found)}, which ul.Mechanism no longer reads: "
-                        f"{', '.join(targets)} replaces it. Write {how}.")
+                        f"{', '.join(targets)} replaces it. {' '.join(how)}")
 
 
 def refuse_annotated_constants(cls: type) -> None:

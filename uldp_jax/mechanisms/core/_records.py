@@ -3,7 +3,8 @@
 ``pure()`` answers 003's questions about a pure mechanism (GLUTF's and the closed forms'); ``compact()`` says how
 a bit-vector mechanism draws compact reports; ``estimator()`` describes the linear estimator ``debias`` (its
 per-item affine form, its variance); ``counts()`` holds the exact count-level samplers and their cost;
-``likelihood()`` the likelihood forms EM runs on and the channel's report columns. Each
+``likelihood()`` the likelihood forms EM runs on and the channel's report columns; ``reports()`` (``Reports``,
+defined in the leaf module ``_report_space``) the statistic's length, the report check and the bits sent. Each
 record is one member on the base, so a capability that comes with several answers adds one name to the protocol,
 not five.
 """
@@ -18,8 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _report_space
 from uldp_jax.mechanisms.core import _pure_uldp as _th
+from uldp_jax.mechanisms.core._report_space import Reports  # ``reports()``'s record, defined in a leaf module
 from uldp_jax.mechanisms.core._reports import bits_table
 
 
@@ -56,12 +58,15 @@ class Estimator(NamedTuple):
     ``affine``: ``(a float[d], b float[d])`` with :math:`E[stats_j] / n = a_j p_j + b_j` (the default ``debias``
     is then :math:`(stats / n - b) / a`, O(d)). ``variance``: ``(p, n) -> float[d]``, the iid per-item variance
     of ``debias`` where neither the affine form nor the channel gives it (a mechanism whose own ``debias`` runs a
-    transform, e.g. the Hadamard family's FWHT). Read them through ``mechanisms.core._estimation``'s ``affine``,
+    transform, e.g. the Hadamard family's FWHT). ``debias``: ``(stats, n) -> float[d]``, the mechanism's own
+    unbiased estimate, affine in ``stats`` (``None``: the affine inverse, else least squares on the channel;
+    ``_estimation.default_debias``). Read them through ``mechanisms.core._estimation``'s ``debias``, ``affine``,
     ``debias_variance`` and ``stats_matrix``.
     """
 
     affine: tuple[Any, Any] | None = None
     variance: Callable[[Any, Any], Any] | None = None
+    debias: Callable[[Any, Any], Any] | None = None
 
 
 class Counts(NamedTuple):
@@ -102,7 +107,7 @@ def counts_record(mech: Any, fixed: Callable[..., Any] | None = None, iid: Calla
         raise ValueError(f"{type(mech).__name__}.counts(): expected fixed or iid to be a sampler; a mechanism "
                          "without an exact count sampler returns None.")
     if draws is None:
-        draws = lambda iid_model: float(mech.d + mech.num_stats)
+        draws = lambda iid_model: float(mech.d + _report_space.num_stats(mech))
     if memory is None:
         memory = lambda iid_model: None
     return Counts(fixed, iid, draws, memory)
@@ -146,6 +151,12 @@ class Likelihood(NamedTuple):
     ``index(ys) -> int64[...]``, the ``channel_matrix`` column of each report (default: items as is, bit vectors
     as ``sum_j bit_j 2^j``); ``support() -> float[num_outputs, d] | None``, 1 where column ``y`` supports item
     ``j`` (default: items support themselves, bit vectors their set bits; ``None`` for other report spaces).
+
+    ``inputs``: the channel's rows, the inputs ``x`` of :math:`P(y|x)` (default ``d``; a PUM: its ``d`` items and
+    ``num_tags`` bot items). ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
+    and column order, computed without forming ``Q`` (bit-product channels underflow float64 at large
+    ``d * eps``); ``None``: ``ul.audit`` takes logs of ``channel_matrix()``. The audit checks it against the
+    channel wherever float64 can tell.
     """
 
     ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
@@ -153,11 +164,13 @@ class Likelihood(NamedTuple):
     report: Callable[[Any], Any] | None = None  # ys -> SupportRatio or (L, w, N); None: no per-report factors
     index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
+    log_channel: Callable[[], tuple[Any, Any]] | None = None  # () -> (log Q, protected); None: log(channel)
+    inputs: int | None = None  # the channel's rows; None: d
 
 
 def likelihood_of(mech: Any) -> Likelihood:
-    """``mech.likelihood()`` with ``index`` and ``support`` filled in for item and bit reports (an empty record
-    when ``likelihood()`` is ``None``).
+    """``mech.likelihood()`` with ``index`` and ``support`` filled in for item and bit reports and ``inputs`` as
+    ``d`` by default (an empty record when ``likelihood()`` is ``None``).
 
     Raises:
       TypeError: if ``likelihood()`` returns something other than a ``Likelihood`` record or ``None``.
@@ -172,6 +185,8 @@ def likelihood_of(mech: Any) -> Likelihood:
         rec = rec._replace(index=lambda ys: _columns(mech, ys))
     if rec.support is None:
         rec = rec._replace(support=lambda: _column_support(mech))
+    if rec.inputs is None:
+        rec = rec._replace(inputs=mech.d)
     return rec
 
 
@@ -191,8 +206,9 @@ def _column_support(mech: Any) -> np.ndarray | None:
     m, d = int(mech.num_outputs), int(mech.d)
     if mech.report_kind == "item":
         return np.eye(m, d)
-    if mech.report_kind == "bits" and 2 ** int(mech.num_stats) == m and int(mech.num_stats) >= d:
-        return bits_table(int(mech.num_stats))[:, :d].astype(np.float64)
+    k = int(_report_space.num_stats(mech))
+    if mech.report_kind == "bits" and 2**k == m and k >= d:
+        return bits_table(k)[:, :d].astype(np.float64)
     return None
 
 

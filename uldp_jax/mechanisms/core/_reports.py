@@ -1,5 +1,6 @@
 """Helpers on reports and statistics every family uses: histograms, bit sums, channel-size checks, report
-checks by ``report_kind``, ``affine_variance`` and ``unbatch``."""
+checks (``check_reports``: the mechanism's ``reports().check`` or the forms by ``report_kind``),
+``affine_variance`` and ``unbatch``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _grid_check, _report_space
 
 # Largest number of channel entries (d * m) that ``channel`` will enumerate.
 MAX_CHANNEL_ENTRIES = 2**24
@@ -87,20 +88,69 @@ def _check_bit_reports(mech: Any, ys: Any) -> None:
         return
     if hasattr(ys, "_fields") or not hasattr(ys, "dtype") or jnp.dtype(ys.dtype) != jnp.bool_:
         raise TypeError(f"Expected ys to be bit-vector reports of {type(mech).__name__}: "
-                        f"bool[n, {mech.num_stats}], got {describe_reports(ys)}.")
-    if ys.ndim != 2 or ys.shape[1] != mech.num_stats:
-        raise ValueError(f"Expected ys with shape [n, {mech.num_stats}], got {tuple(ys.shape)}.")
+                        f"bool[n, {_report_space.num_stats(mech)}], got {describe_reports(ys)}.")
+    if ys.ndim != 2 or ys.shape[1] != _report_space.num_stats(mech):
+        raise ValueError(f"Expected ys with shape [n, {_report_space.num_stats(mech)}], got {tuple(ys.shape)}.")
 
 
 REPORT_CHECKS = {"item": _check_item_reports, "bits": _check_bit_reports}
 
 
+def check_reports(mech: Any, ys: Any) -> None:
+    """Raises ``TypeError``/``ValueError`` (naming ``ys``) unless ``ys`` is a batch of ``mech``'s reports:
+    ``mech.reports().check`` when the mechanism gives one, else ``default_check``."""
+    check = _report_space.own(mech).check
+    if check is not None:
+        check(ys)
+        return
+    default_check(mech, ys)
+
+
+def sample_stats(mech: Any, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    """``aggregate(perturb_batch(key, xs), weights)`` in law and in bits: ``mech.reports().sample`` when the
+    mechanism gives one (it skips the reports), else ``default_sample_stats``."""
+    sample = _report_space.own(mech).sample
+    if sample is not None:
+        return sample(key, xs, weights)
+    return default_sample_stats(mech, key, xs, weights)
+
+
+def default_sample_stats(mech: Any, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+    """A ``compact()`` record with ``stats`` set draws the per-bit sums of its ``perturb(key, xs)`` (same key, same
+    values; O(number of ones)); otherwise ``aggregate(perturb_batch(key, xs), weights)``."""
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        items_s, own_prob, q = compact.params
+        return _compact.sample_counts(key, xs, items_s, own_prob, q, _report_space.num_stats(mech), weights)[0]
+    return mech.aggregate(mech.perturb_batch(key, xs), weights)
+
+
+def default_check(mech: Any, ys: Any) -> None:
+    """The item / bit-vector report forms by ``report_kind``; otherwise the structure, dtypes and trailing shapes
+    of ``perturb_batch``'s reports."""
+    from_kind = REPORT_CHECKS.get(mech.report_kind)
+    if from_kind is not None:
+        from_kind(mech, ys)
+        return
+    want = jax.eval_shape(mech.perturb_batch, jax.random.key(0), jax.ShapeDtypeStruct((1,), jnp.int32))
+    want_def = jax.tree_util.tree_structure(want)
+    got_def = jax.tree_util.tree_structure(ys)
+    if got_def != want_def:
+        raise TypeError(f"Expected ys to be reports of {type(mech).__name__}: {describe_reports(want)}, "
+                        f"got {describe_reports(ys)}.")
+    for w, g in zip(jax.tree_util.tree_leaves(want), jax.tree_util.tree_leaves(ys)):
+        if (not hasattr(g, "dtype") or jnp.dtype(g.dtype) != w.dtype or jnp.ndim(g) != w.ndim
+                or tuple(jnp.shape(g))[1:] != tuple(w.shape)[1:]):
+            raise TypeError(f"Expected ys to be reports of {type(mech).__name__}: {describe_reports(want)} "
+                            f"(leading axis = users), got {describe_reports(ys)}.")
+
+
 def unbatch(mech: Any) -> list[Any]:
-    """The elements of a grid of mechanisms (``mech.batch_shape`` leading on every leaf), in C order.
+    """The elements of a grid of mechanisms (``grid_shape(mech)`` leading on every leaf), in C order.
 
     A single mechanism gives ``[mech]``.
     """
-    shape = mech.batch_shape
+    shape = _grid_check.grid_shape(mech)
     if not shape:
         return [mech]
     leaves = jax.tree_util.tree_leaves(mech)

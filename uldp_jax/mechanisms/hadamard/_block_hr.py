@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 from uldp_jax.mechanisms.hadamard._partition import check_partition
@@ -130,7 +130,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         row, K, offset = (jnp.asarray(a)[xs] for a in (tb.row, tb.K, tb.offset))
         return offset + _hadamard.sample_signed_index(key, row, K, hr_plus_prob(self.eps), xs.shape)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         """Eq 19 (unbiased) from the histogram ``stats: int[num_outputs]``; returns ``float[d]``."""
         stats = jnp.asarray(stats)
         batch = stats.shape[:-1]
@@ -143,7 +143,7 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
         return est / (hr_gap(self.eps) * jnp.asarray(n))
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 p(\mathcal X_j) - p_x^2)/n`."""
+        r"""Per-item variance of ``decode`` (iid model): :math:`(R^2 p(\mathcal X_j) - p_x^2)/n`."""
         p = jnp.asarray(p)
         block = jnp.asarray(_tables(self.blocks).block)
         p_block = jax.ops.segment_sum(jnp.moveaxis(p, -1, 0), block, num_segments=self.m)
@@ -194,5 +194,5 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
     _closed_form = _family.Family("BlockHR", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _hr_forms.block_hr_item_nvar(m.eps, p, m.blocks))
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.num_outputs))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.num_outputs)))

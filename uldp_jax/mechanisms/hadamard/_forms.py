@@ -1,6 +1,6 @@
 r"""Exact risks and sample complexity of the Hadamard-response family (HR, high-low HR, block HR; 004 §5-6).
 
-Risks are :math:`n\,E\,\ell_2^2` of the unbiased estimators (``HR.debias``, 004 eqs 15-16 and 19), exact, from
+Risks are :math:`n\,E\,\ell_2^2` of the unbiased estimators (``HR.decode``, 004 eqs 15-16 and 19), exact, from
 docs/errata.md#004-exact-risks-of-the-hadamard-mechanisms, with :math:`R = (e^\varepsilon + 1)/(e^\varepsilon - 1) = 1/\tanh(\varepsilon/2)`:
 
 * HR over ``d`` items: :math:`R^2 d - \sum_x p_x^2`;

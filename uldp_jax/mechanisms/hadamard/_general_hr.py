@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _general_forms as _forms
 
 
@@ -104,14 +104,14 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
         v = jnp.asarray(v)
         return _hadamard.fwht(v.reshape(v.shape[:-1] + (self.num_blocks, self.b)))
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         r"""Unbiased :math:`\hat p_x = \frac{c}{e^\varepsilon - 1}(H_b c_j)[r]/n` from ``stats: int[K]`` (FWHT)."""
         block, row = self._layout()
         W = self._blocks_fwht(stats)[..., block, row]
         return W * (_forms.scale(self.eps, self.num_blocks) / jnp.asarray(n))
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        """Per-item variance of ``debias`` (iid model), closed form (``_forms.general_hr.item_nvar``)."""
+        """Per-item variance of ``decode`` (iid model), closed form (``_forms.general_hr.item_nvar``)."""
         return _forms.item_nvar(self.eps, p, self.num_blocks) / jnp.asarray(n)
 
     def _cells(self) -> tuple[jax.Array, jax.Array]:
@@ -158,5 +158,5 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
     _closed_form = _family.Family("HadamardResponse", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _forms.item_nvar(m.eps, p, m.num_blocks))
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.num_outputs))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.num_outputs)))

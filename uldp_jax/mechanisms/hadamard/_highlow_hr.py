@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -116,7 +116,7 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         y_non = jnp.where(u < hr_gap(self.eps), out[xs], y)
         return jnp.where(sens[xs], y_sens, y_non).astype(jnp.int32)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         """Eqs 15-16 (unbiased) from the histogram ``stats: int[S + t]``; returns ``float[d]``."""
         stats = jnp.asarray(stats)
         W = _hadamard.fwht(stats[..., : self.S])
@@ -125,7 +125,8 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         return est[..., pos] / (hr_gap(self.eps) * jnp.asarray(n))
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``debias`` (iid): :math:`(R^2 p([S]) - p_i^2)/n` on A, :math:`(R p_x - p_x^2)/n` on B."""
+        r"""Per-item variance of ``decode`` (iid): :math:`(R^2 p([S]) - p_i^2)/n` on A, :math:`(R p_x - p_x^2)/n`
+        on B."""
         p = jnp.asarray(p)
         c = hr_gap(self.eps)
         sens = jnp.asarray(_tables(self.d, self.sensitive)[0])
@@ -187,5 +188,5 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
         """This mechanism with ``uldp_spec`` as its claimed guarantee, for ``ul.audit``."""
         return _SpecView(self, self.uldp_spec())
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.num_outputs))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.num_outputs)))

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
@@ -74,14 +74,14 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
         xs = jnp.asarray(xs, jnp.int32)
         return _hadamard.sample_signed_index(key, xs + 1, self.K, hr_plus_prob(self.eps), xs.shape)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
+    def decode(self, stats: jax.Array, n: Any) -> jax.Array:
         r"""Unbiased estimate :math:`\hat p_x = R (H c)[x+1] / n` from the histogram ``stats: int[K]`` (FWHT)."""
         W = _hadamard.fwht(stats)
         scale = 1.0 / (hr_gap(self.eps) * jnp.asarray(n))
         return W[..., 1 : self.d + 1] * scale
 
     def item_variance(self, p: jax.Array, n: Any) -> jax.Array:
-        r"""Per-item variance of ``debias`` (iid model): :math:`(R^2 - p_x^2)/n`."""
+        r"""Per-item variance of ``decode`` (iid model): :math:`(R^2 - p_x^2)/n`."""
         R = 1.0 / hr_gap(self.eps)
         return (R**2 - jnp.asarray(p) ** 2) / jnp.asarray(n)
 
@@ -111,5 +111,5 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
     _closed_form = _family.Family("HR", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _hr_forms.hr_item_nvar(m.eps, p))
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.K))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.K)))

@@ -167,6 +167,6 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
                              z_max=lambda s: _th.ulh_z_max(s, self.eps, self.g),
                              z_published=_th.ulh_z_published(self.eps, self.g))
 
-    def comm_bits(self, include_seed: bool = True) -> float:
-        """003 Def 5: ``log2(F g)`` bits (seed and value); ``include_seed=False`` gives 003 Table 1's ``log2 g``."""
-        return float(np.log2(self.g) + (np.log2(float(self.family_size)) if include_seed else 0.0))
+    def value_bits(self) -> Any:
+        """003 Table 1's ``log2 g``: the hashed value's bits, without the seed (``reports().bits`` adds it)."""
+        return np.log2(self.g)

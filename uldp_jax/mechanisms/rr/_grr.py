@@ -117,5 +117,5 @@ class GRR(_base.Mechanism):
         return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
                              z_max=lambda s: jnp.zeros_like(jnp.asarray(self.eps, dtype=float)))
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.d))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.d)))

@@ -127,5 +127,5 @@ class URR(_fields.ULDPFields):
         """Pure ULDP (001 Def 3): ``(p*, q*, z*) = (c1, c2, c3)``."""
         return _records.Pure(*self.probs())
 
-    def comm_bits(self) -> float:
-        return float(np.log2(self.d))
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(np.log2(self.d)))

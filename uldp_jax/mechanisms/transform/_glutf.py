@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _estimation, _fields, _pytree
+from uldp_jax.mechanisms.core import _base, _estimation, _fields, _pytree, _report_space
 from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
     RULES,
     Z_RULES,
@@ -111,10 +111,10 @@ def check_base(base: Any, s: int, rule: str) -> None:
             f"{type(base).__name__}; use rule='non_pure' (003 eq 10) for other LDP mechanisms.")
     if base.d != s:
         raise ValueError(f"Expected base.d={base.d} to equal len(sensitive)={s} (the base runs over X_S).")
-    if base.num_stats != base.d or (pure_ldp(base) is None and _estimation.affine(base) is None):
+    if _report_space.num_stats(base) != base.d or (pure_ldp(base) is None and _estimation.affine(base) is None):
         raise TypeError(
             f"Expected base to aggregate to per-item support counts (num_stats == d) with a closed-form "
-            f"debiasing, got {type(base).__name__} (num_stats={base.num_stats}); GLUTF's "
+            f"debiasing, got {type(base).__name__} (num_stats={_report_space.num_stats(base)}); GLUTF's "
             "estimators (003 eqs 21, 30) need them.")
 
 

@@ -64,10 +64,11 @@ class GLUTFChannel:
         protected[:m_b] = True
         return Q, protected
 
-    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(log Q, protected)`` in the column order of ``channel_matrix``, from the base's log channel when it
-        has one (bit-product bases underflow float64 at large ``s * eps``)."""
-        base_log = self.base.log_channel_matrix()
+    def _log_channel(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log Q, protected)`` in the column order of ``channel_matrix`` (``likelihood().log_channel``), from the
+        base's log channel when it has one (bit-product bases underflow float64 at large ``s * eps``)."""
+        base_log_channel = _records.likelihood_of(self.base).log_channel
+        base_log = None if base_log_channel is None else base_log_channel()
         if base_log is None:
             Q, protected = self.channel_matrix()
             with np.errstate(divide="ignore"):

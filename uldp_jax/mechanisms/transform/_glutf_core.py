@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _records
-from uldp_jax.mechanisms.core import _spec
+from uldp_jax.mechanisms.core import _report_space, _reports, _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
 from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
 
@@ -58,10 +58,6 @@ class GLUTFMixin(GLUTFChannel):
     @property
     def s(self) -> int:
         return len(self.sensitive)
-
-    @property
-    def num_stats(self) -> int:
-        return self.d if self.rule == "pure" else self.d + 1
 
     @property
     def num_outputs(self) -> int:
@@ -149,16 +145,16 @@ class GLUTFMixin(GLUTFChannel):
 
         return _records.Compact(perturb, base.preferred)
 
-    def check_reports(self, ys: Any) -> None:
+    def _check_reports(self, ys: Any) -> None:
         if isinstance(ys, GLUTFReport) and isinstance(ys.base, _compact.CompactBits):
-            self.base.check_reports(ys.base)
+            _reports.check_reports(self.base, ys.base)
             n = len(ys.base)
             for name, leaf, kind in (("has_base", ys.has_base, "b"), ("item", ys.item, "iu")):
                 if jnp.shape(leaf) != (n,) or jnp.dtype(leaf.dtype).kind not in kind:
                     raise TypeError(f"Expected ys.{name} of shape ({n},) matching ys.base, got "
                                     f"{getattr(leaf, 'dtype', type(leaf).__name__)}{list(jnp.shape(leaf))}.")
             return
-        _base.Mechanism.check_reports(self, ys)
+        _reports.default_check(self, ys)
 
     def _perturb(self, key: jax.Array, xs: jax.Array, base_sampler: Any) -> GLUTFReport:
         sens_np, rank_np, _ = self._masks()
@@ -205,9 +201,10 @@ class GLUTFMixin(GLUTFChannel):
 
     def likelihood(self) -> _records.Likelihood:
         """em-pure: the exact per-report likelihood of GLUTF reports (protected factors, weights, invertible
-        counts; ``core._likelihood.glutf_terms``); the channel's columns in 003 eq 29's order (``GLUTFChannel``)."""
+        counts; ``core._likelihood.glutf_terms``); the channel's columns in 003 eq 29's order and the channel in log
+        space (``GLUTFChannel``)."""
         return _records.Likelihood(report=lambda ys: _likelihood.glutf_terms(self, ys), index=self._columns,
-                                   support=self._column_support)
+                                   support=self._column_support, log_channel=self._log_channel)
 
     def _counts(self, ys: GLUTFReport, wb: jax.Array, wn: jax.Array) -> jax.Array:
         counts_s = self.base.aggregate(ys.base, wb)
@@ -229,27 +226,22 @@ class GLUTFMixin(GLUTFChannel):
         f = self.f()
         return _np_th.nonpure_estimate(stats, n, p, q, f, 1.0 - self.f_protected() / f, sens)
 
-    def debias(self, stats: jax.Array, n: Any) -> jax.Array:
-        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) or eq 30 (``rule="non_pure"``)."""
-        if self.rule != "pure":
-            return self.estimate_eq30(stats, n)
-        a, b = self.estimator().affine
-        return (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a
+    def estimator(self) -> _records.Estimator:
+        """The unbiased linear estimate ("emp"): 003 eq 21 (``rule="pure"``) as ``(stats/n - b)/a`` with ``a = p* -
+        q*``, ``b = q*`` on ``X_S`` and ``a = z*``, ``b = 0`` on ``X_N``.
 
-    def estimator(self) -> _records.Estimator | None:
-        """003 eq 21 as ``(stats/n - b)/a``: ``a = p* - q*``, ``b = q*`` on ``X_S``; ``a = z*``, ``b = 0`` on ``X_N``.
-
-        ``None`` for ``rule="non_pure"``: ``debias`` is then 003 eq 30 (``estimate_eq30``), its variance read off
+        For ``rule="non_pure"``, no affine form: ``debias`` is 003 eq 30 (``estimate_eq30``), its variance read off
         the channel.
         """
         if self.rule != "pure":
-            return None
+            return _records.Estimator(debias=self.estimate_eq30)
         a_b, b_b = self.base.estimator().affine
         zs = self.z_star()
         idx = jnp.asarray(self.sensitive, jnp.int32)
         a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
         b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
-        return _records.Estimator(affine=(a, b))
+        debias = lambda stats, n: (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a  # noqa: E731
+        return _records.Estimator(affine=(a, b), debias=debias)
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.base.eps))
@@ -275,7 +267,9 @@ class GLUTFMixin(GLUTFChannel):
         base = self.base.pure()
         return _records.Pure(base.p, base.q, self.z_star())
 
-    def comm_bits(self) -> float:
-        r"""003 Def 5: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
-        cb, dn = float(self.base.comm_bits()), self.d - self.s
-        return cb + float(np.log2((1 + dn) + dn * 2.0 ** (-cb)))
+    def reports(self) -> _records.Reports:
+        r"""The statistic (``d``; ``d + 1`` for ``rule="non_pure"``, 003 eq 30), the report check (a compact base
+        part too) and 003 Def 5's bits: :math:`\log_2 |Y|`, :math:`|Y| = |Y_P|(1 + |X_N|) + |X_N|` (003 §5.4)."""
+        cb, dn = float(_report_space.comm_bits(self.base)), self.d - self.s
+        return _records.Reports(stats=self.d if self.rule == "pure" else self.d + 1, check=self._check_reports,
+                                bits=cb + float(np.log2((1 + dn) + dn * 2.0 ** (-cb))))

@@ -123,9 +123,11 @@ class _UnaryMixin:
 
     def likelihood(self) -> _records.Likelihood:
         """EM: every bit is in the product likelihood (no invertible reports); em-pure: the support-ratio
-        likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``)."""
+        likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``); the audit: the exact channel
+        in log space (no underflow at large ``d * eps``)."""
         return _records.Likelihood(product=(np.ones(self.d, bool), False),
-                                   report=lambda ys: _likelihood.pure_terms(self, ys))
+                                   report=lambda ys: _likelihood.pure_terms(self, ys),
+                                   log_channel=lambda: self.channel_matrix(log=True))
 
     def compact(self) -> _records.Compact:
         """Independent bits: own bit w.p. ``keep``, every other bit w.p. ``q``."""
@@ -148,10 +150,6 @@ class _UnaryMixin:
         np.fill_diagonal(comp, omk)
         return product_bernoulli_channel(probs, comp=comp, log=log)
 
-    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
-        return self.channel_matrix(log=True)
-
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
 
@@ -166,8 +164,8 @@ class _UnaryMixin:
 
         return _records.Pure(keep, q, share=_th.ratio_share(self.eps, self.d), z_max=z_max)
 
-    def comm_bits(self) -> float:
-        return float(self.d)
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(self.d))
 
 
 class RAPPOR(_UnaryMixin, _base.Mechanism):

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _spec
+from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _reports, _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
@@ -77,8 +77,10 @@ class URAP(_fields.ULDPFields):
         return _records.counts_record(self, fixed)
 
     def likelihood(self) -> _records.Likelihood:
-        """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input."""
-        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True))
+        """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input. The audit:
+        the exact channel in log space (no underflow at large ``d * eps``)."""
+        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True),
+                                   log_channel=lambda: self.channel_matrix(log=True))
 
     def compact(self) -> _records.Compact:
         """Independent bits: own bit w.p. ``theta`` (sensitive) or ``1 - d2`` (non-sensitive); other sensitive bits
@@ -88,10 +90,10 @@ class URAP(_fields.ULDPFields):
         own = jnp.where(sens, theta, keep_n).astype(jnp.float32)
         return _records.independent_bits(self.d, np.asarray(sorted(self.sensitive)), own, d1)
 
-    def sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """Same law as ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
+    def _sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        """``reports().sample``: ``aggregate(perturb_batch(...))`` without materialising the ``n x d`` reports."""
         if self.compact().stats:
-            return _base.Mechanism.sample_stats(self, key, xs, weights)
+            return _reports.default_sample_stats(self, key, xs, weights)
         items, bits_s, bit_n = self._sensitive_part(key, xs)
         w = jnp.ones(xs.shape, bool) if weights is None else weights.astype(bool)
         counts_s = jnp.sum(bits_s & w[:, None], axis=0, dtype=jnp.int32)
@@ -104,10 +106,6 @@ class URAP(_fields.ULDPFields):
         theta, omt = self.keep_pair()
         return _records.Estimator(affine=(jnp.where(sens, _ue.ue_gap(theta, self.eps, omt), keep_n),
                                           jnp.where(sens, d1, 0.0)))
-
-    def log_channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(log Q, protected)``: the exact channel in log space (no underflow at large ``d * eps``)."""
-        return self.channel_matrix(log=True)
 
     def channel_matrix(self, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
         eps, d = _spec.eps_value(self.eps), self.d
@@ -132,5 +130,5 @@ class URAP(_fields.ULDPFields):
         """Pure ULDP: own sensitive bit, other sensitive bit, own non-sensitive bit (``probs``)."""
         return _records.Pure(*self.probs())
 
-    def comm_bits(self) -> float:
-        return float(self.d)
+    def reports(self) -> _records.Reports:
+        return _records.Reports(bits=float(self.d), sample=self._sample_stats)

@@ -210,6 +210,6 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
                              z_max=lambda s: _th.uwheel_z_max(s, self.eps, self.l),
                              z_published=_th.uwheel_z_published(self.eps, self.l))
 
-    def comm_bits(self, include_seed: bool = True) -> float:
-        """003 Def 5 for a float32 point: 32 bits, plus ``log2 F`` for the seed when ``include_seed``."""
-        return 32.0 + (float(np.log2(float(self.family_size))) if include_seed else 0.0)
+    def value_bits(self) -> float:
+        """003 Def 5 for a float32 point: 32 bits, without the seed (``reports().bits`` adds its ``log2 F``)."""
+        return 32.0
