@@ -38,6 +38,10 @@ import pytest
 # overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards against hangs, it is
 # not a speed assertion (timings belong in experiments/benchmarks/).
 TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
+# A test whose setup + call + teardown take more than SLOW_S seconds belongs under ``@pytest.mark.slow`` (slow tests
+# still run by default; ``-m "not slow"`` is the quick local loop). Every run lists the unmarked ones it timed over
+# SLOW_S at its end (a report, not a failure: timings move with the machine's load).
+SLOW_S = float(os.environ.get("ULDP_JAX_SLOW_S", "10"))
 
 _FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
@@ -74,9 +78,28 @@ def pytest_handlecrashitem(crashitem, report, sched):
     report.outcome = "rerun"
 
 
+_SECONDS = {}  # node id -> [setup + call + teardown seconds, marked slow]
+
+
+def pytest_runtest_logreport(report):
+    """Adds up each test's time (on the xdist controller too: worker reports carry durations and keywords)."""
+    entry = _SECONDS.setdefault(report.nodeid, [0.0, "slow" in report.keywords])
+    entry[0] += report.duration
+
+
+def unmarked_slow(seconds: dict, limit: float) -> list:
+    """``(seconds, node id)`` of the tests over ``limit`` seconds that are not marked ``slow``, slowest first."""
+    return sorted(((t, nodeid) for nodeid, (t, marked) in seconds.items() if t > limit and not marked), reverse=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     for nodeid in _CRASHED:
         terminalreporter.write_line(f"native crash of a worker while running {nodeid}: re-run once on a fresh worker")
+    found = unmarked_slow(_SECONDS, SLOW_S)
+    if found:
+        terminalreporter.write_line(f"tests over SLOW_S={SLOW_S:g} s not marked @pytest.mark.slow (tests/conftest.py):")
+        for t, nodeid in found:
+            terminalreporter.write_line(f"  {t:6.1f} s {nodeid}")
 
 
 def pytest_runtest_teardown(item, nextitem):
