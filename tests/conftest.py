@@ -34,9 +34,9 @@ import warnings
 
 import pytest
 
-# Per-test time limit in seconds (a hung test fails instead of stalling the run); ``@pytest.mark.timeout(s)``
-# overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards against hangs, it is
-# not a speed assertion (timings belong in experiments/benchmarks/).
+# Per-test time limit in seconds, on setup (fixtures) and call each (a hung test fails instead of stalling the run);
+# ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
+# against hangs, it is not a speed assertion (timings belong in experiments/benchmarks/; tests/test_time_limits.py).
 TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
 # A test whose setup + call + teardown take more than SLOW_S seconds belongs under ``@pytest.mark.slow`` (slow tests
 # still run by default; ``-m "not slow"`` is the quick local loop). Every run lists the unmarked ones it timed over
@@ -113,9 +113,8 @@ def pytest_runtest_teardown(item, nextitem):
         _cache.guard_map_limit()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    """Fails a test that runs past its time limit (SIGALRM in the worker's main thread; POSIX only)."""
+def _time_limited(item, phase):
+    """Fails a test phase that runs past the test's time limit (SIGALRM in the worker's main thread; POSIX only)."""
     marker = item.get_closest_marker("timeout")
     limit = int(marker.args[0]) if marker and marker.args else TEST_TIMEOUT_S
     if limit <= 0 or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
@@ -123,7 +122,7 @@ def pytest_runtest_call(item):
         return
 
     def expire(signum, frame):
-        raise TimeoutError(f"{item.nodeid} ran past its {limit} s limit (tests/conftest.py TEST_TIMEOUT_S)")
+        raise TimeoutError(f"{item.nodeid} ({phase}) ran past its {limit} s limit (tests/conftest.py TEST_TIMEOUT_S)")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(limit)
@@ -132,6 +131,16 @@ def pytest_runtest_call(item):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):  # fixtures too: a module fixture (tests/test_regression.py) takes 1-3 minutes
+    yield from _time_limited(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _time_limited(item, "call")
 
 
 _WORKER_CHECKS = []  # statistical checks each finished xdist worker made (collected by the controller)
