@@ -16,6 +16,9 @@ argument), so only the first shift pays the compilation.
 Usage (one process per file by default: a line per file with running totals, then one line per shift)::
 
     python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
+
+A slow file in chunks (each chunk a fresh process that compiles again): ``--start 1 --shifts 5``, then
+``--start 6 --shifts 5``, and so on; the per-shift lines of the chunks together cover shifts 1..20.
 """
 
 from __future__ import annotations
@@ -143,6 +146,9 @@ def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shifts", type=int, default=20, help="shifts 1..S (default 20)")
+    parser.add_argument("--start", type=int, default=1,
+                        help="first shift (default 1): --start 6 --shifts 5 runs shifts 6..10, so a slow file can be "
+                             "measured in chunks whose counts add up")
     parser.add_argument("--one-process", action="store_true",
                         help="all files in this process (default: one process per file, running totals printed "
                              "after each file, so memory stays that of one file and a cut-short run still counts)")
@@ -150,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
     os.chdir(ROOT)
-    shifts = list(range(1, args.shifts + 1))
+    shifts = list(range(args.start, args.start + args.shifts))
     t0 = time.perf_counter()
     if args.one_process:
         part = run_files(args.files, shifts)
@@ -160,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     total = {"checks": {}, "failed": {}, "everywhere": [], "other": [], "statistical": 0}
     for i, f in enumerate(args.files, 1):
-        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts), f],
+        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts),
+                               "--start", str(args.start), f],
                               capture_output=True, text=True)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         if not found:
