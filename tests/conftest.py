@@ -34,10 +34,14 @@ import warnings
 
 import pytest
 
-# Per-test time limit in seconds (a hung test fails instead of stalling the run); ``@pytest.mark.timeout(s)``
-# overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards against hangs, it is
-# not a speed assertion (timings belong in experiments/benchmarks/).
+# Per-test time limit in seconds, on setup (fixtures) and call each (a hung test fails instead of stalling the run);
+# ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
+# against hangs, it is not a speed assertion (timings belong in experiments/benchmarks/; tests/test_time_limits.py).
 TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
+# A test whose setup + call + teardown take more than SLOW_S seconds belongs under ``@pytest.mark.slow`` (slow tests
+# still run by default; ``-m "not slow"`` is the quick local loop). Every run lists the unmarked ones it timed over
+# SLOW_S at its end (a report, not a failure: timings move with the machine's load).
+SLOW_S = float(os.environ.get("ULDP_JAX_SLOW_S", "10"))
 
 _FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
@@ -74,9 +78,28 @@ def pytest_handlecrashitem(crashitem, report, sched):
     report.outcome = "rerun"
 
 
+_SECONDS = {}  # node id -> [setup + call + teardown seconds, marked slow]
+
+
+def pytest_runtest_logreport(report):
+    """Adds up each test's time (on the xdist controller too: worker reports carry durations and keywords)."""
+    entry = _SECONDS.setdefault(report.nodeid, [0.0, "slow" in report.keywords])
+    entry[0] += report.duration
+
+
+def unmarked_slow(seconds: dict, limit: float) -> list:
+    """``(seconds, node id)`` of the tests over ``limit`` seconds that are not marked ``slow``, slowest first."""
+    return sorted(((t, nodeid) for nodeid, (t, marked) in seconds.items() if t > limit and not marked), reverse=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     for nodeid in _CRASHED:
         terminalreporter.write_line(f"native crash of a worker while running {nodeid}: re-run once on a fresh worker")
+    found = unmarked_slow(_SECONDS, SLOW_S)
+    if found:
+        terminalreporter.write_line(f"tests over SLOW_S={SLOW_S:g} s not marked @pytest.mark.slow (tests/conftest.py):")
+        for t, nodeid in found:
+            terminalreporter.write_line(f"  {t:6.1f} s {nodeid}")
 
 
 def pytest_runtest_teardown(item, nextitem):
@@ -90,9 +113,8 @@ def pytest_runtest_teardown(item, nextitem):
         _cache.guard_map_limit()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    """Fails a test that runs past its time limit (SIGALRM in the worker's main thread; POSIX only)."""
+def _time_limited(item, phase):
+    """Fails a test phase that runs past the test's time limit (SIGALRM in the worker's main thread; POSIX only)."""
     marker = item.get_closest_marker("timeout")
     limit = int(marker.args[0]) if marker and marker.args else TEST_TIMEOUT_S
     if limit <= 0 or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
@@ -100,7 +122,7 @@ def pytest_runtest_call(item):
         return
 
     def expire(signum, frame):
-        raise TimeoutError(f"{item.nodeid} ran past its {limit} s limit (tests/conftest.py TEST_TIMEOUT_S)")
+        raise TimeoutError(f"{item.nodeid} ({phase}) ran past its {limit} s limit (tests/conftest.py TEST_TIMEOUT_S)")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(limit)
@@ -109,6 +131,16 @@ def pytest_runtest_call(item):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):  # fixtures too: a module fixture (tests/test_regression.py) takes 1-3 minutes
+    yield from _time_limited(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _time_limited(item, "call")
 
 
 _WORKER_CHECKS = []  # statistical checks each finished xdist worker made (collected by the controller)

@@ -36,6 +36,7 @@ def current(tmp_path_factory):
         return dict(f)
 
 
+@pytest.mark.slow
 def test_same_keys(recorded, current):
     assert sorted(recorded) == sorted(current)
 

@@ -11,11 +11,15 @@ argument), so only the first shift pays the compilation.
 - A test is statistical when it makes at least one ``uldp_jax.testing`` check (``fits``/``within_se``) on the first
   shift; the others run once and are skipped on later shifts.
 - A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
-  draws or is broken, not a false alarm: it is listed apart.
+  draws or is broken, not a false alarm: it is listed apart; so is a test stopped by the per-test time limit
+  (tests/conftest.py; a loaded machine). Every failure's last line (the assertion or error) is printed as ``why``.
 
 Usage (one process per file by default: a line per file with running totals, then one line per shift)::
 
     python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
+
+A slow file in chunks (each chunk a fresh process that compiles again): ``--start 1 --shifts 5``, then
+``--start 6 --shifts 5``, and so on; the per-shift lines of the chunks together cover shifts 1..20.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class ShiftEveryTest:
         self.statistical: dict[str, int] = {}  # base node id -> checks on the first shift
         self.checks = collections.Counter()  # shift -> checks made
         self.failed = collections.defaultdict(set)  # shift -> base ids of failed statistical tests
+        self.timed_out = collections.defaultdict(set)  # shift -> base ids stopped by the per-test time limit
+        self.why: dict[str, str] = {}  # "base @ shift" -> the failure's last line (the assertion or the error)
         self.started: dict[str, tuple[int, int]] = {}  # node id -> (shift, checks before)
 
     def pytest_configure(self, config):
@@ -91,7 +97,11 @@ class ShiftEveryTest:
         shift, before = self.started[report.nodeid]
         base = self.base(report.nodeid, shift)
         if report.failed:
-            self.failed[shift].add(base)
+            text = (report.longreprtext or "").strip().splitlines()
+            self.why[f"{base} @ shift {shift}"] = text[-1][:300] if text else ""
+            # The per-test time limit (tests/conftest.py) on a loaded machine is not a statistical false alarm.
+            limited = any("ran past its" in ln and "TimeoutError" in ln for ln in text)
+            (self.timed_out if limited else self.failed)[shift].add(base)
         if report.when == "teardown":
             made = testing.checks_run() - before
             del self.started[report.nodeid]
@@ -111,13 +121,16 @@ def run_files(files: list[str], shifts: list[int]) -> dict:
     return {"checks": {str(s): plugin.checks[s] for s in shifts},
             "failed": {str(s): sorted(failed[s] - everywhere) for s in shifts},
             "everywhere": sorted(everywhere), "other": sorted(other),
+            "timed_out": {str(s): sorted(plugin.timed_out[s]) for s in shifts if plugin.timed_out[s]},
+            "why": plugin.why,
             "statistical": sum(1 for v in plugin.statistical.values() if v)}
 
 
 def _merge(total: dict, part: dict) -> None:
-    for k in ("checks", "failed"):
-        for s, v in part[k].items():
+    for k in ("checks", "failed", "timed_out"):
+        for s, v in part.get(k, {}).items():
             total[k][s] = total[k].get(s, 0 if k == "checks" else []) + v
+    total["why"].update(part.get("why", {}))
     for k in ("everywhere", "other"):
         total[k] += part[k]
     total["statistical"] += part["statistical"]
@@ -135,6 +148,9 @@ def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> st
         lines.append(f"failing on every shift (fixed draws or broken, not counted): {', '.join(total['everywhere'])}")
     if total["other"]:
         lines.append(f"non-statistical tests that failed (not counted): {', '.join(total['other'])}")
+    for s, v in total["timed_out"].items():
+        lines.append(f"shift {s}: past the per-test time limit (not counted as a false alarm): {', '.join(v)}")
+    lines += [f"why {k}: {v}" for k, v in total["why"].items()]
     lines.append(f"shifts with a false alarm: {alarms} of {len(shifts)}; failed statistical tests: {failed_checks}; "
                  f"wall {wall:.0f} s")
     return "\n".join(lines)
@@ -143,6 +159,9 @@ def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shifts", type=int, default=20, help="shifts 1..S (default 20)")
+    parser.add_argument("--start", type=int, default=1,
+                        help="first shift (default 1): --start 6 --shifts 5 runs shifts 6..10, so a slow file can be "
+                             "measured in chunks whose counts add up")
     parser.add_argument("--one-process", action="store_true",
                         help="all files in this process (default: one process per file, running totals printed "
                              "after each file, so memory stays that of one file and a cut-short run still counts)")
@@ -150,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
     os.chdir(ROOT)
-    shifts = list(range(1, args.shifts + 1))
+    shifts = list(range(args.start, args.start + args.shifts))
     t0 = time.perf_counter()
     if args.one_process:
         part = run_files(args.files, shifts)
@@ -158,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         if len(args.files) > 1:
             print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
         return 0
-    total = {"checks": {}, "failed": {}, "everywhere": [], "other": [], "statistical": 0}
+    total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0}
     for i, f in enumerate(args.files, 1):
-        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts), f],
+        proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts),
+                               "--start", str(args.start), f],
                               capture_output=True, text=True)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         if not found:

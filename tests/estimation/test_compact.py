@@ -70,6 +70,7 @@ def test_sample_stats_equal_aggregate_of_compact(mech):
     assert np.array_equal(np.asarray(mech.aggregate(traced)), np.asarray(mech.aggregate(ys)))
 
 
+@pytest.mark.slow
 def test_to_dense_to_compact_roundtrip_and_consumers():
     m = ul.URAP(1500, tuple(range(200)), 3.0)
     xs = jnp.asarray(np.random.default_rng(2).integers(0, m.d, 4000), jnp.int32)
@@ -96,6 +97,7 @@ def test_small_domains_stay_dense():
     assert not m.compact().preferred and ys.dtype == jnp.bool_ and ys.shape == (10, 10)
 
 
+@pytest.mark.slow
 def test_simulate_em_reports_match_stats():
     """simulate's report path draws compact reports whose aggregate is the stats of its per-user path."""
     m = ul.RAPPOR(1200, 4.0)
@@ -163,6 +165,7 @@ def _aggregate_draws(fn, reps):
     return np.stack([np.asarray(fn(jax.random.key(1000 + r))) for r in range(reps)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["UUE", "PUM"])
 def test_dense_and_compact_give_the_same_aggregate_distribution(which):
     """Per statistic, the mean aggregate of dense and of compact reports agree (two-sample, in standard errors),
@@ -196,6 +199,7 @@ def test_dense_and_compact_give_the_same_aggregate_distribution(which):
                                 / np.sqrt(reps), dof=reps - 1)
 
 
+@pytest.mark.slow
 def test_compact_reports_through_every_consumer():
     """uUE and PUM-over-uRAP compact reports: aggregate = dense aggregate (same key where the key schedule
     agrees), emp, emp+thr and EM accept them; ul.perturb returns them at scale; simulate's stats path uses them."""

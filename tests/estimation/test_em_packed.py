@@ -32,7 +32,8 @@ def test_pack_bytes_round_trip():
     np.testing.assert_array_equal(np.asarray(_packed.unpack_bytes(by, 21)), np.asarray(bits))
 
 
-@pytest.mark.parametrize("mech", _MECHS, ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize("mech", [pytest.param(m, marks=pytest.mark.slow) if isinstance(m, ul.RAPPOR) else m
+                                  for m in _MECHS], ids=lambda m: type(m).__name__)  # RAPPOR: over 10 s
 def test_dense_compact_packed_same_answer(mech):
     ys = ul.perturb(jax.random.key(1), mech, _items(mech.d, 3000, 2))
     compact = ul.to_compact(ys)

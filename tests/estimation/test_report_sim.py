@@ -4,6 +4,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import uldp_jax as ul
 from uldp_jax.estimation import _support
@@ -12,6 +13,7 @@ from uldp_jax.simulate import _engine as sim
 from uldp_jax.simulate import _plan, _reports
 
 
+@pytest.mark.slow
 def test_regenerated_reports_are_those_behind_stats():
     """Same key, same block layout: the regenerated reports aggregate to simulate's per-user stats (iid and
     fixed models), and simulate's "em" equals EM run on those reports."""
@@ -50,6 +52,7 @@ def test_regenerated_reports_are_those_behind_stats():
     np.testing.assert_array_equal(np.asarray(jnp.sum(st, 0)), np.asarray(res.stats[1]))
 
 
+@pytest.mark.slow
 def test_fig5_like_ordering():
     """001 Fig 5 / §6.2: "emp+thr" and "EM" significantly outperform "emp" "since [their] estimates are always
     non-negative"; the gap is largest in the high-privacy regime, where emp's negative entries dominate TV.

@@ -10,6 +10,7 @@ import uldp_jax as ul
 from uldp_jax.simulate import _plan, _reports
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make, packed", [(lambda: ul.RAPPOR(1024, 4.5), True), (lambda: ul.RAPPOR(1024, 8.0), False),
                                           (lambda: ul.URAP(1024, tuple(range(300)), 8.0), False)],
                          ids=["RAPPOR-packed", "RAPPOR-rows", "URAP-rows"])

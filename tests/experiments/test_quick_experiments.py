@@ -17,9 +17,10 @@ _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "00
               "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
 # demo: test_cli; 003-sims: test_multi_metric_run below.
 _RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n not in ("demo", "003-sims")]
+_SLOW_RUNS = {"001-fig5", "hr-general"}  # over 10 s each in the full suite's durations (tests/conftest.py SLOW_S)
 
 
-@pytest.mark.parametrize("name", _RUN)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_RUNS else n for n in _RUN])
 def test_quick_run_writes_outputs(name, tmp_path):
     out = experiments.run_experiment(name, quick=True, out=str(tmp_path), progress=False, echo=None)
     assert os.path.exists(out["csv"]) and out["figures"]
@@ -138,6 +139,7 @@ def test_error_curve_runs_report_based_em_for_bit_mechanisms():
     assert set(skipped) == {"emp"}
 
 
+@pytest.mark.slow
 def test_001_eps_sweeps_run_em_for_bit_mechanisms_by_default(tmp_path):
     """001 Figs 5-7/10-12 show EM for RAPPOR/uRAP: the registered configs run it (ul.simulate, every repetition),
     so the quick 001-fig5 has uRAP (EM) rows on every repetition and no "EM skipped" deviation."""
@@ -160,6 +162,7 @@ def test_001_eps_sweeps_run_em_for_bit_mechanisms_by_default(tmp_path):
     assert not any("EM for RAPPOR/uRAP" in dv for dv in header.get("deviations", []))
 
 
+@pytest.mark.slow
 def test_csv_reps_column_counts_the_report_based_repetitions(tmp_path):
     """With report_reps < reps, EM rows of RAPPOR/uRAP say how many repetitions they average (their SE is over
     those), while stats-based rows keep ``reps``."""

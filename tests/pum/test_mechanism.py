@@ -149,6 +149,7 @@ def test_bad_personal(key):
         ul.perturb(None, mech, xs, jnp.array([[2, -1], [-1, -1]]))
 
 
+@pytest.mark.slow
 def test_pum_over_urap_compact_sampler_matches_the_channel():
     """PUM over uRAP: compact reports (the common uRAP's compact sampler on f_pre(x)) follow Q_cmn row by row,
     and every consumer takes them (aggregate, emp, EM) with the same numbers as their dense form."""

@@ -27,6 +27,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_match_one_process_bit_for_bit(tmp_path):
     if not hasattr(jax.config, "jax_cpu_collectives_implementation"):
         pytest.skip("this jax has no CPU collectives option (gloo)")

@@ -74,6 +74,7 @@ def test_plan_is_decided_once():
         _plan.make_plan(jax.random.key(0), ul.URAP(8, [0, 1], 1.0), p=P8, n=10, methods=("em",), path="counts")
 
 
+@pytest.mark.slow
 def test_collab_stages_are_the_engines_per_user_kernel():
     mech = ul.URAP(8, [0, 1], 1.0)
     key = jax.random.key(5)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import json
@@ -37,6 +39,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_sharded_equals_single_device():
     flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4".strip()  # keep the rest
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")

@@ -101,6 +101,7 @@ def test_uss_iid_counts_exact(rule):
     check_moments(res.stats, *iid_moments(mech, p, 3000))
 
 
+@pytest.mark.slow
 def test_iid_samplers_accept_an_integer_n():
     """A Python int n (public ``sample_counts_iid``) is cast to float: no dtype error, no all-zero counts."""
     p = jax.numpy.full((6,), 1 / 6)
