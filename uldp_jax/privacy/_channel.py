@@ -45,7 +45,7 @@ def expected_columns(mech: Any) -> int | None:
         if kind == "item":
             return int(mech.num_outputs)
         if kind == "bits":
-            return 1 << int(_report_space.num_stats(mech))  # exact (a Python int; a shift: 2 ** d by pow took 10 s at d = 10^9)
+            return 1 << int(_report_space.num_stats(mech))  # exact int; a shift (2 ** d by pow: 10 s at d = 1e9)
     except (AttributeError, TypeError, ValueError):
         return None
     return None
