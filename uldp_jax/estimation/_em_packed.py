@@ -69,9 +69,7 @@ def packed_pass(rep: PackedReports, pass_dtype: Any = None) -> Pass:
             ss = [jnp.sum(tb[idx], axis=1).astype(dtype) for tb in tables]
             f, a_rows, ll = terms(ss, w.astype(dtype))
             f = jnp.where(jnp.any(by != 0, axis=1), f, 0.0)  # a row of zero bytes adds to no item
-            vals = jnp.stack(_compensated.split(f.astype(dt)), axis=-1)  # exact hi sums + small lo sums
-            h = jnp.zeros((nb * 256, 2), dt).at[idx].add(jnp.broadcast_to(vals[:, None, :], idx.shape + (2,)))
-            h = h[:, 0].astype(dtype) + h[:, 1].astype(dtype)
+            h = _compensated.scatter_add(nb * 256, idx, f.astype(dt), dtype)
             return (_compensated.two_sum(h_acc, h), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
                     l_acc + ll), None
 
@@ -79,8 +77,8 @@ def packed_pass(rep: PackedReports, pass_dtype: Any = None) -> Pass:
         (h, a, l_prod), _ = jax.lax.scan(chunk_pass, init, data)
         h = _compensated.total(h).reshape(nb, 256).at[:, 0].set(0.0)  # byte value 0 sets no item
         bits = jnp.asarray(_BITS, dtype)
-        hi, lo = _compensated.split(h)
-        b_items = (hi @ bits + lo @ bits).reshape(-1)[:num_items]
+        hi, mid, lo = _compensated.split(h)
+        b_items = (hi @ bits + (mid @ bits + lo @ bits)).reshape(-1)[:num_items]
         return jnp.zeros(d, dtype).at[rep.items].set(b_items), _compensated.total(a), l_prod
 
     return run

@@ -116,9 +116,7 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
             idx, w = a
             ss = [jnp.sum(tp[idx], axis=1).astype(dtype) for tp in pads]
             f, a_rows, ll = terms(ss, w.astype(dtype))
-            vals = jnp.stack(_compensated.split(f.astype(dt)), axis=-1)  # exact hi sums + small lo sums
-            b = jnp.zeros((d + 1, 2), dt).at[idx].add(jnp.broadcast_to(vals[:, None, :], idx.shape + (2,)))
-            b = b[:, 0].astype(dtype) + b[:, 1].astype(dtype)
+            b = _compensated.scatter_add(d + 1, idx, f.astype(dt), dtype)
             return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
                     l_acc + ll), None
 
@@ -194,8 +192,8 @@ def dense_pass(bits: jax.Array, weight: jax.Array, chunk: int) -> Pass:
             yb, w = a
             yf = yb.astype(dtype)
             f, a_rows, ll = terms([yf @ x for x in tabs], w)
-            hi, lo = _compensated.split(f)
-            return (_compensated.two_sum(b_acc, hi @ yf + lo @ yf),
+            hi, mid, lo = _compensated.split(f)
+            return (_compensated.two_sum(b_acc, hi @ yf + (mid @ yf + lo @ yf)),
                     _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)), l_acc + ll), None
 
         init = (_compensated.zeros(d, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
