@@ -28,8 +28,8 @@ class Keep(ul.Mechanism):
 
     def perturb_batch(self, key, xs):
         k1, k2 = jax.random.split(key)
-        other = jax.random.randint(k2, xs.shape, 0, self.d - 1)
-        keep = jax.random.uniform(k1, xs.shape) < self.keep()
+        other = jax.random.randint(k2, xs.shape, 0, self.d - 1, jnp.int32)
+        keep = jax.random.uniform(k1, xs.shape, jnp.float32) < self.keep()
         return jnp.where(keep, xs, other + (other >= xs)).astype(jnp.int32)
 
     def channel_matrix(self):

@@ -1,6 +1,6 @@
 """``ul.check(mech)``: one call that checks a mechanism (a user's own, or any library one) end to end.
 
-Four checks, each on what the mechanism hands over, never on the code path under test:
+Five checks, each on what the mechanism hands over, never on the code path under test:
 
 * **audit**: ``ul.audit`` on the exact channel (the claimed guarantee, checked exactly);
 * **sampler**: the sampler against the channel, on every input: ``draws`` reports of each input ``x`` from one
@@ -14,7 +14,11 @@ Four checks, each on what the mechanism hands over, never on the code path under
   (float64, absolute tolerance ``1e-6``). ``debias`` is affine in the statistic, so this is unbiasedness for
   every ``p``;
 * **rank**: the statistic identifies ``p`` (``E[stats] / n = p @ A`` with ``rank(A) = d``); with a smaller rank
-  every estimator of ``p`` from ``stats`` is biased somewhere.
+  every estimator of ``p`` from ``stats`` is biased somewhere;
+* **draws**: the random words ``perturb_batch`` draws when x64 is enabled (read from its jaxpr, nothing is run).
+  A draw without a dtype (``jax.random.uniform(k, shape)``) becomes 64-bit under ``jax_enable_x64``: twice the
+  random words per user and different reports. That is a cost, not a wrong law, so the row says ``warn`` and
+  ``ok`` does not change; every library sampler passes (``tests/simulate/test_kernels_x64.py``).
 
 A check that cannot run (a channel too large to enumerate, a report space without a per-report statistic, a
 sampler that needs more inputs than ``xs``) is reported as skipped with the reason, never as passed.
@@ -44,8 +48,8 @@ class CheckRow:
     """One line of a ``CheckReport``.
 
     Attributes:
-      name: ``"audit"``, ``"sampler"``, ``"debias"`` or ``"rank"``.
-      status: ``"pass"``, ``"FAIL"`` or ``"skip"``.
+      name: ``"audit"``, ``"sampler"``, ``"debias"``, ``"rank"`` or ``"draws"``.
+      status: ``"pass"``, ``"FAIL"``, ``"warn"`` (a cost, not an error: ``ok`` stays true) or ``"skip"``.
       detail: what was measured (or why it was skipped).
     """
 
@@ -60,7 +64,7 @@ class CheckReport:
 
     Attributes:
       mechanism: the mechanism's class name.
-      rows: one ``CheckRow`` per check, in the order audit, sampler, debias, rank.
+      rows: one ``CheckRow`` per check, in the order audit, sampler, debias, rank, draws.
     """
 
     mechanism: str
@@ -186,9 +190,37 @@ def _check_rank(mech: Any, A: np.ndarray | None) -> CheckRow:
     return CheckRow("rank", status, detail)
 
 
+def _eqns(jaxpr: Any):
+    """Every equation of a jaxpr, its sub-jaxprs (scan, cond, pjit, custom rules) included."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for v in eqn.params.values():
+            for j in (v if isinstance(v, (tuple, list)) else (v,)):
+                inner = getattr(j, "jaxpr", j)
+                if hasattr(inner, "eqns"):
+                    yield from _eqns(inner)
+
+
+def _check_draws(key: jax.Array, mech: Any) -> CheckRow:
+    xs = jnp.arange(int(mech.d), dtype=jnp.int32)
+    try:
+        with jax.enable_x64(True):
+            jaxpr = jax.make_jaxpr(lambda k: mech.perturb_batch(k, xs))(key).jaxpr
+    except (TypeError, ValueError, NotImplementedError) as err:
+        return _skip("draws", err)
+    widths = {np.dtype(v.aval.dtype).itemsize * 8 for e in _eqns(jaxpr) if "random" in e.primitive.name
+              for v in e.outvars if not jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)}
+    if not widths:
+        return CheckRow("draws", "pass", "perturb_batch draws no random words")
+    if max(widths) <= 32:
+        return CheckRow("draws", "pass", "32-bit random words, also under jax_enable_x64")
+    return CheckRow("draws", "warn", f"{max(widths)}-bit random words under jax_enable_x64: give every jax.random "
+                    "call a dtype (jnp.float32, jnp.int32) so that x64 changes neither the reports nor the cost")
+
+
 def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = DEFAULT_DRAWS,
           alpha: float = DEFAULT_ALPHA) -> CheckReport:
-    """Checks a mechanism: exact audit, sampler versus channel on every input, debias exactness, rank.
+    """Checks a mechanism: exact audit, sampler versus channel on every input, debias exactness, rank, draws.
 
     Args:
       mech: one mechanism with an exact channel (small domain); index a grid first.
@@ -217,8 +249,9 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
     if ch is None:
         reason = "no exact channel (see the audit row)"
         rows = (audit_row, CheckRow("sampler", "skip", reason), CheckRow("debias", "skip", reason),
-                CheckRow("rank", "skip", reason))
+                CheckRow("rank", "skip", reason), _check_draws(key, mech))
         return CheckReport(type(mech).__name__, rows)
     sampler_row = _check_sampler(key, mech, ch.Q, draws, float(alpha))
     debias_row, A = _check_debias(mech, ch.Q)
-    return CheckReport(type(mech).__name__, (audit_row, sampler_row, debias_row, _check_rank(mech, A)))
+    return CheckReport(type(mech).__name__, (audit_row, sampler_row, debias_row, _check_rank(mech, A),
+                                             _check_draws(key, mech)))

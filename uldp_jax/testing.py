@@ -71,10 +71,12 @@ def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: fl
     users drawn from ``p``). A leading axis holds independent repetitions: their mean is checked.
 
     In the fixed model (``p`` = the users' histogram / n) the iid variance bounds the exact one from above (law of
-    total variance), so the level still holds. EM and ``emp+thr`` estimates may be checked the same way: the MLE
-    is asymptotically efficient (its variance at most the unbiased estimator's) and thresholding moves the
-    estimate towards the simplex, which holds ``p``. Replaces fixed tolerances on random estimates: the tolerance
-    follows ``n``, the mechanism and the level. The SE is floored at 1e-7 (float32 rounding)."""
+    total variance), so the level still holds. Meant for unbiased estimates ("emp"). EM and ``emp+thr`` may be
+    checked the same way only where every ``p_j`` is well inside (0, 1): there the MLE is asymptotically normal
+    and efficient. Where ``p_j = 0`` both are biased upwards (the uniform remainder of 001 §6.1; the MLE on the
+    boundary), and an item whose empirical variance is 0 there fails on any positive mass: compare those with
+    the method's own definition instead. Replaces fixed tolerances on random estimates: the tolerance follows
+    ``n``, the mechanism and the level. The SE is floored at 1e-7 (float32 rounding)."""
     est = np.asarray(estimate, np.float64)
     reps = est.shape[0] if est.ndim == 2 else 1
     if est.ndim == 2:

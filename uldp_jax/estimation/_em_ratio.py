@@ -18,14 +18,16 @@ compiled solver.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _packed
+from uldp_jax.estimation import _em_core, _em_newton, _packed
+from uldp_jax.estimation._em_passes import GRAM_BLOCK, INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
@@ -50,14 +52,13 @@ def _rows(rep: SupportRatio, dtype: Any):
     return rep.bits, cast(rep.low), cast(rep.high), cast(rep.other), cast(rep.weight)
 
 
-def ratio_update(rep: SupportRatio) -> _em_core.Update:
-    """The EM map on packed ``SupportRatio`` reports (``bits``: ``uint8[k, chunk, B]``, factors ``[k, chunk]``)."""
+def ratio_grad(rep: SupportRatio) -> _em_newton.Grad:
+    """The gradient pass on packed ``SupportRatio`` reports (``_em_newton``: ``g_x = sum_i r_i L_ix``, and
+    ``sum_i w_i log D_i``): one scan of table gathers and byte-bin scatter-adds."""
     nb = rep.bits.shape[-1]
 
-    def update(p):
+    def grad(p):
         data = _rows(rep, p.dtype)
-        inv = rep.inverted.astype(p.dtype)
-        n = jnp.sum(rep.weight.astype(p.dtype)) + jnp.sum(inv)
         sens, p_items, total_s, total_n = _masses(p, rep.items)
         table = _table(p_items, nb, p.dtype)
 
@@ -69,7 +70,7 @@ def ratio_update(rep: SupportRatio) -> _em_core.Update:
             den = low * (total_s - s) + high * s + other * total_n
             pos = w > 0
             safe = jnp.where(pos & (den > 0), den, 1.0)
-            r = jnp.where(pos, w / safe, 0.0)
+            r = jnp.where(pos, jnp.minimum(w / safe, INV_CAP), 0.0)
             ll = jnp.sum(jnp.where(pos, w * jnp.log(safe), 0.0))
             h = jnp.zeros(nb * 256, p.dtype).at[idx].add(jnp.broadcast_to((r * (high - low))[:, None], idx.shape))
             return (h_acc + h, a_acc + jnp.sum(r * low), c_acc + jnp.sum(r * other), l_acc + ll), None
@@ -78,11 +79,117 @@ def ratio_update(rep: SupportRatio) -> _em_core.Update:
         init = (jnp.zeros(nb * 256, p.dtype), zero, zero, zero)
         (h, a, c, l_rep), _ = jax.lax.scan(chunk_pass, init, data)
         b = (h.reshape(nb, 256) @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[: p_items.shape[0]]
-        factor = jnp.where(sens, a, c).at[rep.items].add(b)
-        l_inv = jnp.sum(jnp.where(inv > 0, inv * jnp.log(jnp.where(inv > 0, p, 1.0)), 0.0))
-        return (p * factor + inv) / n, (l_rep + l_inv) / n
+        return jnp.where(sens, a, c).at[rep.items].add(b), l_rep
 
-    return update
+    return grad
+
+
+def ratio_update(rep: SupportRatio) -> _em_core.Update:
+    """The EM map on packed ``SupportRatio`` reports (``bits``: ``uint8[k, chunk, B]``, factors ``[k, chunk]``)."""
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    return _em_newton.as_update(ratio_grad(rep), rep.inverted, n)
+
+
+def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
+    r"""``p -> `` the Hessian's Gram part :math:`\sum_i w_i L_i L_i^\top / D_i^2` in the coordinates of
+    ``Reduced`` (the items, then the other items' total if there are any), on ``_em_newton.subsample``'s fixed rows
+    in blocks of ``GRAM_BLOCK`` (``L_ix``: ``high_i``/``low_i`` on the items by the support bit, ``other_i`` for
+    the total)."""
+    nb, s = rep.bits.shape[-1], rep.items.shape[0]
+    bits = rep.bits.reshape(-1, nb)
+    low, high, other, weight = (a.reshape(-1) for a in (rep.low, rep.high, rep.other, rep.weight))
+
+    def gram(p):
+        dt = p.dtype
+        _, p_items, total_s, total_n = _masses(p, rep.items)
+        idx, w = _em_newton.subsample(weight.astype(dt))
+        m = idx.shape[0]
+        blk = min(m, GRAM_BLOCK)
+        k = -(-m // blk)
+        idx = jnp.pad(idx, (0, k * blk - m)).reshape(k, blk)
+        w = jnp.pad(w, (0, k * blk - m)).reshape(k, blk)
+
+        def one(acc, a):
+            rows, wj = a
+            y = _packed.unpack_bytes(bits[rows], s).astype(dt)
+            lo, hi, ot = low[rows].astype(dt), high[rows].astype(dt), other[rows].astype(dt)
+            sp = y @ p_items
+            den = lo * (total_s - sp) + hi * sp + ot * total_n
+            ok = (wj > 0) & (den > 0)
+            c = jnp.where(ok, jnp.minimum(wj / jnp.where(ok, den, 1.0) ** 2, INV_CAP), 0.0)
+            cols = lo[:, None] + (hi - lo)[:, None] * y
+            if s < d:
+                cols = jnp.concatenate([cols, ot[:, None]], axis=1)
+            return acc + (cols * c[:, None]).T @ cols, None
+
+        size = s + (s < d)
+        out, _ = jax.lax.scan(one, jnp.zeros((size, size), dt), (idx, w))
+        return out
+
+    return gram
+
+
+class Reduced(NamedTuple):
+    r"""The Newton problem of a ``SupportRatio`` in ``s + 1`` coordinates: the ``s`` items, then the total ``T`` of
+    the others (absent when ``s = d``). Every other item has the same column ``other_i`` (001/003's non-sensitive
+    items under a GLUTF mechanism), so the reports see only ``T``, and given ``T`` the likelihood's invertible part
+    :math:`\sum_x N_x \log p_x` is largest at :math:`p_x = T N_x / N` (uniform if :math:`N = 0`): the MLE has
+    that form, and Newton on the full ``d`` would face an exactly singular block (float32 noise there made every
+    ULH step fail)."""
+
+    items: jax.Array  # int[s]
+    share: jax.Array  # float[d]: each other item's share of T (0 on the items)
+
+    def expand(self, u: jax.Array) -> jax.Array:
+        s = self.items.shape[0]
+        p = self.share * (u[s] if u.shape[0] > s else 0.0)
+        return p.at[self.items].set(u[:s])
+
+    def reduce(self, p: jax.Array) -> jax.Array:
+        s, d = self.items.shape[0], p.shape[0]
+        head = p[self.items]
+        return head if s == d else jnp.append(head, jnp.sum(p) - jnp.sum(head))
+
+
+def _pick(v, items, share):
+    """A per-item vector whose other items are all equal (the gradient) in ``Reduced`` coordinates."""
+    s, d = items.shape[0], v.shape[0]
+    head = v[items]
+    if s == d:
+        return head
+    other = jnp.argmax(share)  # any other item: their entries are equal
+    return jnp.append(head, v[other])
+
+
+def _reduced(rep: SupportRatio, d: int, dtype: Any) -> tuple[Reduced, jax.Array]:
+    inv = rep.inverted.astype(dtype)
+    mask = jnp.ones(d, bool).at[rep.items].set(False)
+    rest = jnp.sum(jnp.where(mask, inv, 0.0))
+    uniform = 1.0 / max(d - rep.items.shape[0], 1)
+    share = jnp.where(mask, jnp.where(rest > 0, inv / jnp.where(rest > 0, rest, 1.0), uniform), 0.0)
+    red = Reduced(rep.items, share)
+    inv_r = inv[rep.items] if rep.items.shape[0] == d else jnp.append(inv[rep.items], rest)
+    return red, inv_r
+
+
+def newton_solve(rep: SupportRatio, p0: jax.Array, tol: Any, max_iters: int) -> tuple[jax.Array, _em_core.EMInfo]:
+    """Projected Newton (``_em_newton.solve``, SQUAREM past it) on the ``Reduced`` problem, expanded to ``d``."""
+    d, dt = p0.shape[-1], p0.dtype
+    red, inv_r = _reduced(rep, d, dt)
+    n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(inv_r)
+    full_grad, full_gram, full_gain = ratio_grad(rep), ratio_gram(rep, d), ratio_gain(rep)
+
+    def grad(u):
+        g, lsum = full_grad(red.expand(u))
+        return _pick(g, red.items, red.share), lsum
+
+    gram = lambda u: full_gram(red.expand(u))  # noqa: E731
+    gain = lambda ua, ub: full_gain(red.expand(ua), red.expand(ub))  # noqa: E731
+    update = _em_newton.as_update(grad, inv_r, n)
+    u, info = _em_newton.solve(grad, gram, gain, update, inv_r, n, red.reduce(p0), tol, max_iters)
+    inv = rep.inverted.astype(dt)  # the log-likelihood of the full p: add sum_x N_x log(share_x) of the others
+    split = jnp.sum(jnp.where((red.share > 0) & (inv > 0), inv * jnp.log(jnp.where(inv > 0, red.share, 1.0)), 0.0))
+    return red.expand(u), info._replace(loglik=info.loglik + split / n)
 
 
 def ratio_gain(rep: SupportRatio) -> _em_core.Gain:
@@ -139,6 +246,8 @@ def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> Support
 def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, accelerate):
     """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
     rep = _packed_terms(mech, ys, n_valid, chunk)
+    if accelerate and _em_newton.fits(rep.items.shape[0] + 1):  # projected Newton (``Reduced``), SQUAREM past it
+        return newton_solve(rep, p0, tol, max_iters)
     return _em_core.run(ratio_update(rep), p0, tol, max_iters, accelerate, ratio_gain(rep))
 
 

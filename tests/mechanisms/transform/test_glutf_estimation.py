@@ -107,10 +107,15 @@ MC_MECHS = [
 
 @pytest.mark.parametrize("mech", MC_MECHS, ids=lambda m: type(m).__name__)
 def test_monte_carlo_mse_matches_eq28_fixed_model(mech):
-    """|mean loss - eq 28| within the suite's per-check critical value (``testing.within_se``, ~4.6 standard
-    errors) over 300 repetitions. Key 0, chosen before looking: uUE lands at -3.4 SE there, a fluke a 3-SE
-    threshold (0.3% per check, unbudgeted) turned into a failure; the budgeted level does not."""
-    n, reps = 500, 300
+    """|mean loss - eq 28| within the suite's per-check critical value (``testing.within_se``, Student t).
+
+    The per-repetition loss is right-skewed (skewness ~1.8 for uUE here), and a studentized mean of a skewed
+    sample has a heavy lower tail: at 300 repetitions, seed shift 13 of the false-alarm run gave t = -4.86 on uUE
+    (a low mean together with a low sample SD; -3.3 with the known SD), beyond the ~4.6 critical value. The
+    Edgeworth error of the t tail shrinks as 1/sqrt(reps) (first order) and 1/reps (second); at 2,000
+    repetitions the first-order term at the critical value is about the per-check level itself, and the
+    two-sided rate stays within a small factor of it (the upper tail is lighter by as much)."""
+    n, reps = 500, 2000
     d = mech.d
     counts = np.arange(1, d + 1)
     counts = np.round(counts / counts.sum() * n).astype(int)
