@@ -23,7 +23,8 @@ TWO_PARTS_TERMS = 8192
 
 def _split2(x):
     _, e = jnp.frexp(jnp.sum(jnp.abs(x)))
-    q = jnp.ldexp(jnp.ones((), x.dtype), e - jnp.finfo(x.dtype).nmant)
+    fi = jnp.finfo(x.dtype)  # a normal grid step (denormals flush to 0 on CPU: x / 0 would be NaN)
+    q = jnp.ldexp(jnp.ones((), x.dtype), jnp.maximum(e - fi.nmant, fi.minexp))
     hi = jnp.round(x / q) * q
     return hi, x - hi
 
