@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.estimation import _em_core, _em_newton
-from uldp_jax.estimation._em_passes import _gain_finish, _log, _log_ratio, _terms, blocked_gram
+from uldp_jax.estimation import _compensated, _em_core, _em_newton
+from uldp_jax.estimation._em_passes import Pass, _gain_finish, _log, _log_ratio, grad_of
 from uldp_jax.estimation._packed import PackedReports, unpack_bytes
 
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)  # [256, 8]: bit k of byte value v
@@ -46,47 +46,48 @@ def _flat_index(by: jax.Array) -> jax.Array:
 
 def packed_grad(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t: Any = None) -> _em_newton.Grad:
     """The gradient pass on ``PackedReports`` (``_em_newton``: ``g = a + (1 - t) b`` and ``sum w log D``)."""
-    log_t = _log(t, log_t)
+    return grad_of(t, _log(t, log_t), packed_pass(rep, pass_dtype))
+
+
+def packed_pass(rep: PackedReports, pass_dtype: Any = None) -> Pass:
+    """The generic pass (``_em_passes.Pass``) on ``PackedReports``: byte-table gathers for the row sums of each
+    table, a scatter-add of the per-report terms into byte bins, then one ``[B, 256] x [256, 8]`` product."""
     d = rep.inverted.shape[0]
     num_items = rep.items.shape[0]
     nb = rep.bytes.shape[1]
     data = _chunks(rep)
 
-    def grad(p):
-        dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-        table = _table(p[rep.items], nb, dt)
-        total = jnp.sum(p)
+    def run(tabs, terms):
+        dtype = tabs[0].dtype
+        dt = dtype if pass_dtype is None else jnp.dtype(pass_dtype)
+        tables = [_table(x[rep.items], nb, dt) for x in tabs]
 
         def chunk_pass(carry, a):
             h_acc, a_acc, l_acc = carry
             by, w = a
             idx = _flat_index(by)
-            s = jnp.sum(table[idx], axis=1).astype(p.dtype)
-            inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
-            inv = jnp.where(jnp.any(by != 0, axis=1), inv, 0.0)  # a row of zero bytes adds to no item
-            h = jnp.zeros(nb * 256, dt).at[idx].add(jnp.broadcast_to(inv.astype(dt)[:, None], idx.shape))
-            return (h_acc + h.astype(p.dtype), a_acc + jnp.sum(inv_t), l_acc + ll), None
+            ss = [jnp.sum(tb[idx], axis=1).astype(dtype) for tb in tables]
+            f, a_rows, ll = terms(ss, w.astype(dtype))
+            f = jnp.where(jnp.any(by != 0, axis=1), f, 0.0)  # a row of zero bytes adds to no item
+            h = _compensated.scatter_add(nb * 256, idx, f.astype(dt), dtype)
+            return (_compensated.two_sum(h_acc, h), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
+                    l_acc + ll), None
 
-        zero = jnp.zeros((), p.dtype)
-        (h, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(nb * 256, p.dtype), zero, zero), data)
-        h = h.reshape(nb, 256).at[:, 0].set(0.0)  # byte value 0 sets no item
-        b_items = (h @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[:num_items]
-        b = jnp.zeros(d, p.dtype).at[rep.items].set(b_items)
-        return a + (1.0 - t) * b, l_prod
+        init = (_compensated.zeros(nb * 256, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
+        (h, a, l_prod), _ = jax.lax.scan(chunk_pass, init, data)
+        h = _compensated.total(h).reshape(nb, 256).at[:, 0].set(0.0)  # byte value 0 sets no item
+        bits = jnp.asarray(_BITS, dtype)
+        hi, mid, lo = _compensated.split(h)
+        b_items = (hi @ bits + (mid @ bits + lo @ bits)).reshape(-1)[:num_items]
+        return jnp.zeros(d, dtype).at[rep.items].set(b_items), _compensated.total(a), l_prod
 
-    return grad
+    return run
 
 
 def packed_update(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t: Any = None) -> _em_core.Update:
     """The EM map on ``PackedReports`` (``pass_dtype`` and ``log_t`` as in ``_em_passes.support_update``)."""
     n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
     return _em_newton.as_update(packed_grad(t, rep, pass_dtype, log_t), rep.inverted, n)
-
-
-def packed_gram(t: jax.Array, rep: PackedReports) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of the packed rows (``_em_newton``)."""
-    d, s = rep.inverted.shape[0], rep.items.shape[0]
-    return lambda p: blocked_gram(lambda rows: unpack_bytes(rep.bytes[rows], s), rep.weight, t, p, rep.items, d)
 
 
 def packed_gain(t: jax.Array, rep: PackedReports) -> _em_core.Gain:

@@ -13,17 +13,23 @@ that drives the stopping rule keeps ``p``'s resolution even when the passes run 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from uldp_jax import _sizing
-from uldp_jax.estimation import _em_core, _em_newton
+from uldp_jax.estimation import _compensated, _em_core, _em_newton
 from uldp_jax.estimation._support import SupportReports
 
 
 INV_CAP = 1e30  # largest 1/D a report adds to the gradient (only reached where its items all have p = 0)
+
+# A layout's generic pass: ``run(tables, terms) -> (col float[d], a, l)``. ``tables``: ``[p, v, ...]`` (float[d]
+# each); per report ``ss[k] = sum of tables[k] over its ones``; ``terms(ss, w) -> (f [rows], a_rows [rows], l)``;
+# ``col_x = sum of f_i over the reports with y_ix = 1``, ``a = sum a_rows``, ``l = sum of the l``.
+Pass = Callable[[Sequence[jax.Array], Callable], tuple[jax.Array, jax.Array, jax.Array]]
 
 
 def _terms(t, log_t, total, s, w):
@@ -44,10 +50,10 @@ def _terms(t, log_t, total, s, w):
     return inv, inv_t, jnp.sum(jnp.where(pos, w * log_den, 0.0))
 
 
-def _pass_inputs(p, pass_dtype):
-    """``(pass dtype, sum(p), p padded with a 0 at index d in the pass dtype)`` for the gathers."""
-    dt = p.dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-    return dt, jnp.sum(p), jnp.concatenate([p, jnp.zeros((1,), p.dtype)]).astype(dt)
+def _pass_inputs(tabs, pass_dtype):
+    """``(pass dtype, the tables padded with a 0 at index d in the pass dtype)`` for the gathers."""
+    dt = tabs[0].dtype if pass_dtype is None else jnp.dtype(pass_dtype)
+    return dt, [jnp.concatenate([x, jnp.zeros((1,), x.dtype)]).astype(dt) for x in tabs]
 
 
 def _row_sums(table, idx):
@@ -67,6 +73,18 @@ def support_update(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
     return _em_newton.as_update(support_grad(t, rep, pass_dtype, log_t), rep.inverted, n)
 
 
+def grad_of(t: jax.Array, log_t: Any, run: Pass) -> _em_newton.Grad:
+    """The gradient pass (``_em_newton``: ``g = a + (1 - t) b``, ``b_x = sum_{i: y_ix = 1} w_i / D_i``, and
+    ``sum w log D``) from a layout's generic pass ``run``."""
+
+    def grad(p):
+        total = jnp.sum(p)
+        b, a, l_prod = run((p,), lambda ss, w: _terms(t, log_t, total, ss[0], w))
+        return a + (1.0 - t) * b, l_prod
+
+    return grad
+
+
 def support_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
                  log_t: Any = None) -> _em_newton.Grad:
     """The gradient pass on ``SupportReports`` (``_em_newton``: ``g = a + (1 - t) b``; two chunked passes).
@@ -76,35 +94,41 @@ def support_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
     accurate to about 1e-6 relative, so use ``tol >= 1e-8``). ``log_t``: ``-eps`` (default ``log(t)``; give it
     where ``t = e^{-eps}`` may underflow).
     """
-    log_t = _log(t, log_t)
+    return grad_of(t, _log(t, log_t), support_pass(rep, pass_dtype))
+
+
+def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
+    """The generic pass (``Pass``) on ``SupportReports``: row gather-sums of each table, then per-report terms
+    summed by column (a scatter-add on the row layout; gathers and sorted segment sums on the column layout)."""
     if rep.col_rows is not None:
-        return _columns_grad(t, rep, pass_dtype, log_t)
+        return _columns_pass(rep, pass_dtype)
     d = rep.inverted.shape[0]
     num_chunks = rep.support.shape[0] // rep.chunk
     sup = rep.support.reshape(num_chunks, rep.chunk, -1)
     wts = rep.weight.reshape(num_chunks, rep.chunk)
 
-    def update(p):
-        dt, total, p_pad = _pass_inputs(p, pass_dtype)
+    def run(tabs, terms):
+        dtype = tabs[0].dtype
+        dt, pads = _pass_inputs(tabs, pass_dtype)
 
         def chunk_pass(carry, a):
             b_acc, a_acc, l_acc = carry
             idx, w = a
-            s = jnp.sum(p_pad[idx], axis=1).astype(p.dtype)
-            inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
-            inv_dt = inv.astype(dt)
-            b = jnp.zeros(d + 1, dt).at[idx].add(jnp.broadcast_to(inv_dt[:, None], idx.shape))
-            return (b_acc + b.astype(p.dtype), a_acc + jnp.sum(inv_t), l_acc + ll), None
+            ss = [jnp.sum(tp[idx], axis=1).astype(dtype) for tp in pads]
+            f, a_rows, ll = terms(ss, w.astype(dtype))
+            b = _compensated.scatter_add(d + 1, idx, f.astype(dt), dtype)
+            return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
+                    l_acc + ll), None
 
-        zero = jnp.zeros((), p.dtype)
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d + 1, p.dtype), zero, zero), (sup, wts))
-        return a + (1.0 - t) * b[:d], l_prod
+        init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
+        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, init, (sup, wts))
+        return _compensated.total(b)[:d], _compensated.total(a), l_prod
 
-    return update
+    return run
 
 
-def _columns_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: Any) -> _em_newton.Grad:
-    """The gradient pass on the column layout: per block of rows, a row gather-sum then a column gather-sum."""
+def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
+    """The generic pass on the column layout: per block of rows, row gather-sums then a column gather-sum."""
     d = rep.inverted.shape[0]
     num_blocks, num_seg, seg = rep.col_rows.shape
     rows = rep.block_rows
@@ -115,25 +139,26 @@ def _columns_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any, log_t: Any
         col_chunk -= 1
     cols = rep.col_rows.reshape(num_blocks, num_seg // col_chunk, col_chunk, seg)
 
-    def update(p):
-        dt, total, p_pad = _pass_inputs(p, pass_dtype)
+    def run(tabs, terms):
+        dtype = tabs[0].dtype
+        dt, pads = _pass_inputs(tabs, pass_dtype)
 
         def block_pass(carry, a):
             b_acc, a_acc, l_acc = carry
             idx, w, col, item = a
-            s = _row_sums(p_pad, idx).astype(p.dtype)
-            inv, inv_t, ll = _terms(t, log_t, total, s, w.astype(p.dtype))
-            inv_pad = jnp.concatenate([inv, jnp.zeros((1,), p.dtype)]).astype(dt)
-            seg_sums = _row_sums(inv_pad, col).astype(p.dtype)
+            ss = [_row_sums(tp, idx).astype(dtype) for tp in pads]
+            f, a_rows, ll = terms(ss, w.astype(dtype))
+            f_pad = jnp.concatenate([f, jnp.zeros((1,), dtype)]).astype(dt)
+            seg_sums = _row_sums(f_pad, col).astype(dtype)
             b = jax.ops.segment_sum(seg_sums, item, d + 1, indices_are_sorted=True)
-            return (b_acc + b, a_acc + jnp.sum(inv_t), l_acc + ll), None
+            return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
+                    l_acc + ll), None
 
-        zero = jnp.zeros((), p.dtype)
-        (b, a, l_prod), _ = jax.lax.scan(block_pass, (jnp.zeros(d + 1, p.dtype), zero, zero),
-                                         (sup, wts, cols, rep.col_item))
-        return a + (1.0 - t) * b[:d], l_prod
+        init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
+        (b, a, l_prod), _ = jax.lax.scan(block_pass, init, (sup, wts, cols, rep.col_item))
+        return _compensated.total(b)[:d], _compensated.total(a), l_prod
 
-    return update
+    return run
 
 
 def dense_update(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,
@@ -148,29 +173,34 @@ def dense_grad(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.A
                chunk: int, log_t: Any = None) -> _em_newton.Grad:
     """The gradient pass on dense product-part reports (``_em_newton``; chunked mat-vecs)."""
     del inverted
-    log_t = _log(t, log_t)
+    return grad_of(t, _log(t, log_t), dense_pass(bits, weight, chunk))
+
+
+def dense_pass(bits: jax.Array, weight: jax.Array, chunk: int) -> Pass:
+    """The generic pass (``Pass``) on dense product-part reports: chunked mat-vecs."""
     n_rows, d = bits.shape
     num_chunks = -(-n_rows // chunk)
     pad = num_chunks * chunk - n_rows
     bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
     weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
 
-    def update(p):
-        total = jnp.sum(p)
+    def run(tabs, terms):
+        dtype = tabs[0].dtype
 
         def chunk_pass(carry, a):
             b_acc, a_acc, l_acc = carry
             yb, w = a
-            yf = yb.astype(p.dtype)
-            inv, inv_t, ll = _terms(t, log_t, total, yf @ p, w)
-            return (b_acc + inv @ yf, a_acc + jnp.sum(inv_t), l_acc + ll), None
+            yf = yb.astype(dtype)
+            f, a_rows, ll = terms([yf @ x for x in tabs], w)
+            hi, mid, lo = _compensated.split(f)
+            return (_compensated.two_sum(b_acc, hi @ yf + (mid @ yf + lo @ yf)),
+                    _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)), l_acc + ll), None
 
-        zero = jnp.zeros((), p.dtype)
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, (jnp.zeros(d, p.dtype), zero, zero),
-                                         (bits, weight.astype(p.dtype)))
-        return a + (1.0 - t) * b, l_prod
+        init = (_compensated.zeros(d, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
+        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, init, (bits, weight.astype(dtype)))
+        return _compensated.total(b), _compensated.total(a), l_prod
 
-    return update
+    return run
 
 
 def _gain_finish(p_a, dp, inverted, n, g_prod):
@@ -189,7 +219,7 @@ def _log_ratio(t, total, d_total, s, ds, w):
     ok = (w > 0) & ((den > 0) | empty)
     x = jnp.where(empty, d_total / total, dden / jnp.where(den > 0, den, 1.0))
     x = jnp.where(ok, x, 0.0)
-    return jnp.sum(jnp.where(ok, w * jnp.log1p(jnp.maximum(x, -1.0)), 0.0))
+    return _compensated.exact_sum(jnp.where(ok, w * jnp.log1p(jnp.maximum(x, -1.0)), 0.0))
 
 
 def support_gain(t: jax.Array, rep: SupportReports) -> _em_core.Gain:
@@ -239,60 +269,3 @@ def dense_gain(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.A
         return _gain_finish(p_a, dp, inverted, n, g)
 
     return gain
-
-
-
-GRAM_BLOCK = 2048  # rows per block of the Hessian's Gram (bounds its temporaries)
-
-
-def blocked_gram(row_bits: Any, weight: jax.Array, t: jax.Array, p: jax.Array, items: jax.Array,
-                 d: int) -> jax.Array:
-    """``bits_gram`` of the Hessian's subsample (``_em_newton.subsample`` of the rows' ``weight``), summed over
-    blocks of ``GRAM_BLOCK`` rows; ``row_bits(rows) -> bits [len(rows), s]`` reads rows of the reports."""
-    idx, w = _em_newton.subsample(weight.astype(p.dtype))
-    m = idx.shape[0]
-    blk = min(m, GRAM_BLOCK)
-    k = -(-m // blk)
-    pad = k * blk - m
-    idx = jnp.concatenate([idx, jnp.zeros(pad, idx.dtype)]).reshape(k, blk)
-    w = jnp.concatenate([w, jnp.zeros(pad, w.dtype)]).reshape(k, blk)
-
-    def one(acc, a):
-        rows, wj = a
-        return acc + bits_gram(t, row_bits(rows).astype(p.dtype), wj, p, items, d), None
-
-    out, _ = jax.lax.scan(one, jnp.zeros((d, d), p.dtype), (idx, w))
-    return out
-
-
-def support_gram(t: jax.Array, rep: SupportReports) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of the support rows (``_em_newton``)."""
-    d = rep.inverted.shape[0]
-
-    def row_bits(rows):
-        sup = rep.support[rows].astype(jnp.int32)
-        return jnp.any(sup[:, :, None] == jnp.arange(d, dtype=jnp.int32), axis=1)
-
-    return lambda p: blocked_gram(row_bits, rep.weight, t, p, jnp.arange(d), d)
-
-
-def dense_gram(t: jax.Array, bits: jax.Array, weight: jax.Array) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of dense product-part reports (``_em_newton``)."""
-    d = bits.shape[1]
-    return lambda p: blocked_gram(lambda rows: bits[rows], weight, t, p, jnp.arange(d), d)
-
-
-def bits_gram(t: jax.Array, bits: jax.Array, w: jax.Array, p: jax.Array, items: jax.Array, d: int) -> jax.Array:
-    r""":math:`\sum_i c_i L_i L_i^\top` for rows :math:`L_i = t 1 + (1 - t) y_i` (``y_i``: ``bits[i]`` on ``items``),
-    :math:`c_i = w_i / D_i^2`: :math:`c_0 11^\top + 1u^\top + u1^\top + (1-t)^2 Y^\top C Y` (a report with no
-    one has :math:`D = t \sum p`: its term is taken as :math:`w / (\sum p)^2 \, 11^\top`, so ``t`` may underflow)."""
-    total = jnp.sum(p)
-    s = bits @ p[items]
-    empty = jnp.sum(bits, axis=1) <= 0
-    den = t * (total - s) + s
-    c = jnp.where(~empty & (w > 0) & (den > 0), jnp.minimum(w / jnp.where(den > 0, den, 1.0) ** 2, INV_CAP), 0.0)
-    c0 = t * t * jnp.sum(c) + jnp.sum(jnp.where(empty, w, 0.0)) / (total * total)
-    u = jnp.zeros(d, p.dtype).at[items].set(t * (1.0 - t) * (bits.T @ c))
-    ycy = (1.0 - t) ** 2 * ((bits * c[:, None]).T @ bits)
-    g = jnp.zeros((d, d), p.dtype).at[items[:, None], items[None, :]].set(ycy)
-    return g + c0 + u[:, None] + u[None, :]

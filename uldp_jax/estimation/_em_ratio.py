@@ -27,7 +27,8 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_newton, _packed
-from uldp_jax.estimation._em_passes import GRAM_BLOCK, INV_CAP
+from uldp_jax.estimation._em_hessian import GRAM_BLOCK
+from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
