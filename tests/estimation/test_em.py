@@ -95,6 +95,7 @@ def test_monotone_loglik_and_simplex(name):
 
 
 @pytest.mark.parametrize("name", ["URR", "RAPPOR"])
+@pytest.mark.slow
 def test_squarem_same_optimum_fewer_evals(name):
     with jax.enable_x64(True):
         mech = ul.URR(12, tuple(range(6)), 1.0) if name == "URR" else ul.RAPPOR(12, 1.0)
@@ -111,6 +112,7 @@ def test_squarem_same_optimum_fewer_evals(name):
         assert int(i_sq.num_evals) < int(i_plain.num_evals) / 2, (i_sq.num_evals, i_plain.num_evals)
 
 
+@pytest.mark.slow
 def test_vmap_over_reps_and_support_form():
     mech = ul.URAP(8, (0, 1, 2), 1.5)
     xs = jnp.arange(600, dtype=jnp.int32) % 8

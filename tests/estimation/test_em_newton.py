@@ -61,6 +61,7 @@ def test_newton_at_least_plain_em_loglik():
     assert _loglik(mech, ys, p_newton) >= _loglik(mech, ys, p_polished) - 1e-7
 
 
+@pytest.mark.slow
 def test_failed_newton_hands_over_to_squarem():
     """A Hessian model under which every Newton direction fails (not positive definite): after ``MAX_PASSES``
     passes of EM fallbacks ``solve`` hands over to SQUAREM and still lands on the MLE that ``em`` finds."""
@@ -93,6 +94,7 @@ def _census_like(mech, n, seed):
 
 
 @pytest.mark.parametrize("layout", ["rows", "packed"])
+@pytest.mark.slow
 def test_large_eps_rappor_converges_on_its_certificate(layout):
     """RAPPOR at eps = 10 (most reports: the true bit and a few noise bits, so a few reports with all ones on
     tiny items carry much of the curvature): before the exact Hessian products the subsampled model failed
@@ -136,6 +138,7 @@ def test_hessian_products_are_exact(layout):
     np.testing.assert_allclose(np.diag(np.asarray(model(pj))), np.diag(gram), rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_gradient_pass_sums_without_drift():
     """The float32 gradient of RAPPOR at eps = 10 (most reports of the top item have the same ``1/D``) is within
     1e-6 relative of float64's: a plain float32 scatter-add drifted by ~3e-5 at 2e5 reports, more than the

@@ -121,6 +121,7 @@ def test_pum_reps_by_mech_overrides_the_repetitions_of_one_mechanism(tmp_path):
     assert len(rows) > 3 and {r[col["reps"]] for r in rows[1:]} == {"1"}
 
 
+@pytest.mark.slow
 def test_error_curve_runs_report_based_em_for_bit_mechanisms():
     """report_reps > 0 adds EM on the exact per-report likelihood for RAPPOR/uRAP (001 Figs 5-7)."""
     import jax

@@ -120,6 +120,7 @@ def _ss_iid_moments(mech, p, n):
     return n * f, n * ((bits.T * w) @ bits - np.outer(f, f))
 
 
+@pytest.mark.slow
 def test_ss_iid_counts_exact_and_match_per_user():
     """SS(6, k=3): own-in users track 2 of 5 labels, own-out users the complement of 3 (both branches)."""
     mech = ul.SS(6, 1.0, k=3)

@@ -70,6 +70,7 @@ def test_per_user_kernel_draws_32_bit_words_under_x64(mech, model):
     assert widths and max(widths) <= 32, (type(mech).__name__, model, widths)
 
 
+@pytest.mark.slow
 def test_reports_do_not_change_with_x64():
     for mech in (ul.OUE(6, 1.0), ul.OLH(6, 1.0), ul.HR(6, 1.0), ul.URAP(6, S, 1.0)):
         xs = jnp.arange(50, dtype=jnp.int32) % 6

@@ -43,6 +43,7 @@ def test_grid_signature_needs_the_axis_on_every_leaf():
         _layout.grid_size(nested)
 
 
+@pytest.mark.slow
 def test_pum_user_mechanism_runs_in_simulate():
     """A user mechanism with a vector field (PUM's ``user(personal)``) is one mechanism, not a grid of 3."""
     pum = ul.PUM(8, [0, 1], 3, 1.0)

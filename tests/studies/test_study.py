@@ -51,6 +51,7 @@ def _metric_values(sim, method, i, grid):
 
 
 @pytest.mark.parametrize("path", ["per_user", "counts"])
+@pytest.mark.slow
 def test_rows_equal_per_point_simulate_calls(path):
     """Key schedule: mechanism m at n-index j uses fold_in(fold_in(key, m), j); each point's values equal a
     ``ul.simulate`` call on that point alone with that key, bit for bit (threefry), on both paths: the statistics

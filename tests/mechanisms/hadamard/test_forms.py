@@ -108,6 +108,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("model", ["iid", "fixed"])
+@pytest.mark.slow
 def test_agrees_with_generic_exact_mse(model, x64):
     """Closed forms vs ``ul.theory.exact_mse`` (channel + debias matrix, written independently)."""
     from uldp_jax import theory

@@ -111,6 +111,7 @@ def test_bad_input(bad, match):
         bad()
 
 
+@pytest.mark.slow
 def test_uue_compact_sampler_matches_the_channel_and_every_consumer():
     """uUE's compact form (the base UE part as CompactBits): chi-square per input against the exact channel,
     and aggregate / emp / EM / check_reports give what the dense form gives."""

@@ -106,6 +106,7 @@ MC_MECHS = [
 
 
 @pytest.mark.parametrize("mech", MC_MECHS, ids=lambda m: type(m).__name__)
+@pytest.mark.slow
 def test_monte_carlo_mse_matches_eq28_fixed_model(mech):
     """|mean loss - eq 28| within the suite's per-check critical value (``testing.within_se``, Student t).
 
