@@ -17,7 +17,8 @@ Projected Newton on the reduced support-ratio problem (``_em_ratio.newton_solve`
 2026-11-27 12:00 UTC, LOADED (load average 10.4-11.4, three other sessions' jobs running), ``--n 20000 100000``:
 OLH n = 20,000 warm 0.90 s (6 steps; the SQUAREM code before it, same load, same process state: 68.6 s, 5,725
 cycles), n = 1e5 warm 7.19 s (27 steps; cold 14.0 s with compilation) against the issue's 76.7 s: 10.7x at load
-~11 (the issue's 30x is a quiet-machine figure, not re-measured quiet); ULH n = 1e5 warm 0.45 s (11 steps).
+~11; ULH n = 1e5 warm 0.45 s (11 steps). Re-measured on final main at load 1.2-1.3 (12:59 UTC, ``--n 100000``):
+OLH warm **1.79 s** (27 steps; cold 3.7 s), i.e. 43x the issue's 76.7 s; ULH warm 0.151 s.
 
 Run: ``nice python experiments/benchmarks/bench_em_olh.py [--n 100000] [--mechs OLH ULH]``.
 """
