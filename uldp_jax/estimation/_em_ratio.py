@@ -87,7 +87,8 @@ def ratio_grad(rep: SupportRatio) -> _em_newton.Grad:
 
 def ratio_update(rep: SupportRatio) -> _em_core.Update:
     """The EM map on packed ``SupportRatio`` reports (``bits``: ``uint8[k, chunk, B]``, factors ``[k, chunk]``)."""
-    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    wide = jnp.result_type(float)  # float64 under x64: the report count stays exact past 2^24
+    n = jnp.sum(rep.weight.astype(wide)) + jnp.sum(rep.inverted.astype(wide))
     return _em_newton.as_update(ratio_grad(rep), rep.inverted, n)
 
 
