@@ -102,9 +102,6 @@ class BinaryCA(_base.Mechanism):
         e21 = float(np.asarray(self.eps21, np.float64))
         return _spec.PrivacySpec("eldp", np.array([[0.0, e12], [e21, 0.0]]), min(e12, e21), None)
 
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=1.0)
-
 
 def Warner(eps: Any) -> BinaryCA:
     """Warner's randomized response (004 eq 10): ``BinaryCA(eps, eps)``; eps-LDP."""

@@ -22,11 +22,11 @@ member                                default                                   
 ``channel_matrix()``                  required for exact channels (small domains)         every mechanism
 ``d``                                 a field or property: the input domain size          every mechanism
 ``aggregate(ys, weights)``            histogram of items / column sums of bits            hashed, Hadamard reports
-``reports()``                         ``None``: a statistic of ``num_outputs`` (items)    every library mechanism
-                                      or ``d`` (bits) entries, reports checked in the     (bits); hashed / set
-                                      item / bit forms or ``perturb_batch``'s             reports, PUM, GLUTF
-                                      structure, ``log2(num_outputs)`` bits a report,     (stats, check); uRAP
-                                      the statistic drawn as ``aggregate(perturb_batch(   (sample: no n x d bits)
+``reports()``                         ``None``: a statistic of ``num_outputs`` (items)    hashed / set reports,
+                                      or ``d`` (bits) entries, reports checked in the     PUM, GLUTF (stats, check,
+                                      item / bit forms or ``perturb_batch``'s             bits); uRAP (sample: no
+                                      structure, ``log2(num_outputs)`` bits a report,     n x d bits)
+                                      the statistic drawn as ``aggregate(perturb_batch(
                                       key, xs), w)`` (the compact sampler when
                                       ``compact().stats``); else a ``Reports`` record
                                       (``stats``, ``check(ys)``, ``bits``, ``sample``)

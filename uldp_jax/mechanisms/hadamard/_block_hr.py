@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _records, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 from uldp_jax.mechanisms.hadamard._partition import check_partition
@@ -193,6 +193,3 @@ class BlockHR(_histogram.HadamardCounts, _base.Mechanism):
 
     _closed_form = _family.Family("BlockHR", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _hr_forms.block_hr_item_nvar(m.eps, p, m.blocks))
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.num_outputs)))

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _pytree, _records, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _general_forms as _forms
 
 
@@ -157,6 +157,3 @@ class HadamardResponse(_histogram.HadamardCounts, _base.Mechanism):
 
     _closed_form = _family.Family("HadamardResponse", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _forms.item_nvar(m.eps, p, m.num_blocks))
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.num_outputs)))

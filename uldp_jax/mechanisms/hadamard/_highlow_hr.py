@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _records, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _delegate, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms, _matrices
 from uldp_jax.mechanisms.hadamard._hr import hr_cells64, hr_gap, hr_plus_prob
 
@@ -187,6 +187,3 @@ class HighLowHR(_histogram.HadamardCounts, _fields.ULDPFields):
     def uldp_view(self) -> _SpecView:
         """This mechanism with ``uldp_spec`` as its claimed guarantee, for ``ul.audit``."""
         return _SpecView(self, self.uldp_spec())
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.num_outputs)))

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _records, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _reports, _spec
 from uldp_jax.mechanisms.hadamard import _hadamard, _histogram, _forms as _hr_forms
 
 
@@ -110,6 +110,3 @@ class HR(_histogram.HadamardCounts, _base.Mechanism):
 
     _closed_form = _family.Family("HR", None, None, None, ldp=True,
                                   item_nvar=lambda m, p: _hr_forms.hr_item_nvar(m.eps, p))
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.K)))

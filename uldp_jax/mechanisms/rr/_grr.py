@@ -116,6 +116,3 @@ class GRR(_base.Mechanism):
         p, q = self.probs()
         return _records.Pure(p, q, share=_th.ratio_share(self.eps, self.d),
                              z_max=lambda s: jnp.zeros_like(jnp.asarray(self.eps, dtype=float)))
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.d)))

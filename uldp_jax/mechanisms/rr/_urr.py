@@ -126,6 +126,3 @@ class URR(_fields.ULDPFields):
     def pure(self) -> _records.Pure:
         """Pure ULDP (001 Def 3): ``(p*, q*, z*) = (c1, c2, c3)``."""
         return _records.Pure(*self.probs())
-
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(np.log2(self.d)))

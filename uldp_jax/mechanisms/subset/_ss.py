@@ -164,7 +164,3 @@ class SS(_base.Mechanism):
         p, q = self._pq()
         return _records.Pure(p, q, share=_th.ss_share(self.d, self.eps, self.k),
                              z_max=lambda s: _th.uss_z_max(s, self.eps, self.k))
-
-    def reports(self) -> _records.Reports:
-        """Bits a user sends: 003 Def 5: ``log2 C(d, k)`` bits (one k-subset)."""
-        return _records.Reports(bits=float(np.log2(float(math.comb(self.d, self.k)))))

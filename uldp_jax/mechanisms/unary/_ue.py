@@ -164,9 +164,6 @@ class _UnaryMixin:
 
         return _records.Pure(keep, q, share=_th.ratio_share(self.eps, self.d), z_max=z_max)
 
-    def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(self.d))
-
 
 class RAPPOR(_UnaryMixin, _base.Mechanism):
     r"""(theta, eps)-generalized RAPPOR (001 §2.4): one-hot encode, keep the own bit 1 w.p. ``theta``.

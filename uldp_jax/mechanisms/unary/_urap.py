@@ -131,4 +131,4 @@ class URAP(_fields.ULDPFields):
         return _records.Pure(*self.probs())
 
     def reports(self) -> _records.Reports:
-        return _records.Reports(bits=float(self.d), sample=self._sample_stats)
+        return _records.Reports(sample=self._sample_stats)
