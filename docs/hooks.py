@@ -1,8 +1,8 @@
 """mkdocs hooks: pages generated from the package and the repository at build time.
 
 * ``<!-- uldp:mechanisms -->`` (mechanisms.md): one row per mechanism class exported by ``uldp_jax``, with the
-  guarantee ``ul.audit`` reads off the exact channel of a small instance, and the docstring's references. A
-  mechanism exported without an example here fails the build, so the page follows the package's list.
+  guarantee ``ul.audit`` reads off the exact channel of a small instance, and the docstring's references. The
+  examples are the registry's (``mechanisms/core/_registry.py``); a mechanism exported without one fails the build.
 * ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and NOTES.
 * ``<!-- uldp:include PATH -->``: the text of a repository file (e.g. experiments/benchmarks/README.md).
 """
@@ -41,7 +41,8 @@ def _mechanism_table() -> str:
         or isinstance(ex.get(n), ul.Mechanism) and callable(getattr(ul, n)))]
     missing = [n for n in names if n not in ex]
     if missing:
-        raise RuntimeError(f"docs/hooks.py has no example instance for {missing}: add one to _examples().")
+        raise RuntimeError(f"docs/hooks.py has no example instance for {missing}: register the constructor "
+                           "with its example in its family's __init__ (mechanisms/core/_registry.py).")
     rows = ["| constructor | summary | guarantee (audited on the example) | example | references |",
             "|---|---|---|---|---|"]
     for n in names:

@@ -25,6 +25,8 @@ import pytest
 import uldp_jax as ul
 import uldp_jax.testing  # noqa: F401  (ul.testing: the chi-square helpers)
 
+from tests.library_mechanisms import distinct_examples
+
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 EPS_GRID = np.array([0.5, 2.0], dtype=np.float32)
 
@@ -51,17 +53,12 @@ class LeakyKeepRR(KeepRR):
 
 
 # id -> eps -> mechanism: every library constructor's registered example (small domains; hash families use their
-# exact "full" family where they have one; ``ul.mechanisms.examples()``), constructors that build the same
-# mechanism once, and README's KeepRR.
+# exact "full" family where they have one; ``ul.mechanisms.examples()``) once per distinct instance (constructors
+# that build the same mechanism, such as SUE and RAPPOR, run once), and README's KeepRR.
 
 
 def _factories() -> dict:
-    out, seen = {"KeepRR": lambda e: KeepRR(5, e)}, set()
-    for name, make in ul.mechanisms.examples().items():
-        if repr(make(1.0)) not in seen:
-            seen.add(repr(make(1.0)))
-            out[name] = make
-    return out
+    return {"KeepRR": lambda e: KeepRR(5, e), **distinct_examples()}
 
 
 FACTORIES = _factories()

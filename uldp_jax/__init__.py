@@ -3,27 +3,11 @@
 from uldp_jax import estimation, mechanisms, metrics, privacy
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
 from uldp_jax.mechanisms.core._compact import CompactBits, to_compact, to_dense
-from uldp_jax.mechanisms import (
-    GRR,
-    OUE,
-    RAPPOR,
-    SUE,
-    UE,
-    URAP,
-    URR,
-    BinaryCA,
-    Mangat,
-    Mechanism,
-    PrivacySpec,
-    Warner,
-    replace,
-    static_field,
-)
-from uldp_jax.mechanisms import HR, BlockHR, HadamardResponse, HighLowHR
-from uldp_jax.mechanisms import GLUTF, OLH, SS, ULH, USS, UUE, UWheel, Wheel, glutf
+from uldp_jax.mechanisms.core._registry import constructors as _constructors
+from uldp_jax.mechanisms import Mechanism, PrivacySpec, replace, static_field
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
-from uldp_jax.pum import PUM, PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
+from uldp_jax.pum import PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
 from uldp_jax import pum
 from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
@@ -43,40 +27,21 @@ from uldp_jax._cache import disable_compilation_cache, enable_compilation_cache
 
 _configure_cache()  # JAX's persistent compilation cache, on by default (ULDP_JAX_CACHE=0: off; see uldp_jax._cache)
 
+# The mechanisms are not listed here: every constructor the registry holds (each family's __init__ and uldp_jax.pum
+# register theirs; mechanisms/core/_registry.py) is bound here and added to __all__: ul.GRR, ul.OUE, ul.glutf, ul.PUM...
+globals().update(_constructors())
+
 __all__ = [
     "AuditReport",
-    "BinaryCA",
-    "BlockHR",
     "Channel",
     "CheckReport",
     "CompactBits",
-    "GLUTF",
-    "GRR",
-    "HR",
-    "HadamardResponse",
-    "HighLowHR",
-    "Mangat",
     "Mechanism",
-    "OLH",
-    "OUE",
-    "PUM",
     "PUMEstimate",
     "PrivacySpec",
-    "RAPPOR",
-    "SS",
-    "SUE",
     "SimResult",
     "StudyResult",
     "Tradeoff",
-    "UE",
-    "ULH",
-    "URAP",
-    "URR",
-    "USS",
-    "UUE",
-    "UWheel",
-    "Warner",
-    "Wheel",
     "aggregate",
     "audit",
     "audit_pum",
@@ -90,7 +55,6 @@ __all__ = [
     "estimate_from_stats",
     "estimation",
     "fastpath",
-    "glutf",
     "hlldp_matrix",
     "ldp_matrix",
     "load_result",
@@ -119,3 +83,4 @@ __all__ = [
     "tune",
     "tuning",
 ]
+__all__ += sorted(_constructors())

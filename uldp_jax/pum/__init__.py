@@ -18,4 +18,4 @@ from uldp_jax.pum._estimate import (
 from uldp_jax.pum._personal import personal_from_pairs
 from uldp_jax.pum._simulate import PUMSimResult, simulate_pum
 
-register("PUM", lambda e: PUM(5, (0, 2, 3), 2, e))
+register(PUM, lambda e: PUM(5, (0, 2, 3), 2, e))

@@ -3,6 +3,6 @@
 from uldp_jax.mechanisms.binary._binary import BinaryCA, Mangat, Warner
 from uldp_jax.mechanisms.core._registry import register
 
-register("BinaryCA", lambda e: BinaryCA(e, 0.5 * e))
-register("Warner", lambda e: Warner(e))
-register("Mangat", lambda e: Mangat(e))
+register(BinaryCA, lambda e: BinaryCA(e, 0.5 * e))
+register(Warner, lambda e: Warner(e))
+register(Mangat, lambda e: Mangat(e))

@@ -6,7 +6,7 @@ from uldp_jax.mechanisms.hadamard._highlow_hr import HighLowHR
 from uldp_jax.mechanisms.hadamard._hr import HR
 from uldp_jax.mechanisms.core._registry import register
 
-register("HR", lambda e: HR(5, e))
-register("HadamardResponse", lambda e: HadamardResponse(5, e, num_blocks=2))
-register("HighLowHR", lambda e: HighLowHR(6, (1, 4), e))
-register("BlockHR", lambda e: BlockHR([range(3), range(3, 5)], e))
+register(HR, lambda e: HR(5, e))
+register(HadamardResponse, lambda e: HadamardResponse(5, e, num_blocks=2))
+register(HighLowHR, lambda e: HighLowHR(6, (1, 4), e))
+register(BlockHR, lambda e: BlockHR([range(3), range(3, 5)], e))

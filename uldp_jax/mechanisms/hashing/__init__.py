@@ -4,5 +4,5 @@ from uldp_jax.mechanisms.hashing._olh import OLH, HashReport
 from uldp_jax.mechanisms.hashing._ulh import ULH
 from uldp_jax.mechanisms.core._registry import register
 
-register("OLH", lambda e: OLH(4, e, g=3, family="full"))
-register("ULH", lambda e: ULH(5, (0, 2, 3), e, g=3, family="full"))
+register(OLH, lambda e: OLH(4, e, g=3, family="full"))
+register(ULH, lambda e: ULH(5, (0, 2, 3), e, g=3, family="full"))

@@ -4,5 +4,5 @@ from uldp_jax.mechanisms.rr._grr import GRR
 from uldp_jax.mechanisms.rr._urr import URR
 from uldp_jax.mechanisms.core._registry import register
 
-register("GRR", lambda e: GRR(5, e))
-register("URR", lambda e: URR(5, (0, 2, 3), e))
+register(GRR, lambda e: GRR(5, e))
+register(URR, lambda e: URR(5, (0, 2, 3), e))

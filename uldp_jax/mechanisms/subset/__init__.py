@@ -4,5 +4,5 @@ from uldp_jax.mechanisms.subset._ss import SS
 from uldp_jax.mechanisms.subset._uss import USS
 from uldp_jax.mechanisms.core._registry import register
 
-register("SS", lambda e: SS(5, e, k=2))
-register("USS", lambda e: USS(5, (0, 2, 3), e, k=2))
+register(SS, lambda e: SS(5, e, k=2))
+register(USS, lambda e: USS(5, (0, 2, 3), e, k=2))

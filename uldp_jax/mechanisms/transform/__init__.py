@@ -17,5 +17,5 @@ from uldp_jax.mechanisms.transform._glutf import (
 from uldp_jax.mechanisms import rr as _rr
 from uldp_jax.mechanisms.core._registry import register
 
-register("GLUTF", lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
-register("glutf", lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
+register(GLUTF, lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
+register(glutf, lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))

@@ -118,7 +118,7 @@ def check_base(base: Any, s: int, rule: str) -> None:
             "estimators (003 eqs 21, 30) need them.")
 
 
-def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max") -> Any:
+def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max") -> _base.Mechanism:
     """Transforms a pure LDP mechanism over the sensitive items into a ULDP mechanism (003 Algorithm 1).
 
     Args:

@@ -5,9 +5,9 @@ from uldp_jax.mechanisms.unary._urap import URAP
 from uldp_jax.mechanisms.unary._uue import UUE
 from uldp_jax.mechanisms.core._registry import register
 
-register("UE", lambda e: UE(4, e, p=0.4))
-register("RAPPOR", lambda e: RAPPOR(4, e))
-register("SUE", lambda e: SUE(4, e))
-register("OUE", lambda e: OUE(4, e))
-register("URAP", lambda e: URAP(5, (0, 2, 3), e))
-register("UUE", lambda e: UUE(5, (0, 2, 3), e, p=0.4))
+register(UE, lambda e: UE(4, e, p=0.4))
+register(RAPPOR, lambda e: RAPPOR(4, e))
+register(SUE, lambda e: SUE(4, e))
+register(OUE, lambda e: OUE(4, e))
+register(URAP, lambda e: URAP(5, (0, 2, 3), e))
+register(UUE, lambda e: UUE(5, (0, 2, 3), e, p=0.4))
