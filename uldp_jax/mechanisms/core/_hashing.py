@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _report_space
+from uldp_jax.mechanisms.core import _report_space, _reports
 
 FAMILIES = ("hash", "full")
 # Most seeds a "hash" family may name explicitly (int32 sampling); None means all 2**32.
@@ -127,6 +127,11 @@ class SeededHash:
     ``None`` meaning all ``2**32``; a report supports the items it hashes near, so the statistic is the per-item
     support count (``stats = d``), and a report costs the seed's ``log2 F`` bits plus the class's
     ``value_bits()``."""
+
+    def aggregate(self, ys: Any, weights: jax.Array | None = None) -> jax.Array:
+        """``int32[d]``: per-item support counts, the sums of the class's ``support(ys)`` (``weights``: 0/1 per
+        user)."""
+        return _reports.bit_sums(self.support(ys), weights)
 
     def reports(self) -> _report_space.Reports:
         """003 Def 5: the value's bits (``value_bits()``) plus ``log2 F`` for the seed; statistic of length ``d``."""

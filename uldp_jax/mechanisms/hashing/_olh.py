@@ -111,9 +111,6 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         h = self.hash(ys.seed[..., None], jnp.arange(self.d, dtype=jnp.uint32))
         return h == ys.value[..., None].astype(jnp.uint32)
 
-    def aggregate(self, ys: HashReport, weights: jax.Array | None = None) -> jax.Array:
-        return _reports.bit_sums(self.support(ys), weights)
-
     def likelihood(self) -> _records.Likelihood:
         """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``);
         the channel's columns are ``(seed, v)`` (``_columns``, ``_column_support``)."""

@@ -139,9 +139,6 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         diff = ys.y[..., None] - h
         return diff - jnp.floor(diff) < self.l
 
-    def aggregate(self, ys: WheelReport, weights: jax.Array | None = None) -> jax.Array:
-        return _reports.bit_sums(self.support(ys), weights)
-
     def likelihood(self) -> _records.Likelihood:
         """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``);
         the channel's columns are the cells of each seed's circle (``_columns``, ``_column_support``)."""
