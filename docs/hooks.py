@@ -32,6 +32,16 @@ def _references(obj) -> str:
     return text.replace("|", "/") or "see the summary"
 
 
+def _static_path(obj) -> str:
+    """Where mkdocstrings' static collector finds a registered constructor: its family package, the module path up
+    to the first private part (``uldp_jax.mechanisms.rr.GRR``, ``uldp_jax.pum.PUM``). ``uldp_jax`` binds the
+    registered constructors when it is imported (``mechanisms/core/_registry.py``), which static analysis does not
+    follow; the page keeps the ``#uldp_jax.NAME`` anchors."""
+    parts = obj.__module__.split(".")
+    public = parts[:next((i for i, p in enumerate(parts) if p.startswith("_")), len(parts))]
+    return ".".join([*public, obj.__name__])
+
+
 def _mechanism_table() -> str:
     import uldp_jax as ul
 
@@ -52,7 +62,7 @@ def _mechanism_table() -> str:
         verdict = f"{rep.kind}, eps = {float(rep.eps):.3g}, {'ok' if rep.ok else 'VIOLATED'}" + (
             ", tight" if rep.tight else "")
         rows.append(f"| [`{n}`](#uldp_jax.{n}) | {summary} | {verdict} | `{m!r}` | {_references(obj)} |")
-    blocks = "\n\n".join(f"::: uldp_jax.{n}" for n in names)
+    blocks = "\n\n".join(f'<a id="uldp_jax.{n}"></a>\n\n::: {_static_path(getattr(ul, n))}' for n in names)
     return "\n".join(rows) + "\n\n## Reference\n\n" + blocks + "\n"
 
 
