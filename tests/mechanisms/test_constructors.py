@@ -6,7 +6,9 @@ import pytest
 import uldp_jax as ul
 from uldp_jax import _validate
 
-# name -> build(d, eps); sensitive sets and parameters are fixed and valid for d >= 2 (or 3)
+# name -> build(d, eps); sensitive sets and parameters are fixed and valid for d >= 2 (or 3). Not the registry's
+# examples (tests/library_mechanisms.py): these calls leave d free and keep each constructor's eps-dependent
+# defaults (SS's k, OLH's g, Wheel's l, UUE's p), which the registered examples fix.
 BUILD = {
     "GRR": lambda d, e: ul.GRR(d, e), "URR": lambda d, e: ul.URR(d, [0], e), "OUE": lambda d, e: ul.OUE(d, e),
     "UE": lambda d, e: ul.UE(d, e), "RAPPOR": lambda d, e: ul.RAPPOR(d, e), "SUE": lambda d, e: ul.SUE(d, e),
