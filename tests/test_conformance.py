@@ -12,6 +12,7 @@ cannot drift). Statistical thresholds: every chi-square test and every bias chec
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 import re
 import sys
@@ -24,6 +25,7 @@ import pytest
 
 import uldp_jax as ul
 import uldp_jax.testing  # noqa: F401  (ul.testing: the chi-square helpers)
+from uldp_jax.mechanisms.core._records import likelihood_of
 
 from tests.library_mechanisms import distinct_examples
 
@@ -63,18 +65,32 @@ def _factories() -> dict:
 
 FACTORIES = _factories()
 IDS = list(FACTORIES)
-# PUM perturbs with per-user tags (``perturb_batch(key, xs, personal)``); one user type, ``pum.user(personal)``
-# (``Q_cmn o f_pre``), is itself a protocol mechanism over X, so the sampler, estimator and grid checks run on it
-# (tests/pum/ covers the population estimators). USER_TAGS: a user whose item 1 is personal under tag 0 (it is
-# pre-processed to a bot), NO_TAGS: a user with no personal items (its channel is Q_cmn on X).
-PER_USER_TAGS = {"PUM"}
+# A mechanism whose sampler takes per-user arguments beyond ``(key, xs)`` (PUM's tags: ``perturb_batch(key, xs,
+# personal)``) runs the sampler, estimator and grid checks on one user type, ``m.user(personal)`` (PUM's ``Q_cmn o
+# f_pre``), itself a protocol mechanism over X (tests/pum/ covers PUM's population estimators). USER_TAGS: a user
+# whose item 1 is personal under tag 0 (it is pre-processed to a bot), NO_TAGS: a user with no personal items (its
+# channel is Q_cmn on X). The question is asked of the sampler's signature, never of the class name.
 USER_TAGS, NO_TAGS = (1, -1), (-1, -1)
 
 
+def _per_user(m) -> bool:
+    """True when ``m.perturb_batch`` needs arguments besides ``key`` and ``xs`` (per-user tags)."""
+    params = inspect.signature(m.perturb_batch).parameters.values()
+    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(required) > 2
+
+
 def _user_view(name, eps, personal):
-    """The mechanism the sampler/estimator/grid checks run on: PUM as one user type, others as they are."""
+    """The mechanism the sampler/estimator/grid checks run on: one user type where the sampler takes per-user
+    arguments (``m.user(personal)``), else the mechanism itself."""
     m = FACTORIES[name](eps)
-    return m.user(jnp.asarray(personal, jnp.int32)) if name in PER_USER_TAGS else m
+    return m.user(jnp.asarray(personal, jnp.int32)) if _per_user(m) else m
+
+
+def _rows(m) -> int:
+    """The exact channel's rows: the mechanism's ``likelihood().inputs`` (default ``d``; PUM: its ``d`` items and
+    its bots)."""
+    return int(likelihood_of(m).inputs)
 
 
 @pytest.fixture(params=IDS)
@@ -88,7 +104,8 @@ def test_protocol_members(name):
     assert isinstance(m.report_kind, str) and m.report_kind
     assert int(m.num_outputs) >= 2 and int(m.d) >= 2 and int(ul.mechanisms.core.num_stats(m)) >= 1
     spec = m.privacy_spec()
-    rows = ul.channel(m).Q.shape[0]  # d inputs (PUM: d items + its bots)
+    rows = ul.channel(m).Q.shape[0]
+    assert rows == _rows(m)
     assert isinstance(spec, ul.PrivacySpec) and spec.E.shape == (rows, rows)
     for member in ("perturb_batch", "aggregate", "reports", "estimator",
                    "counts", "closed_form", "likelihood"):
@@ -97,14 +114,14 @@ def test_protocol_members(name):
     with pytest.raises(Exception):  # frozen dataclass
         m.eps = 3.0
     leaves, treedef = jax.tree_util.tree_flatten(m)
-    assert jax.tree_util.tree_unflatten(treedef, leaves) == m or name == "PUM"
+    assert jax.tree_util.tree_unflatten(treedef, leaves) == m
 
 
 def test_channel_rows_sum_to_one_and_audit_passes(name):
     m = FACTORIES[name](1.0)
     Q, protected = ul.channel(m)
     assert Q.dtype == np.float64 and Q.shape[1] == m.num_outputs and protected.shape == (m.num_outputs,)
-    assert Q.shape[0] == m.d or name in PER_USER_TAGS
+    assert Q.shape[0] == _rows(m)
     np.testing.assert_allclose(Q.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(Q >= 0)
     rep = ul.audit(m)
@@ -136,16 +153,19 @@ def test_sampler_rejects_a_wrong_channel():
 
 def test_emp_mean_matches_the_exact_moments(name):
     """The mean of "emp" equals its exact expectation from the channel: the truth where the per-item estimator is
-    unbiased; for Wheel/uWheel over a finite hash family (their affine model, ``estimator().affine``, is only nearly
-    right) a real, exactly computed bias, which the Monte Carlo mean must reproduce."""
+    unbiased; where the mechanism declares its affine model inexact on the exact channel (``estimator().exact`` is
+    False: Wheel/uWheel over a finite hash family, whose ``estimator().affine`` is only nearly right) a real,
+    exactly computed bias, which the Monte Carlo mean must reproduce."""
     m = _user_view(name, 1.0, NO_TAGS)
     xs = jnp.asarray(np.repeat(np.arange(m.d), [40, 10, 25, 5, 20, 30][: m.d]), jnp.int32)
     n, target = xs.shape[0], np.bincount(np.asarray(xs), minlength=m.d) / xs.shape[0]
     try:
         var = ul.theory.exact_item_mse(m, target, n, model="fixed")
         affine = "channel"
+        assert m.estimator() is None or m.estimator().exact, name  # a model declared inexact is biased here
     except ValueError as e:
-        assert "biased" in str(e) and name in ("Wheel", "UWheel"), (name, e)
+        # only a mechanism whose affine model is declared inexact on its exact channel may be biased there
+        assert "biased" in str(e) and m.estimator() is not None and not m.estimator().exact, (name, e)
         affine = "mechanism"
     # "emp" is affine in the statistic, so the mean of R estimates (n users each) is the estimate from the pooled
     # statistic of R * n reports. The users report independently, so the pooled statistic has the law of the
@@ -184,7 +204,7 @@ def _single(grid, i):
 
 
 def test_jit_and_vmap_over_eps(name):
-    make = FACTORIES[name] if name not in PER_USER_TAGS else (lambda e: _user_view(name, e, USER_TAGS))
+    make = lambda e: _user_view(name, e, USER_TAGS)  # noqa: E731
     grid = jax.vmap(make)(jnp.asarray(EPS_GRID))
     xs = jnp.arange(make(1.0).d, dtype=jnp.int32)
     key = jax.random.key(3)

@@ -121,7 +121,8 @@ class OLH(_hashing.SeededHash, _base.Mechanism):
         t = jnp.exp(-jnp.asarray(self.eps))
         gap = (self.g - 1) * -jnp.expm1(-jnp.asarray(self.eps)) / (self.g * (1.0 + (self.g - 1) * t))
         return _records.Estimator(affine=(jnp.full((self.d,), gap),
-                                          jnp.full((self.d,), 1.0 / self.g, dtype=gap.dtype)))
+                                          jnp.full((self.d,), 1.0 / self.g, dtype=gap.dtype)),
+                                  exact=self.family == "full")  # "hash": nearly pairwise independent
 
     def _seeds(self) -> np.ndarray:
         if self.num_hashes is None or self.num_hashes > _hashing.MAX_CHANNEL_HASHES:

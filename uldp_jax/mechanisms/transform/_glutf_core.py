@@ -235,13 +235,14 @@ class GLUTFMixin(GLUTFChannel):
         """
         if self.rule != "pure":
             return _records.Estimator(debias=self.estimate_eq30)
-        a_b, b_b = self.base.estimator().affine
+        base = self.base.estimator()
+        a_b, b_b = base.affine
         zs = self.z_star()
         idx = jnp.asarray(self.sensitive, jnp.int32)
         a = jnp.full((self.d,), zs, dtype=a_b.dtype).at[idx].set(a_b)
         b = jnp.zeros((self.d,), dtype=a_b.dtype).at[idx].set(b_b)
         debias = lambda stats, n: (jnp.asarray(stats, a.dtype) / jnp.asarray(n, a.dtype) - b) / a  # noqa: E731
-        return _records.Estimator(affine=(a, b), debias=debias)
+        return _records.Estimator(affine=(a, b), debias=debias, exact=base.exact)  # the base's model, exact or not
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.uldp_spec(self.d, self.sensitive, _spec.eps_value(self.base.eps))

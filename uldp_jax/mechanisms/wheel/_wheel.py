@@ -149,7 +149,9 @@ class Wheel(_hashing.SeededHash, _base.Mechanism):
         l = jnp.asarray(self.l)
         t = jnp.exp(-jnp.asarray(self.eps))
         gap = l * (1.0 - l) * -jnp.expm1(-jnp.asarray(self.eps)) / (l + (1.0 - l) * t)
-        return _records.Estimator(affine=(jnp.full((self.d,), gap), jnp.full((self.d,), l, dtype=gap.dtype)))
+        # affine: the model of independent uniform hash values; a finite seed family only approximates it
+        return _records.Estimator(affine=(jnp.full((self.d,), gap), jnp.full((self.d,), l, dtype=gap.dtype)),
+                                  exact=False)
 
     # ---- exact (discretised) channel
     def _cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
