@@ -91,12 +91,7 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
     cmn: Any
 
     def __init__(self, d: Any, sensitive: Any, num_tags: Any, eps: Any = None, base: Any = "urr"):
-        d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
-        sensitive = _validate.check_index_set("sensitive", sensitive, d, allow_empty=True)
-        if len(sensitive) == d:
-            raise ValueError(f"Expected sensitive to leave X_N non-empty, got all d={d} items.")
-        num_tags = _validate.check_int("num_tags", num_tags, minimum=1)
-        z_s = tuple(sensitive) + tuple(range(d, d + num_tags))
+        d, sensitive, num_tags, z_s = _check_sizes(d, sensitive, num_tags)
         if isinstance(base, str):
             if base.lower() not in _BASES:
                 raise ValueError(f"Expected base={base!r} in {sorted(_BASES)} or a mechanism instance over Z.")
@@ -106,6 +101,14 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
         else:
             cmn = _check_base(base, d, num_tags, z_s, eps)
         for name, value in (("d", d), ("sensitive", sensitive), ("num_tags", num_tags), ("cmn", cmn)):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def __post_init__(self):
+        """Checks the fields (the constructor's last step; ``ul.replace`` runs it on the replaced fields)."""
+        d, sensitive, num_tags, z_s = _check_sizes(self.d, self.sensitive, self.num_tags)
+        _check_base(self.cmn, d, num_tags, z_s, None, "cmn")
+        for name, value in (("d", d), ("sensitive", sensitive), ("num_tags", num_tags)):
             object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
@@ -221,19 +224,30 @@ class PUM(_delegate.ReportsOf, _base.Mechanism):
         return PUMUser(self, self.check_personal(personal, ()))
 
 
-def _check_base(base: Any, d: int, num_tags: int, z_s: tuple[int, ...], eps: Any) -> Any:
+def _check_sizes(d: Any, sensitive: Any, num_tags: Any) -> tuple[int, tuple[int, ...], int, tuple[int, ...]]:
+    """Checked ``d``, ``sensitive`` (leaving ``X_N`` non-empty) and ``num_tags``, with ``Z_S = X_S ∪ bots``."""
+    d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
+    sensitive = _validate.check_index_set("sensitive", sensitive, d, allow_empty=True)
+    if len(sensitive) == d:
+        raise ValueError(f"Expected sensitive to leave X_N non-empty, got all d={d} items.")
+    num_tags = _validate.check_int("num_tags", num_tags, minimum=1)
+    return d, sensitive, num_tags, tuple(sensitive) + tuple(range(d, d + num_tags))
+
+
+def _check_base(base: Any, d: int, num_tags: int, z_s: tuple[int, ...], eps: Any, name: str = "base") -> Any:
+    """Checks the common mechanism ``base`` over ``Z`` (``name``: the argument or field that holds it)."""
     for attr in ("perturb_batch", "channel_matrix", "privacy_spec", "aggregate"):
         if not hasattr(base, attr):
-            raise TypeError(f"Expected base={base!r} to be 'urr', 'urap' or a uldp_jax mechanism over Z.")
+            raise TypeError(f"Expected {name}={base!r} to be 'urr', 'urap' or a uldp_jax mechanism over Z.")
     if getattr(base, "d", None) != d + num_tags:
-        raise ValueError(f"Expected base over Z with d + num_tags = {d + num_tags} items, got base.d="
+        raise ValueError(f"Expected {name} over Z with d + num_tags = {d + num_tags} items, got {name}.d="
                          f"{getattr(base, 'd', None)}.")
     if hasattr(base, "sensitive") and tuple(sorted(base.sensitive)) != z_s:
-        raise ValueError(f"Expected base.sensitive = X_S ∪ bots = {z_s}, got {tuple(base.sensitive)}.")
+        raise ValueError(f"Expected {name}.sensitive = X_S ∪ bots = {z_s}, got {tuple(base.sensitive)}.")
     if eps is not None:
         if not (_validate.is_concrete(eps) and _validate.is_concrete(base.eps)
                 and np.allclose(np.asarray(eps, np.float64), np.asarray(base.eps, np.float64), rtol=1e-12)):
-            raise ValueError(f"Expected eps={eps!r} to match base.eps={base.eps!r} (or pass eps=None).")
+            raise ValueError(f"Expected eps={eps!r} to match {name}.eps={base.eps!r} (or pass eps=None).")
     return base
 
 

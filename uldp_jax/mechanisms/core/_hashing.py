@@ -14,7 +14,6 @@ Families:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -22,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _report_space, _reports
+from uldp_jax.mechanisms.core import _pytree, _report_space, _reports
 
 FAMILIES = ("hash", "full")
 # Most seeds a "hash" family may name explicitly (int32 sampling); None means all 2**32.
@@ -119,7 +118,7 @@ def tuned_g(mech: Any, g: Any, theta_n: Any = None) -> Any:
     changes = {"g": g, "num_hashes": None if mech.family == "full" else mech.num_hashes}
     if theta_n is not None:
         changes["theta_n"] = theta_n
-    return dataclasses.replace(mech, **changes)
+    return _pytree.replace(mech, **changes)
 
 
 class SeededHash:

@@ -90,8 +90,34 @@ def short_repr(v: Any) -> str:
 
 
 def replace(mech: Any, **changes: Any) -> Any:
-    """Returns a copy of ``mech`` with fields replaced, re-running construction checks."""
-    return dataclasses.replace(mech, **changes)
+    """Returns a copy of ``mech`` with the named fields replaced, re-running its construction checks.
+
+    The copy keeps every other field as it is (derived ones too, e.g. that RAPPOR's ``theta`` is eps's default),
+    sets the new values, and runs the class's ``__post_init__``, where a mechanism checks and normalises its fields
+    (a class with its own ``__init__``, such as PUM, builds its fields there and checks them in ``__post_init__``
+    too). So ``replace(mech)`` equals ``mech``, and a value the constructor refuses is refused here with its error.
+
+    Raises:
+      TypeError: ``mech`` is not a dataclass instance (a mechanism), or a name in ``changes`` is not one of its
+        fields.
+      ValueError: a name in ``changes`` is a derived field (``init=False``); or what the checks raise.
+    """
+    if not dataclasses.is_dataclass(mech) or isinstance(mech, type):
+        raise TypeError(f"Expected mech to be a mechanism (a dataclass instance), got {mech!r}.")
+    fields = {f.name: f for f in dataclasses.fields(mech)}
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"Expected fields of {type(mech).__name__} ({', '.join(fields)}), got {name}=.")
+        if not fields[name].init:
+            raise ValueError(f"Expected a field set by the constructor, got {name}= (derived by "
+                             f"{type(mech).__name__} itself).")
+    new = object.__new__(type(mech))
+    for name in fields:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(mech, name))
+    post_init = getattr(new, "__post_init__", None)
+    if post_init is not None:
+        post_init()
+    return new
 
 
 def hashable(v: Any) -> Any:

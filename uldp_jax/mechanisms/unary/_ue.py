@@ -39,8 +39,19 @@ def resolve_theta(theta: Any, eps: Any) -> Any:
 
 
 def set_theta(mech: Any) -> None:
-    """Sets ``default_theta`` and the checked (or derived) ``theta`` of a RAPPOR-style mechanism (RAPPOR, uRAP)."""
-    _fields.set_fields(mech, default_theta=mech.theta is None, theta=resolve_theta(mech.theta, mech.eps))
+    """Sets ``default_theta`` and the checked (or derived) ``theta`` of a RAPPOR-style mechanism (RAPPOR, uRAP).
+
+    ``theta=None`` is eps's default; so is a ``theta`` that ``ul.replace`` carried over from a default-theta
+    mechanism while it still equals eps's default (a new eps makes it an explicit theta, kept as it was)."""
+    default = mech.theta is None or (mech.default_theta and _is_default(mech.theta, mech.eps))
+    _fields.set_fields(mech, default_theta=default, theta=resolve_theta(None if default else mech.theta, mech.eps))
+
+
+def _is_default(theta: Any, eps: Any) -> bool:
+    """``theta`` is exactly the default ``resolve_theta(None, eps)`` (concrete values only)."""
+    if not (_validate.is_concrete(theta) and _validate.is_concrete(eps)):
+        return False
+    return bool(np.array_equal(np.asarray(theta), np.asarray(resolve_theta(None, eps))))
 
 
 def ue_probs(keep: Any, eps: Any, one_minus_keep: Any = None) -> tuple[jax.Array, jax.Array]:
