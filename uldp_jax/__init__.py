@@ -1,5 +1,7 @@
 """uldp_jax: utility-optimized and context-aware local differential privacy in JAX."""
 
+import typing as _typing
+
 from uldp_jax import estimation, mechanisms, metrics, privacy
 from uldp_jax._api import aggregate, estimate, estimate_from_stats, perturb
 from uldp_jax.mechanisms.core._compact import CompactBits, to_compact, to_dense
@@ -30,6 +32,19 @@ _configure_cache()  # JAX's persistent compilation cache, on by default (ULDP_JA
 # The mechanisms are not listed here: every constructor the registry holds (each family's __init__ and uldp_jax.pum
 # register theirs; mechanisms/core/_registry.py) is bound here and added to __all__: ul.GRR, ul.OUE, ul.glutf, ul.PUM...
 globals().update(_constructors())
+
+if _typing.TYPE_CHECKING:  # what type checkers and IDEs see of those names: each family re-exports its registered
+    # constructors (``from ._grr import GRR as GRR``, the line its ``register`` needs); a new family adds its line here
+    # and in uldp_jax/mechanisms/__init__.py (tests/mechanisms/core/test_registry.py checks both against the registry).
+    from uldp_jax.mechanisms.binary import *  # noqa: F403
+    from uldp_jax.mechanisms.hadamard import *  # noqa: F403
+    from uldp_jax.mechanisms.hashing import *  # noqa: F403
+    from uldp_jax.mechanisms.rr import *  # noqa: F403
+    from uldp_jax.mechanisms.subset import *  # noqa: F403
+    from uldp_jax.mechanisms.transform import *  # noqa: F403
+    from uldp_jax.mechanisms.unary import *  # noqa: F403
+    from uldp_jax.mechanisms.wheel import *  # noqa: F403
+    from uldp_jax.pum import *  # noqa: F403
 
 __all__ = [
     "AuditReport",

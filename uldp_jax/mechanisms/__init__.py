@@ -5,6 +5,8 @@ are not listed here: each family's ``__init__`` registers its constructors (``co
 exports every registered one, so a new mechanism in a family needs no line here.
 """
 
+import typing as _typing
+
 from uldp_jax.mechanisms.core._base import Mechanism
 from uldp_jax.mechanisms.core._pytree import pytree_dataclass, replace, static_field
 from uldp_jax.mechanisms.core._spec import PrivacySpec
@@ -16,6 +18,18 @@ from uldp_jax.mechanisms.wheel import WheelReport
 
 # The families above registered their constructors on import: GRR, UE, OUE, glutf, HR, ... (``constructors()``).
 globals().update(constructors())
+
+if _typing.TYPE_CHECKING:  # what type checkers and IDEs see of those exports: each family re-exports its registered
+    # constructors (``from ._grr import GRR as GRR``, the line its ``register`` needs); a new family adds its line here
+    # and in uldp_jax/__init__.py (tests/mechanisms/core/test_registry.py checks both against the registry).
+    from uldp_jax.mechanisms.binary import *  # noqa: F403
+    from uldp_jax.mechanisms.hadamard import *  # noqa: F403
+    from uldp_jax.mechanisms.hashing import *  # noqa: F403
+    from uldp_jax.mechanisms.rr import *  # noqa: F403
+    from uldp_jax.mechanisms.subset import *  # noqa: F403
+    from uldp_jax.mechanisms.transform import *  # noqa: F403
+    from uldp_jax.mechanisms.unary import *  # noqa: F403
+    from uldp_jax.mechanisms.wheel import *  # noqa: F403
 
 __all__ = [
     "GLUTFReport", "HashReport", "Mechanism", "PrivacySpec", "WheelReport", "constructors", "examples",

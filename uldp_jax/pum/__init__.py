@@ -3,7 +3,7 @@ mechanism that imports only ``mechanisms/``), its estimation and Theorem 1 terms
 simulation (which drive the engine, so the package sits at the engine's layer)."""
 
 from uldp_jax.mechanisms.core._registry import register
-from uldp_jax.pum._mechanism import PUM, PUMUser, preprocess
+from uldp_jax.pum._mechanism import PUM as PUM, PUMUser, preprocess
 from uldp_jax.pum._audit import PUMAudit, audit_pum, cross_user_log_ratio
 from uldp_jax.pum._estimate import (
     PUMEstimate,

@@ -7,6 +7,7 @@ binds, ``uldp list`` and the conformance factories, with no other file touched. 
 the registry: every public constructor of ``uldp_jax`` and ``uldp_jax.mechanisms`` is a registered one.
 """
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -123,3 +124,34 @@ def test_a_registered_mechanism_joins_the_factory_tables(throwaway):
     spec.loader.exec_module(conformance)
     assert throwaway in conformance._factories()
     assert set(conformance._factories()) - {"KeepRR", throwaway} <= set(_registry.examples())
+
+
+# ---- what static tools see (py.typed): no type checker needed, the same syntax they read --------------------------
+
+def _static_star_modules(path: pathlib.Path) -> list[str]:
+    """The modules ``path`` star-imports under ``if typing.TYPE_CHECKING:`` (what type checkers read instead of the
+    runtime ``globals().update(constructors())``)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            out += [n.module for n in node.body
+                    if isinstance(n, ast.ImportFrom) and [a.name for a in n.names] == ["*"]]
+    return out
+
+
+def _reexported(module: str) -> set[str]:
+    """Names ``module`` re-exports for type checkers: ``from x import N as N`` (PEP 484's explicit re-export)."""
+    tree = ast.parse(pathlib.Path(importlib.util.find_spec(module).origin).read_text())
+    return {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names if a.asname == a.name}
+
+
+@pytest.mark.parametrize("package", ["uldp_jax", "uldp_jax.mechanisms"])
+def test_type_checkers_see_exactly_the_registered_constructors(package):
+    """``ul.GRR`` resolves statically (mypy, pyright): each family re-exports what it registers (``GRR as GRR``,
+    on the import line its ``register`` needs) and the package star-imports every family under TYPE_CHECKING."""
+    path = pathlib.Path(importlib.util.find_spec(package).origin)
+    static = set().union(*(_reexported(m) for m in _static_star_modules(path)))
+    registered = {name for name, c in _registry.constructors().items() if c.__module__.startswith(package + ".")}
+    assert static == registered, (sorted(registered - static), sorted(static - registered))
+    for name in static:
+        assert getattr(importlib.import_module(package), name) is _registry.constructors()[name]

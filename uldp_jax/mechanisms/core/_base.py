@@ -68,7 +68,7 @@ refused when it is defined, with what to write instead. See README, "Your own me
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -79,6 +79,9 @@ from uldp_jax.mechanisms.core._estimation import EstimationDefaults
 from uldp_jax.mechanisms.core._spec import PrivacySpec
 
 
+# For type checkers and IDEs (PEP 681): a subclass is a frozen dataclass (``__init_subclass__`` makes it one), its
+# fields declared with ``dataclasses.field`` or ``static_field``, so ``ul.GRR(5, 1.0)`` checks against GRR's fields.
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, _pytree.static_field))
 class Mechanism(EstimationDefaults, CapabilityDefaults):
     r"""Base class of every mechanism: a frozen dataclass and a JAX pytree, with the protocol's defaults.
 

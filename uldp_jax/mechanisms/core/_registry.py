@@ -10,7 +10,10 @@ such as ``OUE`` or ``glutf``; it is exported under its ``__name__``), and ``exam
 * the conformance suite's factories (tests/test_conformance.py), ``uldp list`` and the docs' mechanism page
   (docs/hooks.py) read ``examples()``.
 
-A new library mechanism is one module, its test file and one ``register`` line in its family's ``__init__``.
+A new library mechanism is one module, its test file and one ``register`` line in its family's ``__init__``. Type
+checkers and IDEs do not run ``register``: the family's ``__init__`` imports the constructor as ``from ._grr import
+GRR as GRR`` (PEP 484's explicit re-export), and ``uldp_jax`` and ``uldp_jax.mechanisms`` star-import every family
+under ``typing.TYPE_CHECKING`` (tests/mechanisms/core/test_registry.py checks both against this list).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Hadamard response: HR, HighLowHR, BlockHR (004) and the general HadamardResponse."""
 
-from uldp_jax.mechanisms.hadamard._block_hr import BlockHR
-from uldp_jax.mechanisms.hadamard._general_hr import HadamardResponse
-from uldp_jax.mechanisms.hadamard._highlow_hr import HighLowHR
-from uldp_jax.mechanisms.hadamard._hr import HR
+from uldp_jax.mechanisms.hadamard._block_hr import BlockHR as BlockHR
+from uldp_jax.mechanisms.hadamard._general_hr import HadamardResponse as HadamardResponse
+from uldp_jax.mechanisms.hadamard._highlow_hr import HighLowHR as HighLowHR
+from uldp_jax.mechanisms.hadamard._hr import HR as HR
 from uldp_jax.mechanisms.core._registry import register
 
 register(HR, lambda e: HR(5, e))

@@ -1,7 +1,7 @@
 """Local hashing: OLH and uLH (003)."""
 
-from uldp_jax.mechanisms.hashing._olh import OLH, HashReport
-from uldp_jax.mechanisms.hashing._ulh import ULH
+from uldp_jax.mechanisms.hashing._olh import OLH as OLH, HashReport
+from uldp_jax.mechanisms.hashing._ulh import ULH as ULH
 from uldp_jax.mechanisms.core._registry import register
 
 register(OLH, lambda e: OLH(4, e, g=3, family="full"))

@@ -1,7 +1,7 @@
 """Subset selection: SS and uSS (003)."""
 
-from uldp_jax.mechanisms.subset._ss import SS
-from uldp_jax.mechanisms.subset._uss import USS
+from uldp_jax.mechanisms.subset._ss import SS as SS
+from uldp_jax.mechanisms.subset._uss import USS as USS
 from uldp_jax.mechanisms.core._registry import register
 
 register(SS, lambda e: SS(5, e, k=2))

@@ -5,13 +5,13 @@ and ``check_named`` from here.
 """
 
 from uldp_jax.mechanisms.transform._glutf import (
-    GLUTF,
+    GLUTF as GLUTF,
     GLUTFMixin,
     GLUTFReport,
     check_common,
     check_theta_n,
     check_named,
-    glutf,
+    glutf as glutf,
     raw,
 )
 from uldp_jax.mechanisms import rr as _rr

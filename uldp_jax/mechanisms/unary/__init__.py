@@ -1,8 +1,8 @@
 """Unary encoding: UE/RAPPOR/SUE/OUE, uRAP (001) and uUE (003)."""
 
-from uldp_jax.mechanisms.unary._ue import OUE, RAPPOR, SUE, UE
-from uldp_jax.mechanisms.unary._urap import URAP
-from uldp_jax.mechanisms.unary._uue import UUE
+from uldp_jax.mechanisms.unary._ue import OUE as OUE, RAPPOR as RAPPOR, SUE as SUE, UE as UE
+from uldp_jax.mechanisms.unary._urap import URAP as URAP
+from uldp_jax.mechanisms.unary._uue import UUE as UUE
 from uldp_jax.mechanisms.core._registry import register
 
 register(UE, lambda e: UE(4, e, p=0.4))
