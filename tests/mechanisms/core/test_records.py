@@ -67,3 +67,20 @@ def test_dense_report_factors_run_em_pure_to_the_same_mle():
     ratio = np.asarray(ul.estimate(ul.GRR(5, 1.0), ys, "em-pure"))
     assert abs(dense.sum() - 1) < 1e-5 and dense.min() >= 0
     np.testing.assert_allclose(dense, ratio, atol=2e-4)
+
+
+@pytest.mark.parametrize("mech, exact", [
+    (ul.OLH(4, 1.0, g=3, family="full"), True), (ul.OLH(4, 1.0, g=3, num_hashes=16), False),
+    (ul.Wheel(4, 1.0, l=0.3, num_hashes=8), False), (ul.ULH(5, (0, 2), 1.0, g=3, num_hashes=16), False),
+    (ul.ULH(5, (0, 2), 1.0, g=3, family="full"), True), (ul.GRR(4, 1.0), True),
+], ids=lambda v: type(v).__name__ if isinstance(v, ul.Mechanism) else str(v))
+def test_estimator_exact_says_whether_the_affine_model_holds_on_the_channel(mech, exact):
+    """``Estimator.exact``: where it is False (a finite hash family), the exact per-item moments refuse the channel's
+    affine map (the estimator is biased there); where True, they accept it."""
+    assert mech.estimator().exact is exact
+    p = np.full(mech.d, 1.0 / mech.d)
+    if exact:
+        assert np.all(np.isfinite(ul.theory.exact_item_mse(mech, p, 100)))
+    else:
+        with pytest.raises(ValueError, match="biased"):
+            ul.theory.exact_item_mse(mech, p, 100)

@@ -47,7 +47,7 @@ def test_channels_audit_tight_and_pure(eps):
         assert math.isnan(z)
         diag, off = _pure_from_channel(mech)
         np.testing.assert_allclose(diag, p, rtol=1e-12)
-        exact_q = isinstance(mech, ul.SS) or getattr(mech, "family", None) == "full"
+        exact_q = mech.estimator().exact  # SS, OLH "full": the affine (pure) model holds on the channel
         if exact_q:  # exactly pure; finite "hash" families are pure only approximately
             np.testing.assert_allclose(off, q, rtol=1e-12)
         # closed-form share (used by GLUTF's z) equals the channel's worst share
