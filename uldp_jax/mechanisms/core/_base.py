@@ -68,7 +68,7 @@ refused when it is defined, with what to write instead. See README, "Your own me
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
@@ -95,8 +95,14 @@ class Mechanism(EstimationDefaults, CapabilityDefaults):
     """
 
     # Required (``_protocol.REQUIRED``): declared here, defined by every subclass (``__init_subclass__`` checks).
-    d: ClassVar[int]
-    num_outputs: ClassVar[int]
+    if TYPE_CHECKING:  # for type checkers: what README's mechanism writes (a field ``d``, a property ``num_outputs``)
+        d: int
+
+        @property
+        def num_outputs(self) -> int: ...
+    else:  # at run time: declared, not defined (a dataclass would read a base-class value as a field's default)
+        d: ClassVar[int]
+        num_outputs: ClassVar[int]
     report_kind: ClassVar[str] = ""
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
