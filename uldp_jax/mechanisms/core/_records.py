@@ -61,10 +61,11 @@ class Estimator(NamedTuple):
     transform, e.g. the Hadamard family's FWHT). ``debias``: ``(stats, n) -> float[d]``, the mechanism's own
     unbiased estimate, affine in ``stats`` (``None``: the affine inverse, else least squares on the channel;
     ``_estimation.default_debias``). Read them through ``mechanisms.core._estimation``'s ``debias``, ``affine``,
-    ``debias_variance`` and ``stats_matrix``. ``exact``: ``affine`` holds exactly on the exact channel
-    (``True``); ``False`` where it is the model of an ideal hash family that the exact channel's finite seed family
-    only approximates (Wheel; OLH and uLH with ``family="hash"``), so the per-item estimator on that channel has
-    a small, exactly computable bias (``ul.theory.exact_item_mse`` then asks for ``affine="mechanism"``).
+    ``debias_variance`` and ``stats_matrix``. ``exact`` (read only with ``affine``): ``affine`` holds exactly on
+    the exact channel (``True``); ``False`` where it is the model of an ideal hash family that the exact channel's
+    finite seed family only approximates (Wheel; OLH and uLH with ``family="hash"``), so the per-item estimator on
+    that channel has a small, exactly computable bias (``ul.theory.exact_item_mse`` then asks for
+    ``affine="mechanism"``).
     """
 
     affine: tuple[Any, Any] | None = None
