@@ -18,6 +18,9 @@ Usage (one process per file by default: a line per file with running totals, the
 
     python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
 
+Only some tests of a file (a node id with ``[params]`` no longer matches once the shift is in the id): ``-k EXPR``
+as in pytest, e.g. ``-k "test_quick_run_writes_outputs and 001-fig5"``.
+
 A slow file in chunks (each chunk a fresh process that compiles again): ``--start 1 --shifts 5``, then
 ``--start 6 --shifts 5``, and so on; the per-shift lines of the chunks together cover shifts 1..20.
 """
@@ -110,11 +113,12 @@ class ShiftEveryTest:
                 self.statistical[base] = made
 
 
-def run_files(files: list[str], shifts: list[int]) -> dict:
-    """Runs ``files`` in this process over ``shifts``; returns the counts (JSON-ready)."""
+def run_files(files: list[str], shifts: list[int], select: str | None = None) -> dict:
+    """Runs ``files`` (only the tests ``-k select`` picks, if given) in this process over ``shifts``; returns the
+    counts (JSON-ready)."""
     plugin = ShiftEveryTest(shifts)
-    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line"],
-                plugins=[plugin])
+    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line",
+                 *(["-k", select] if select else [])], plugins=[plugin])
     other = {b for s in shifts for b in plugin.failed[s] if not plugin.statistical.get(b)}
     failed = {s: plugin.failed[s] - other for s in shifts}
     everywhere = set.intersection(*failed.values())
@@ -165,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one-process", action="store_true",
                         help="all files in this process (default: one process per file, running totals printed "
                              "after each file, so memory stays that of one file and a cut-short run still counts)")
+    parser.add_argument("-k", dest="select", default=None,
+                        help="pytest -k expression: run only the tests it picks (a node id with [params] does not "
+                             "match once the shift is added to its id; select a parametrized case here instead)")
     parser.add_argument("files", nargs="*", default=FILES)
     args = parser.parse_args(argv)
     os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
@@ -172,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     shifts = list(range(args.start, args.start + args.shifts))
     t0 = time.perf_counter()
     if args.one_process:
-        part = run_files(args.files, shifts)
+        part = run_files(args.files, shifts, args.select)
         print("RESULT " + json.dumps(part), flush=True)
         if len(args.files) > 1:
             print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
@@ -180,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0}
     for i, f in enumerate(args.files, 1):
         proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts),
-                               "--start", str(args.start), f],
+                               "--start", str(args.start), *(["-k", args.select] if args.select else []), f],
                               capture_output=True, text=True)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         if not found:
