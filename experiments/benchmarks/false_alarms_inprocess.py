@@ -10,6 +10,11 @@ argument), so only the first shift pays the compilation.
   the test being run. Seeds made at import or collection time take the first shift.
 - A test is statistical when it makes at least one ``uldp_jax.testing`` check (``fits``/``within_se``) on the first
   shift; the others run once and are skipped on later shifts.
+- A fixture of wider scope than a test (``scope="module"``, ``"class"``, ``"session"``) is built once, on the first
+  shift: a check that reads its draws sees the same draws on every shift. The driver lists such tests
+  (``unshifted``) and does not count them as measured; measure their files with ``false_alarms.py`` (one pytest
+  process per ``--seed-shift``, which shifts the fixtures' seeds too). Found: tests/mechanisms/core/test_counts.py
+  and tests/pum/test_pum_scenario.py.
 - A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
   draws or is broken, not a false alarm: it is listed apart; so is a test stopped by the per-test time limit
   (tests/conftest.py; a loaded machine). Every failure's last line (the assertion or error) is printed as ``why``.
@@ -59,6 +64,16 @@ class ShiftEveryTest:
         self.timed_out = collections.defaultdict(set)  # shift -> base ids stopped by the per-test time limit
         self.why: dict[str, str] = {}  # "base @ shift" -> the failure's last line (the assertion or the error)
         self.started: dict[str, tuple[int, int]] = {}  # node id -> (shift, checks before)
+        self.unshifted: dict[str, list[str]] = {}  # base id -> the test suite's wider-scope fixtures it uses
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            info = getattr(item, "_fixtureinfo", None)
+            wide = sorted(name for name, defs in (info.name2fixturedefs.items() if info else ())
+                          if defs and str(defs[-1].scope) != "function" and name != "fa_shift"
+                          and str(getattr(defs[-1], "baseid", "")).startswith("tests"))
+            if wide:
+                self.unshifted[self.base(item.nodeid, item.callspec.params["fa_shift"])] = wide
 
     def pytest_configure(self, config):
         import jax
@@ -127,7 +142,8 @@ def run_files(files: list[str], shifts: list[int], select: str | None = None) ->
             "everywhere": sorted(everywhere), "other": sorted(other),
             "timed_out": {str(s): sorted(plugin.timed_out[s]) for s in shifts if plugin.timed_out[s]},
             "why": plugin.why,
-            "statistical": sum(1 for v in plugin.statistical.values() if v)}
+            "statistical": sum(1 for v in plugin.statistical.values() if v),
+            "unshifted": {b: v for b, v in plugin.unshifted.items() if plugin.statistical.get(b)}}
 
 
 def _merge(total: dict, part: dict) -> None:
@@ -138,6 +154,7 @@ def _merge(total: dict, part: dict) -> None:
     for k in ("everywhere", "other"):
         total[k] += part[k]
     total["statistical"] += part["statistical"]
+    total["unshifted"].update(part.get("unshifted", {}))
 
 
 def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> str:
@@ -154,6 +171,9 @@ def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> st
         lines.append(f"non-statistical tests that failed (not counted): {', '.join(total['other'])}")
     for s, v in total["timed_out"].items():
         lines.append(f"shift {s}: past the per-test time limit (not counted as a false alarm): {', '.join(v)}")
+    for b, names in total["unshifted"].items():
+        lines.append(f"NOT shifted (reads wider-scope fixtures {', '.join(names)}, built once on the first shift; "
+                     f"use false_alarms.py): {b}")
     lines += [f"why {k}: {v}" for k, v in total["why"].items()]
     lines.append(f"shifts with a false alarm: {alarms} of {len(shifts)}; failed statistical tests: {failed_checks}; "
                  f"wall {wall:.0f} s")
@@ -184,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(args.files) > 1:
             print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
         return 0
-    total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0}
+    total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0,
+             "unshifted": {}}
     for i, f in enumerate(args.files, 1):
         proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts),
                                "--start", str(args.start), *(["-k", args.select] if args.select else []), f],
