@@ -10,6 +10,12 @@ argument), so only the first shift pays the compilation.
   the test being run. Seeds made at import or collection time take the first shift.
 - A test is statistical when it makes at least one ``uldp_jax.testing`` check (``fits``/``within_se``) on the first
   shift; the others run once and are skipped on later shifts.
+- A fixture of wider scope than a test (``scope="module"``, ``"class"``, ``"session"``) is built once, on the first
+  shift: a check that reads its draws sees the same draws on every shift. The driver lists such tests
+  (``unshifted``) and does not count them as measured; measure their files with ``false_alarms.py`` (one pytest
+  process per ``--seed-shift``, which shifts the fixtures' seeds too). Found: tests/mechanisms/core/test_counts.py
+  and tests/pum/test_pum_scenario.py. The same holds for a key made at import (``KEY = jax.random.key(0)`` at
+  module level: tests/test_check.py), which this driver cannot see: measure such files with ``false_alarms.py``.
 - A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
   draws or is broken, not a false alarm: it is listed apart; so is a test stopped by the per-test time limit
   (tests/conftest.py; a loaded machine). Every failure's last line (the assertion or error) is printed as ``why``.
@@ -17,6 +23,9 @@ argument), so only the first shift pays the compilation.
 Usage (one process per file by default: a line per file with running totals, then one line per shift)::
 
     python experiments/benchmarks/false_alarms_inprocess.py --shifts 20 [FILES_OR_NODEIDS...]
+
+Only some tests of a file (a node id with ``[params]`` no longer matches once the shift is in the id): ``-k EXPR``
+as in pytest, e.g. ``-k "test_quick_run_writes_outputs and 001-fig5"``.
 
 A slow file in chunks (each chunk a fresh process that compiles again): ``--start 1 --shifts 5``, then
 ``--start 6 --shifts 5``, and so on; the per-shift lines of the chunks together cover shifts 1..20.
@@ -56,6 +65,16 @@ class ShiftEveryTest:
         self.timed_out = collections.defaultdict(set)  # shift -> base ids stopped by the per-test time limit
         self.why: dict[str, str] = {}  # "base @ shift" -> the failure's last line (the assertion or the error)
         self.started: dict[str, tuple[int, int]] = {}  # node id -> (shift, checks before)
+        self.unshifted: dict[str, list[str]] = {}  # base id -> the test suite's wider-scope fixtures it uses
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            info = getattr(item, "_fixtureinfo", None)
+            wide = sorted(name for name, defs in (info.name2fixturedefs.items() if info else ())
+                          if defs and str(defs[-1].scope) != "function" and name != "fa_shift"
+                          and str(getattr(defs[-1], "baseid", "")).startswith("tests"))
+            if wide:
+                self.unshifted[self.base(item.nodeid, item.callspec.params["fa_shift"])] = wide
 
     def pytest_configure(self, config):
         import jax
@@ -110,11 +129,12 @@ class ShiftEveryTest:
                 self.statistical[base] = made
 
 
-def run_files(files: list[str], shifts: list[int]) -> dict:
-    """Runs ``files`` in this process over ``shifts``; returns the counts (JSON-ready)."""
+def run_files(files: list[str], shifts: list[int], select: str | None = None) -> dict:
+    """Runs ``files`` (only the tests ``-k select`` picks, if given) in this process over ``shifts``; returns the
+    counts (JSON-ready)."""
     plugin = ShiftEveryTest(shifts)
-    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line"],
-                plugins=[plugin])
+    pytest.main([*files, "-n", "0", "-q", "-p", "no:cacheprovider", "--no-header", "-rN", "--tb=line",
+                 *(["-k", select] if select else [])], plugins=[plugin])
     other = {b for s in shifts for b in plugin.failed[s] if not plugin.statistical.get(b)}
     failed = {s: plugin.failed[s] - other for s in shifts}
     everywhere = set.intersection(*failed.values())
@@ -123,7 +143,8 @@ def run_files(files: list[str], shifts: list[int]) -> dict:
             "everywhere": sorted(everywhere), "other": sorted(other),
             "timed_out": {str(s): sorted(plugin.timed_out[s]) for s in shifts if plugin.timed_out[s]},
             "why": plugin.why,
-            "statistical": sum(1 for v in plugin.statistical.values() if v)}
+            "statistical": sum(1 for v in plugin.statistical.values() if v),
+            "unshifted": {b: v for b, v in plugin.unshifted.items() if plugin.statistical.get(b)}}
 
 
 def _merge(total: dict, part: dict) -> None:
@@ -134,6 +155,7 @@ def _merge(total: dict, part: dict) -> None:
     for k in ("everywhere", "other"):
         total[k] += part[k]
     total["statistical"] += part["statistical"]
+    total["unshifted"].update(part.get("unshifted", {}))
 
 
 def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> str:
@@ -150,6 +172,9 @@ def _summary(total: dict, shifts: list[int], files_done: int, wall: float) -> st
         lines.append(f"non-statistical tests that failed (not counted): {', '.join(total['other'])}")
     for s, v in total["timed_out"].items():
         lines.append(f"shift {s}: past the per-test time limit (not counted as a false alarm): {', '.join(v)}")
+    for b, names in total["unshifted"].items():
+        lines.append(f"NOT shifted (reads wider-scope fixtures {', '.join(names)}, built once on the first shift; "
+                     f"use false_alarms.py): {b}")
     lines += [f"why {k}: {v}" for k, v in total["why"].items()]
     lines.append(f"shifts with a false alarm: {alarms} of {len(shifts)}; failed statistical tests: {failed_checks}; "
                  f"wall {wall:.0f} s")
@@ -165,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one-process", action="store_true",
                         help="all files in this process (default: one process per file, running totals printed "
                              "after each file, so memory stays that of one file and a cut-short run still counts)")
+    parser.add_argument("-k", dest="select", default=None,
+                        help="pytest -k expression: run only the tests it picks (a node id with [params] does not "
+                             "match once the shift is added to its id; select a parametrized case here instead)")
     parser.add_argument("files", nargs="*", default=FILES)
     args = parser.parse_args(argv)
     os.environ.pop("ULDP_JAX_SEED_SHIFT", None)
@@ -172,15 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     shifts = list(range(args.start, args.start + args.shifts))
     t0 = time.perf_counter()
     if args.one_process:
-        part = run_files(args.files, shifts)
+        part = run_files(args.files, shifts, args.select)
         print("RESULT " + json.dumps(part), flush=True)
         if len(args.files) > 1:
             print(_summary(part, shifts, len(args.files), time.perf_counter() - t0))
         return 0
-    total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0}
+    total = {"checks": {}, "failed": {}, "timed_out": {}, "why": {}, "everywhere": [], "other": [], "statistical": 0,
+             "unshifted": {}}
     for i, f in enumerate(args.files, 1):
         proc = subprocess.run([sys.executable, __file__, "--one-process", "--shifts", str(args.shifts),
-                               "--start", str(args.start), f],
+                               "--start", str(args.start), *(["-k", args.select] if args.select else []), f],
                               capture_output=True, text=True)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         if not found:
