@@ -82,3 +82,22 @@ def test_fig5_like_ordering():
         tv = dict(zip(methods, np.asarray(mean_tv(mech))))
         assert tv["emp+thr"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)
         assert tv["em"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)
+
+
+@pytest.mark.slow
+def test_grid_report_em_runs_point_by_point():
+    """A grid's report-based EM (``ul.study``'s path) runs its points one at a time (``lax.map``: one point's
+    support lists at once): point ``k`` of a 2-point grid equals the 1-point grid of that point, and every
+    estimate is on the simplex."""
+    p = np.array([0.4, 0.2, 0.15, 0.1, 0.1, 0.05, 0.0, 0.0])
+    key = jax.random.key(5)
+
+    def run(eps):
+        grid = jax.vmap(lambda e: ul.RAPPOR(8, e))(jnp.asarray(eps))
+        return np.asarray(ul.simulate(key, grid, p=p, n=600, reps=2, methods=("em",), block_size=128).estimates["em"])
+
+    both = run([0.5, 3.0])
+    assert both.shape == (2, 2, 8) and np.all(both >= 0)
+    np.testing.assert_allclose(both.sum(axis=-1), 1.0, atol=1e-5)
+    for k, eps in enumerate([0.5, 3.0]):
+        np.testing.assert_allclose(both[k], run([eps])[0], atol=1e-6)

@@ -259,7 +259,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     * ``likelihood().report(ys)`` (SS, OLH, Wheel, GLUTF mechanisms): per-report factors (``em_likelihood``).
 
     Every form runs through ``_em_core`` (one loop, one stopping rule, SQUAREM by default, ``throw``); the
-    per-report bit-vector models (``em_reports``, d <= 2048) take projected Newton steps instead (``_em_newton``:
+    per-report bit-vector models (``em_reports``, any d) take projected Newton steps instead (``_em_newton``:
     exact gradient pass, stopping on its certificate ``EMInfo.gap``).
 
     Args:

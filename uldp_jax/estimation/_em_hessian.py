@@ -1,13 +1,12 @@
 r"""The Hessian of the per-report bit-vector likelihoods for projected Newton (``_em_newton``).
 
 With :math:`L_i = t 1 + (1 - t) y_i`, :math:`D_i = L_i \cdot p` and :math:`c_i = w_i / D_i^2`, the product
-part of the negative Hessian is :math:`G = \sum_i c_i L_i L_i^\top`. Three forms:
+part of the negative Hessian is :math:`G = \sum_i c_i L_i L_i^\top`.
+``hessian_of(t, run)`` gives (an earlier dense model from a subsample of the reports, ``*_gram``, was dropped:
+inaccurate where a few reports with small :math:`D_i` carry much of the curvature, RAPPOR at large eps, and
+``d x d``):
 
-* ``*_gram``: :math:`G` from a fixed, deterministic subsample of the reports (``_em_newton.subsample``): a dense
-  ``d x d`` model, cheap, but inaccurate where a few reports with small :math:`D_i` carry much of the curvature
-  (RAPPOR at large eps: reports whose ones all sit on items with ``p ~ 0`` have :math:`c_i` up to
-  :math:`e^{2\varepsilon}`);
-* ``hessian_of(t, run)``: the exact product :math:`Gv = t \sum_i c_i (L_i \cdot v) 1 + (1 - t) \sum_i c_i
+* the exact product :math:`Gv = t \sum_i c_i (L_i \cdot v) 1 + (1 - t) \sum_i c_i
   (L_i \cdot v) y_i` and a preconditioner with the exact diagonal :math:`G_{xx} = t^2 \sum_i c_i + (1 - t^2)
   \sum_{i: y_{ix} = 1} c_i`, each one pass over the reports through the layout's generic pass
   (``_em_passes.Pass``, the same pass as the gradient). A report with no one has :math:`D = t \sum p`; its terms are taken as
@@ -16,17 +15,11 @@ part of the negative Hessian is :math:`G = \sum_i c_i L_i L_i^\top`. Three forms
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 
 from uldp_jax.estimation import _em_newton
 from uldp_jax.estimation._em_passes import INV_CAP, Pass
-from uldp_jax.estimation._packed import PackedReports, unpack_bytes
-from uldp_jax.estimation._support import SupportReports
-
-GRAM_BLOCK = 2048  # rows per block of the Hessian's Gram (bounds its temporaries)
 
 
 def _curvature(t, total, s, w):
@@ -43,10 +36,10 @@ def _curvature(t, total, s, w):
     return c, t2c, tc
 
 
-def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Gram]:
+def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
     r"""``(hvp(p, v) -> G v, model(p) -> M)``, one pass each (module docstring): ``G v`` exact; ``M`` the
-    preconditioner of ``_em_newton``: ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top`
-    dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
+    preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
+    ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
     :math:`b_x = \sum_{i: y_{ix} = 1} c_i` and :math:`c_0 = t^2 \sum_i c_i` (exact diagonal and exact
     all-items part; on 001's census data its condition number relative to ``G`` is 2-5 where the subsample's
     reaches 1e4 at eps = 10)."""
@@ -70,66 +63,6 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Gram
             return c, t2c, jnp.zeros((), p.dtype)
 
         b, c0, _ = run((p,), terms)
-        u = t * (1.0 - t) * b
-        return jnp.diag((1.0 - t) ** 2 * b) + c0 + u[:, None] + u[None, :]
+        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b)
 
     return hvp, model
-
-
-def blocked_gram(row_bits: Any, weight: jax.Array, t: jax.Array, p: jax.Array, items: jax.Array,
-                 d: int) -> jax.Array:
-    """``bits_gram`` of the Hessian's subsample (``_em_newton.subsample`` of the rows' ``weight``), summed over
-    blocks of ``GRAM_BLOCK`` rows; ``row_bits(rows) -> bits [len(rows), s]`` reads rows of the reports."""
-    idx, w = _em_newton.subsample(weight.astype(p.dtype))
-    m = idx.shape[0]
-    blk = min(m, GRAM_BLOCK)
-    k = -(-m // blk)
-    pad = k * blk - m
-    idx = jnp.concatenate([idx, jnp.zeros(pad, idx.dtype)]).reshape(k, blk)
-    w = jnp.concatenate([w, jnp.zeros(pad, w.dtype)]).reshape(k, blk)
-
-    def one(acc, a):
-        rows, wj = a
-        return acc + bits_gram(t, row_bits(rows).astype(p.dtype), wj, p, items, d), None
-
-    out, _ = jax.lax.scan(one, jnp.zeros((d, d), p.dtype), (idx, w))
-    return out
-
-
-def support_gram(t: jax.Array, rep: SupportReports) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of the support rows (``_em_newton``)."""
-    d = rep.inverted.shape[0]
-
-    def row_bits(rows):
-        sup = rep.support[rows].astype(jnp.int32)
-        return jnp.any(sup[:, :, None] == jnp.arange(d, dtype=jnp.int32), axis=1)
-
-    return lambda p: blocked_gram(row_bits, rep.weight, t, p, jnp.arange(d), d)
-
-
-def dense_gram(t: jax.Array, bits: jax.Array, weight: jax.Array) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of dense product-part reports (``_em_newton``)."""
-    d = bits.shape[1]
-    return lambda p: blocked_gram(lambda rows: bits[rows], weight, t, p, jnp.arange(d), d)
-
-
-def packed_gram(t: jax.Array, rep: PackedReports) -> _em_newton.Gram:
-    """The Hessian's Gram part on a fixed subsample of the packed rows (``_em_newton``)."""
-    d, s = rep.inverted.shape[0], rep.items.shape[0]
-    return lambda p: blocked_gram(lambda rows: unpack_bytes(rep.bytes[rows], s), rep.weight, t, p, rep.items, d)
-
-
-def bits_gram(t: jax.Array, bits: jax.Array, w: jax.Array, p: jax.Array, items: jax.Array, d: int) -> jax.Array:
-    r""":math:`\sum_i c_i L_i L_i^\top` for rows :math:`L_i = t 1 + (1 - t) y_i` (``y_i``: ``bits[i]`` on ``items``),
-    :math:`c_i = w_i / D_i^2`: :math:`c_0 11^\top + 1u^\top + u1^\top + (1-t)^2 Y^\top C Y` (a report with no
-    one has :math:`D = t \sum p`: its term is taken as :math:`w / (\sum p)^2 \, 11^\top`, so ``t`` may underflow)."""
-    total = jnp.sum(p)
-    s = bits @ p[items]
-    empty = jnp.sum(bits, axis=1) <= 0
-    den = t * (total - s) + s
-    c = jnp.where(~empty & (w > 0) & (den > 0), jnp.minimum(w / jnp.where(den > 0, den, 1.0) ** 2, INV_CAP), 0.0)
-    c0 = t * t * jnp.sum(c) + jnp.sum(jnp.where(empty, w, 0.0)) / (total * total)
-    u = jnp.zeros(d, p.dtype).at[items].set(t * (1.0 - t) * (bits.T @ c))
-    ycy = (1.0 - t) ** 2 * ((bits * c[:, None]).T @ bits)
-    g = jnp.zeros((d, d), p.dtype).at[items[:, None], items[None, :]].set(ycy)
-    return g + c0 + u[:, None] + u[None, :]

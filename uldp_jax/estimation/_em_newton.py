@@ -51,7 +51,7 @@ from uldp_jax.estimation import _em_core
 HESSIAN_ROWS = 2**15  # reports in the Hessian's subsample (the gradient always uses every report)
 BOUND_EPS = 1e-6  # largest mass an item may have and still be bound to 0 in one step
 MAX_HALVINGS = 8  # backtracking tries (alpha = 4^-k) before an EM step
-MAX_NEWTON_D = 2048  # larger domains keep SQUAREM (a d x d Hessian per step)
+MAX_NEWTON_D = 2048  # with a dense model (``gram``: d x d per step), larger domains keep SQUAREM (``fits``)
 MAX_PASSES = 400  # passes over the reports after which an unconverged Newton hands over to SQUAREM (``solve``)
 
 CG_ITERS = 10  # Hessian-vector products (passes) per Newton direction at most (``_pcg``)
@@ -60,6 +60,7 @@ CG_TOL = 1e-1  # relative preconditioned residual at which conjugate gradients s
 Grad = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gram = Callable[[jax.Array], jax.Array]
 Hvp = Callable[[jax.Array, jax.Array], jax.Array]  # (p, v) -> G v, exact (``_em_hessian``)
+Model = Callable[[jax.Array], Any]  # p -> a preconditioner model of G: dense float[d, d] or ``LowRank``
 
 
 def default_gap_tol(dtype: Any) -> float:
@@ -78,7 +79,8 @@ class NewtonState(NamedTuple):
 
 
 def fits(d: int) -> bool:
-    """Whether Newton runs on a domain of ``d`` items (else SQUAREM: ``MAX_NEWTON_D``)."""
+    """Whether Newton with a dense ``d x d`` model runs on a domain of ``d`` items (else SQUAREM: ``MAX_NEWTON_D``);
+    with exact products and a ``LowRank`` model (bit vectors) it runs at any ``d``."""
     return int(d) <= MAX_NEWTON_D
 
 
@@ -124,29 +126,84 @@ def certificate(p, g, inv, n):
     return jnp.max(_full_grad(p, g, inv, n))
 
 
+class LowRank(NamedTuple):
+    r"""A model of ``G`` held as :math:`\mathrm{diag}(a) + c_0 11^\top + u 1^\top + 1 u^\top` (``_em_hessian``'s
+    preconditioner): O(d) to hold and to solve (a rank-2 Woodbury solve), so Newton with exact Hessian products
+    runs at any ``d`` (a dense ``d x d`` model and its Cholesky factor: 1.3 GB and ~1e12 flops at d = 12800)."""
+
+    a: jax.Array  # float[d]
+    c0: jax.Array  # scalar
+    u: jax.Array  # float[d]
+
+    def diagonal(self) -> jax.Array:
+        return self.a + self.c0 + 2.0 * self.u
+
+    def dense(self) -> jax.Array:
+        """The ``d x d`` matrix (tests and small domains only)."""
+        return jnp.diag(self.a) + self.c0 + self.u[:, None] + self.u[None, :]
+
+
+def _low_rank_precond(m: LowRank, inv_h, n, free, dg, ridge):
+    r"""``r -> H_FF^{-1} r`` (zero off ``F``) for ``H = M / n + diag(inv_h)``, Jacobi-scaled by ``dg`` with a
+    relative ``ridge``, exactly as the dense path's Cholesky solve: in scaled coordinates the matrix is
+    :math:`\mathrm{diag}(\tilde a) + U C U^\top` with :math:`U = [f/dg,\ f u/(n\,dg)]` and
+    :math:`C = [[c_0/n, 1], [1, 0]]`, solved by Woodbury; where that matrix is not positive definite (both
+    eigenvalues of :math:`I + C U^\top \tilde A^{-1} U` must be positive, as ``tilde a > 0``) the preconditioner
+    is Jacobi, as where the dense Cholesky fails."""
+    tiny = jnp.finfo(dg.dtype).tiny
+    a = jnp.where(free > 0, m.a / n + inv_h, 1.0) / (dg * dg) + ridge
+    a = jnp.maximum(a, tiny)
+    uu = jnp.stack([free / dg, free * m.u / n / dg], axis=1)  # [d, 2]
+    ua = uu / a[:, None]
+    k = uu.T @ ua  # [2, 2]
+    c = jnp.array([[m.c0 / n, 1.0], [1.0, 0.0]], dg.dtype)
+    s = jnp.eye(2, dtype=dg.dtype) + c @ k
+    det = s[0, 0] * s[1, 1] - s[0, 1] * s[1, 0]
+    pd = (det > 0) & (s[0, 0] + s[1, 1] > 0) & jnp.all(jnp.isfinite(s))
+    s_inv = jnp.array([[s[1, 1], -s[0, 1]], [-s[1, 0], s[0, 0]]], dg.dtype) / jnp.where(pd, det, 1.0)
+    sc = s_inv @ c
+
+    def precond(r):
+        b = r * free / dg
+        y = b / a
+        x = y - ua @ (sc @ (uu.T @ y))
+        return jnp.where(pd, x, b) / dg * free
+
+    return precond
+
+
 def _direction(p, q, hess, inv, n, hvp=None):
     """The projected-Newton direction: ``H_FF^{-1} q_F`` on the free items, ``-p`` on the bound ones, and the
     passes it took. With ``hvp`` (exact products ``G v``): preconditioned conjugate gradients on the exact
-    ``H_FF`` (``_pcg``), preconditioned by ``hess``; without: ``hess`` (a model of ``G``) solved directly."""
+    ``H_FF`` (``_pcg``), preconditioned by ``hess`` (a dense model or a ``LowRank`` one); without: ``hess``
+    (a dense model of ``G``) solved directly."""
     safe = jnp.where(p > 0, p, 1.0)
     inv_h = jnp.where(inv > 0, inv / (safe * safe), 0.0) / n
-    h = hess / n + jnp.diag(inv_h)
+    low_rank = isinstance(hess, LowRank)
+    if low_rank:
+        diag_h = hess.diagonal() / n + inv_h
+    else:
+        h = hess / n + jnp.diag(inv_h)
+        diag_h = jnp.diag(h)
     rho = jnp.max(jnp.abs(jnp.minimum(p, -q)))
     # bound: small, pushed down, and the item's own Newton step p_x + q_x / h_xx would cross 0 (else sending
     # it to 0 can lose more than the step gains: a tiny item whose MLE is not 0, RAPPOR at eps = 10)
-    bound = (p <= jnp.minimum(BOUND_EPS, rho)) & (q <= 0) & (inv <= 0) & (p * jnp.diag(h) + q <= 0)
+    bound = (p <= jnp.minimum(BOUND_EPS, rho)) & (q <= 0) & (inv <= 0) & (p * diag_h + q <= 0)
     free = (~bound).astype(p.dtype)
-    h = h * free[:, None] * free[None, :] + jnp.diag(1.0 - free)
     tiny = jnp.finfo(p.dtype).tiny
-    dg = jnp.sqrt(jnp.maximum(jnp.diag(h), tiny))  # Jacobi scaling, then a relative ridge
-    hs = h / dg[:, None] / dg[None, :]
+    dg = jnp.sqrt(jnp.maximum(jnp.where(bound, 1.0, diag_h), tiny))  # Jacobi scaling, then a relative ridge
     ridge = 1e-12 if p.dtype == jnp.float64 else 1e-6
-    chol = jnp.linalg.cholesky(hs + ridge * jnp.eye(p.shape[0], dtype=p.dtype))
-    if hvp is not None:  # an indefinite model (possible, rare): Jacobi preconditioning
-        chol = jnp.where(jnp.all(jnp.isfinite(chol)), chol, jnp.eye(p.shape[0], dtype=p.dtype))
+    if low_rank:
+        precond = _low_rank_precond(hess, inv_h, n, free, dg, ridge)
+    else:
+        h = h * free[:, None] * free[None, :] + jnp.diag(1.0 - free)
+        hs = h / dg[:, None] / dg[None, :]
+        chol = jnp.linalg.cholesky(hs + ridge * jnp.eye(p.shape[0], dtype=p.dtype))
+        if hvp is not None:  # an indefinite model (possible, rare): Jacobi preconditioning
+            chol = jnp.where(jnp.all(jnp.isfinite(chol)), chol, jnp.eye(p.shape[0], dtype=p.dtype))
 
-    def precond(r):
-        return jax.scipy.linalg.cho_solve((chol, True), r * free / dg) / dg * free
+        def precond(r):
+            return jax.scipy.linalg.cho_solve((chol, True), r * free / dg) / dg * free
 
     if hvp is None:
         delta, passes = precond(q), jnp.int32(0)
@@ -183,7 +240,7 @@ def _pcg(apply, precond, b):
 
 
 def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any, p0: jax.Array, tol: Any,
-        max_iters: int, gap_tol: Any = None, hessian: tuple[Hvp, Gram] | None = None
+        max_iters: int, gap_tol: Any = None, hessian: tuple[Hvp, Model] | None = None
         ) -> tuple[jax.Array, _em_core.EMInfo]:
     """Projected Newton from ``p0`` (module docstring); pure, vmappable, not jitted.
 
@@ -266,16 +323,18 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
 
 
 def solve(grad: Grad, gram: Gram, gain: _em_core.Gain, update: _em_core.Update, inverted: jax.Array, n: Any,
-          p0: jax.Array, tol: Any, max_iters: int, hessian: tuple[Hvp, Gram] | None = None
-          ) -> tuple[jax.Array, _em_core.EMInfo]:
+          p0: jax.Array, tol: Any, max_iters: int, hessian: tuple[Hvp, Model] | None = None,
+          gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """Newton (``run``), handing over to SQUAREM (``_em_core.run``, from Newton's iterate) where Newton stopped
     before ``max_iters`` without its certificate: after ``MAX_PASSES`` passes (the subsampled Hessian can be too
     poor a model: RAPPOR at eps = 10 on 001's census took 768 steps, ~10 passes each, mostly EM fallbacks; a hand-over
     after 2 failed steps in a row cost uRAP at eps = 1, whose Newton converges in 168 passes with some failed
     steps, minutes of SQUAREM) or on the stall rule (float32 rounding can hold the certificate above ``gap_tol``: uRAP at eps 6-10).
-    SQUAREM's own rule then decides ``converged``, as without Newton. ``EMInfo`` counts both phases; ``gap`` is the
-    final certificate."""
-    p_n, info_n = run(grad, gram, gain, inverted, n, p0, tol, max_iters, hessian=hessian)
+    SQUAREM's own rule then decides ``converged``, as without Newton. ``gap_tol``: as in ``run`` (give the passes'
+    dtype's where they sum in a narrower float than ``p0``: float32 passes resolve the certificate to ~1e-7, so a
+    float64 ``p0`` with float32 passes stalled three steps below 1e-7, then handed over). ``EMInfo`` counts both
+    phases; ``gap`` is the final certificate."""
+    p_n, info_n = run(grad, gram, gain, inverted, n, p0, tol, max_iters, gap_tol, hessian)
     hand_over = ~info_n.converged & (info_n.num_steps < max_iters)
 
     def squarem(_):

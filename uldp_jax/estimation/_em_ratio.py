@@ -27,12 +27,13 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_newton, _packed
-from uldp_jax.estimation._em_hessian import GRAM_BLOCK
 from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core._likelihood import SupportRatio
 from uldp_jax.mechanisms.core._records import likelihood_of
+
+GRAM_BLOCK = 2048  # rows per block of the Hessian's subsampled Gram (bounds its temporaries)
 
 
 def chunk_rows(num_items: int) -> int:

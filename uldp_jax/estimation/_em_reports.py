@@ -30,7 +30,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.estimation import _em_core, _em_newton, _packed, _support, _threshold
-from uldp_jax.estimation._em_hessian import dense_gram, hessian_of, packed_gram, support_gram
+from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
 from uldp_jax.estimation._em_passes import (dense_gain, dense_grad, dense_pass, dense_update, support_gain,
                                             support_grad, support_pass, support_update)
@@ -203,20 +203,22 @@ _pack_masked = jax.jit(_packed.pack_dense)
 
 def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
     t, log_t = jnp.exp(-eps), -eps
-    if accelerate and _em_newton.fits(p0.shape[-1]):  # projected Newton (``_em_newton``)
+    if accelerate:  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
         if kind == "packed":
-            grad, gram, gain = packed_grad(t, data, pass_dtype, log_t), packed_gram(t, data), packed_gain(t, data)
+            grad, gain = packed_grad(t, data, pass_dtype, log_t), packed_gain(t, data)
             inverted, weight, run = data.inverted, data.weight, packed_pass(data, pass_dtype)
         elif kind == "support":
-            grad, gram, gain = support_grad(t, data, pass_dtype, log_t), support_gram(t, data), support_gain(t, data)
+            grad, gain = support_grad(t, data, pass_dtype, log_t), support_gain(t, data)
             inverted, weight, run = data.inverted, data.weight, support_pass(data, pass_dtype)
         else:
             bits, weight, inverted = data
-            grad, gram = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gram(t, bits, weight)
-            gain, run = dense_gain(t, bits, weight, inverted, kind), dense_pass(bits, weight, kind)
+            grad, gain = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gain(t, bits, weight, inverted, kind)
+            run = dense_pass(bits, weight, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
         update = _em_newton.as_update(grad, inverted, n)
-        return _em_newton.solve(grad, gram, gain, update, inverted, n, p0, tol, max_iters, hessian_of(t, run))
+        gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)  # the passes' resolution
+        return _em_newton.solve(grad, None, gain, update, inverted, n, p0, tol, max_iters, hessian_of(t, run),
+                                gap_tol)
     if kind == "support":
         update, gain = support_update(t, data, pass_dtype, log_t), support_gain(t, data)
     elif kind == "packed":

@@ -13,7 +13,7 @@ Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) 
 otherwise (grids, few ones) they become padded support lists (``SupportReports``, row layout), whose width is
 the widest product-part report over all repetitions, found by a first pass that draws the same reports and keeps
 only their widths (so the reports are drawn twice). Other report forms are generated whole per repetition
-(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time.
+(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time, and a grid's points one at a time.
 """
 
 from __future__ import annotations
@@ -84,8 +84,15 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
     def all_reps(m):
         return jax.lax.map(lambda r: one_rep(m, r), jnp.arange(reps), batch_size=rep_batch)
 
-    fn = all_reps if grid is None else jax.vmap(all_reps)
+    fn = all_reps if grid is None else _point_by_point(all_reps)
     return jax.jit(fn)(mech)
+
+
+def _point_by_point(fn: Any) -> Any:
+    """``fn`` over a 1-D grid's points one at a time (``lax.map``): one point's reports are held at once, not the
+    whole grid's (``vmap`` held every point's support lists and EM temporaries together: 001's census figures
+    through ``ul.study`` peaked at 6-10 GB); each point computes what ``vmap`` would."""
+    return lambda grid: jax.lax.map(fn, grid)
 
 
 def _is_unary(mech: Any) -> bool:
@@ -121,7 +128,7 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         def all_reps(m):
             return jax.lax.map(lambda r: fn(m, r), jnp.arange(reps), batch_size=rep_batch)
 
-        return jax.jit(all_reps if grid is None else jax.vmap(all_reps))
+        return jax.jit(all_reps if grid is None else _point_by_point(all_reps))
 
     if grid is None and _prefers_packed(mech):  # a grid keeps support lists (its rates vary by point)
         _check_bytes(rep_batch, _reports_device.rows_and_chunk(mech, num_blocks * block_size)[2],
