@@ -29,7 +29,7 @@ def test_compact_reports_em_on_device(make, packed, monkeypatch):
     plan = _plan.make_plan(key, mech, xs=xs, block_size=256, path="per_user")
     items_s = _reports._StaticItems(mech.compact().params[0])
     n = jnp.int32(plan.n)
-    nc = int(_reports._chunks_all(mech, key, plan.data, n, plan.iid, 256, plan.num_blocks, items_s, 2))
+    nc = int(np.max(_reports._chunks_all(mech, key, plan.data, n, plan.iid, 256, plan.num_blocks, items_s, 2)[..., 0]))
     for r in range(2):
         ones = _reports._compact_reports(mech, jax.random.fold_in(key, r), plan.data, n, plan.iid, 256,
                                          plan.num_blocks, max(nc, 1))[:700]

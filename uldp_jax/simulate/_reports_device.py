@@ -4,8 +4,9 @@ Every repetition runs on the device in one compiled program: block ``b`` of repe
 with simulate's block inputs (``fold_in(fold_in(key, r), b)``) and keeps them in the smaller exact form: packed to
 ``d / 8`` bytes per report (``_packed.pack_dense`` from ``perturb_batch``, or ``_packed.pack_ones`` from
 ``compact().perturb``'s positions of the ones; the method gets ``PackedReports``), or, for compact reports with few
-ones, the positions themselves as row-layout support lists (``_support.compact_rows``; ``SupportReports``). No report leaves the device and no host loop runs over
-repetitions or blocks. The program is module-level and keyed by the mechanism type and static fields, the sizes,
+ones, the positions themselves as support lists (``_support.compact_rows``) in the column layout that
+``ul.estimate`` builds on the host, built here on the device (``_support_device.compact_columns``: product-part
+rows only, both EM passes gathers). No report leaves the device and no host loop runs over repetitions or blocks. The program is module-level and keyed by the mechanism type and static fields, the sizes,
 the method and its options: a second ``simulate`` call with other data, key or eps compiles nothing.
 """
 
@@ -18,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.estimation import _packed, _support
+from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
 
@@ -44,20 +45,22 @@ def _hashable(opts: dict) -> tuple | None:
 
 def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
                      num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
-                     packed: bool = True) -> jax.Array:
+                     packed: bool = True, sizes: tuple[int, int] = (0, 0)) -> jax.Array:
     """``float[reps, d]`` estimates of ``spec`` on every repetition's reports (module docstring).
 
     ``num_chunks = 0``: dense reports from ``perturb_batch``; ``> 0``: ``compact().perturb(ky, xs, num_chunks)``,
-    bit-packed (``packed``) or as support lists.
+    bit-packed (``packed``) or as support lists; these go to the method in the column layout
+    (``_support_device.compact_columns``), their rows and ones bounded by ``sizes = (rows, ones)``: static bounds
+    over every repetition (bucketed by the caller; ``rows = 0``: all rows, ones unbounded).
     """
-    args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, spec)
+    args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec)
     items = _hashable(opts)
     if items is None:  # options that cannot key a cache (e.g. an array): one program for this call
         return jax.jit(lambda m, k, dt: _all_reps(m, k, dt, *args, tuple(opts.items())))(mech, key, data)
     return _all_reps_jit(mech, key, data, *args, items)
 
 
-def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, spec, opts):
+def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec, opts):
     opts = dict(opts)
     prod_mask, _ = _support.unary_parts(m)
     items = jnp.asarray(np.flatnonzero(prod_mask), jnp.int32)
@@ -87,8 +90,9 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             return spec.fn(m, stats, n, **opts)
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
-            rep = _support.SupportReports(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, None, None,
-                                          row_chunk(rows, sup.shape[1]), 0)
+            kept, ones = sizes if sizes[0] else (rows, rows * sup.shape[1])
+            rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
+                                                  min(kept, rows), ones, int(prod_mask.sum()))
             return spec.fn(m, rep, **opts)
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
@@ -104,4 +108,4 @@ def row_chunk(rows: int, width: int) -> int:
     return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
 
 
-_all_reps_jit = jax.jit(_all_reps, static_argnums=tuple(range(3, 13)))
+_all_reps_jit = jax.jit(_all_reps, static_argnums=tuple(range(3, 14)))

@@ -1,0 +1,66 @@
+"""The column layout built in JAX (``_support_device``) is the host's (``_support.column_segments`` /
+``assemble``) entry for entry, and EM on it gives ul.estimate's answer on the same reports."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax.estimation import _support, _support_device
+
+
+def _random_support(rng, rows, width, d, used):
+    """Rows of distinct sorted items below ``used`` (items ``used..d-1`` stay empty), padded with ``d``; every
+    7th row is all padding."""
+    sup = np.full((rows, width), d, np.uint16)
+    for i in range(rows):
+        k = 0 if i % 7 == 3 else int(rng.integers(0, width + 1))
+        sup[i, :k] = np.sort(rng.choice(used, size=k, replace=False))
+    return sup
+
+
+@pytest.mark.parametrize("rows, width, d, seg", [(37, 5, 11, 4), (300, 9, 50, 16), (1000, 20, 30, 16),
+                                                 (64, 3, 7, 256)])
+def test_block_columns_equals_host_layout(rows, width, d, seg):
+    rng = np.random.default_rng(rows)
+    sup = _random_support(rng, rows, width, d, d - 3)
+    want_rows, want_item = _support.column_segments(sup, d, seg)
+    num_seg = _support_device.num_segments(int((sup < d).sum()), d, rows, width, seg)
+    got_rows, got_item = jax.jit(lambda s: _support_device.block_columns(s, d, num_seg, seg))(jnp.asarray(sup))
+    k = want_rows.shape[0]
+    assert num_seg >= k
+    np.testing.assert_array_equal(np.asarray(got_rows[:k]), want_rows)
+    np.testing.assert_array_equal(np.asarray(got_item[:k]), want_item)
+    assert np.all(np.asarray(got_rows[k:]) == rows) and np.all(np.asarray(got_item[k:]) == d)
+
+
+@pytest.mark.slow
+def test_compact_columns_keeps_weighted_rows_in_order_and_em_matches():
+    """Rows of weight 0 (invertible reports, masked users) are dropped; the kept rows keep their order, the
+    layout is the host's, and EM on it equals EM on the host's column layout of the same reports."""
+    mech = ul.URAP(40, tuple(range(12)), 3.0)
+    xs = jnp.asarray(np.arange(3000) % 40, jnp.int32)
+    ys = mech.compact().perturb(jax.random.key(1), xs, 1)  # CompactBits, as simulate draws them
+    row = _support.compact_rows(mech, ys, 64)
+    n_kept = int(np.sum(np.asarray(row.weight) > 0))
+    ones = int(np.sum(np.asarray(row.support) < mech.d))
+    dev = jax.jit(lambda s, w: _support_device.compact_columns(s, w, row.inverted, row.stats, mech.d, n_kept + 5,
+                                                               ones, 12))(row.support, row.weight)
+    keep = np.asarray(row.weight) > 0
+    sup_kept = np.asarray(row.support)[keep]
+    got = np.asarray(dev.support)
+    np.testing.assert_array_equal(got[:n_kept], sup_kept)
+    assert np.all(got[n_kept:] == mech.d) and float(np.sum(dev.weight)) == n_kept
+    host = _support.assemble(mech, [sup_kept[:, : max(1, int((sup_kept < mech.d).sum(1).max()))]],
+                             np.asarray(row.inverted), np.asarray(row.stats), dev.chunk, "columns", np.uint16)
+    assert dev.block_rows == host.block_rows and dev.col_rows.shape[0] == host.col_rows.shape[0]
+    for b in range(host.col_rows.shape[0]):
+        k = host.col_rows.shape[1]
+        np.testing.assert_array_equal(np.asarray(dev.col_item[b, :k]), np.asarray(host.col_item[b]))
+        np.testing.assert_array_equal(np.asarray(dev.col_rows[b, :k]), np.asarray(host.col_rows[b]))
+    p_dev, _ = ul.estimation.em_reports(mech, dev)
+    p_host, _ = ul.estimation.em_reports(mech, host)
+    p_est = ul.estimate(mech, ys, "em")
+    np.testing.assert_allclose(np.asarray(p_dev), np.asarray(p_host), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(p_dev), np.asarray(p_est), atol=1e-5)
