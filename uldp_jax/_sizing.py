@@ -20,6 +20,16 @@ def pow2_floor(x: int) -> int:
     return 1 << (max(int(x), 1).bit_length() - 1)
 
 
+def chunked_map(fn: Any, xs: Any, batch: int | None) -> Any:
+    """``jax.lax.map(fn, xs, batch_size=batch)``, but a plain ``scan`` where ``batch <= 1``.
+
+    ``lax.map`` with any ``batch_size`` (1 included) runs ``vmap(fn)`` inside the scan. A batched EM pass over
+    support lists (gathers and scatters with a batch axis) compiled to a program 9x slower on XLA CPU: one
+    001 census repetition of RAPPOR at eps = ln d took 152 s under ``batch_size=1`` and 17 s unbatched.
+    """
+    return jax.lax.map(fn, xs, batch_size=batch if batch is not None and batch > 1 else None)
+
+
 class Sizing(NamedTuple):
     """The sizing policy's answer: per-user chunk budget and repetitions vmapped at once (results never depend on it).
 

@@ -65,6 +65,36 @@ def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: 
     return bool(np.all(np.abs(obs - exp) <= z_critical(alpha / k, dof) * se))
 
 
+def at_most(observed: Any, bound: Any, se: Any, alpha: float = ALPHA, dof: int | None = None) -> bool:
+    """One-sided ``within_se``: ``observed <= bound + z(alpha / k) * se`` for all ``k`` elements, where ``z`` is the
+    one-sided critical value (``P(Z > z) = alpha / k``). One check at level ``alpha``.
+
+    For ordering claims ("method A's error is below B's"): the check fails only where the data refute the claim
+    at level ``alpha`` (``observed`` is A's, ``bound`` B's, ``se`` the standard error of their difference).
+    """
+    _COUNT[0] += 1
+    obs, bnd, se = (np.asarray(v, np.float64) for v in (observed, bound, se))
+    k = max(int(np.broadcast(obs, bnd, se).size), 1)
+    return bool(np.all(obs <= bnd + z_critical(2.0 * alpha / k, dof) * se))
+
+
+def emp_tv(mech: Mechanism, p: Any, n: Any) -> tuple[float, float]:
+    """``(mean, sd)`` of the total variation distance ``0.5 * sum_x |p_hat(x) - p(x)|`` of one ``emp`` estimate
+    from ``n`` iid users drawn from ``p`` (the mechanism's own ``debias`` variance).
+
+    Normal approximation, items treated as independent (large ``n``; the sum of ``d`` folded normals):
+    ``mean = 0.5 sqrt(2/pi) sum_x sigma_x`` (001 Props 4 and 7), ``sd = 0.5 sqrt((1 - 2/pi) sum_x sigma_x^2)``.
+    In the fixed or population model the iid variance is an upper bound (law of total variance), so ``mean``
+    bounds the expected TV from above there. With ``at_most`` it checks claims such as "EM's TV is below emp's".
+    """
+    truth = np.asarray(p, np.float64)
+    with jax.enable_x64(True):
+        var = np.asarray(_estimation.debias_variance(mech, jnp.asarray(truth), jnp.float64(n)), np.float64)
+    var = np.maximum(var, 0.0)
+    return (float(0.5 * np.sqrt(2.0 / np.pi) * np.sqrt(var).sum()),
+            float(0.5 * np.sqrt((1.0 - 2.0 / np.pi) * var.sum())))
+
+
 def estimate_within_se(mech: Mechanism, estimate: Any, p: Any, n: Any, alpha: float = ALPHA) -> bool:
     """One check (``within_se``): an estimate ``float[..., d]`` of ``p`` from ``n`` users is within the per-check
     level of ``p``, its standard error that of the mechanism's own ``debias`` (``_estimation.debias_variance``: iid

@@ -113,8 +113,11 @@ def _eps_checks(rows, ds, metric) -> list:
     if np.isfinite(urr[0]):
         z = _z(urr, nop)
         out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr[0]:.3g} vs no privacy {nop[0]:.3g} "
-                   f"(ratio {urr[0] / nop[0]:.2f}; two-sided z-test of equal error, level 0.05: z = {z:.1f}, "
-                   f"{'not distinguishable' if abs(z) < 1.96 else 'different'}; 001: 'almost the same').")
+                   f"(ratio {urr[0] / nop[0]:.2f}; "
+                   + ("no standard error: one repetition, not tested" if not np.isfinite(z) else
+                      f"two-sided z-test of equal error, level 0.05: z = {z:.1f}, "
+                      f"{'not distinguishable' if abs(z) < 1.96 else 'different'}")
+                   + "; 001: 'almost the same').")
     eps = sorted({r["eps"] for r in rows if r["dataset"] == ds.name})
     for e in (eps[0], lnd):
         best = {m: _best(rows, ds.name, m, e) for m in MECHS}
@@ -122,9 +125,11 @@ def _eps_checks(rows, ds, metric) -> list:
         if len(best) > 1:
             order = sorted(best, key=lambda k: best[k][0])
             z = _z(best[order[1]], best[order[0]])
-            out.append(f"{ds.name}: best mechanism at eps = {e:g}: {order[0]} ({best[order[0]][0]:.3g}); ahead of "
-                       f"{order[1]} ({best[order[1]][0]:.3g}) by z = {z:.1f} (one-sided, level 0.05: "
-                       f"{'significant' if z > 1.645 else 'not significant'}).")
+            head = (f"{ds.name}: best mechanism at eps = {e:g}: {order[0]} ({best[order[0]][0]:.3g}); ahead of "
+                    f"{order[1]} ({best[order[1]][0]:.3g})")
+            out.append(head + (" (no standard error: one repetition; not tested)." if not np.isfinite(z) else
+                               f" by z = {z:.1f} (one-sided, level 0.05: "
+                               f"{'significant' if z > 1.645 else 'not significant'})."))
     return out
 
 

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
@@ -84,7 +85,7 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
             return sup.support, sup.weight * w, sup.inverted, sup.stats
 
-        by, wt, inv, st = jax.lax.map(block, jnp.arange(num_blocks), batch_size=batch)
+        by, wt, inv, st = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
         stats = jnp.sum(st, axis=0)
         if spec.input == "stats":
             return spec.fn(m, stats, n, **opts)
@@ -99,7 +100,7 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
                                     jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
         return spec.fn(m, rep, **opts)
 
-    return jax.lax.map(one_rep, jnp.arange(reps), batch_size=rep_batch)
+    return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
 
 
 def row_chunk(rows: int, width: int) -> int:
