@@ -106,3 +106,25 @@ def test_nonprivate_error_population_vs_iid():
     exact_iid = float(np.sum(p * (1 - p))) / 1000
     assert iid == pytest.approx(exact_iid, rel=0.1)
     assert pop == pytest.approx(exact_iid * 1000 / 1999, rel=0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tv_name, mse_name, run", [("001-fig5", "001-fig10", _murakami.run_eps),
+                                                    ("001-fig6", "001-fig11", _murakami.run_sensitive),
+                                                    ("001-fig7", "001-fig12", _murakami.run_attributes)])
+def test_both_metrics_from_one_run_equal_the_two_runs(tv_name, mse_name, run):
+    """``metric=[tv, l2sq]`` scores one run's estimates twice: its rows are the TV figure's and the MSE twin's,
+    value for value (001 Figs 5-7 and 10-12 share their simulations: half the cost of running both)."""
+    keys = ("dataset", "mechanism", "method", "eps", "s", "attributes")
+
+    def table(rows):
+        return {tuple(r.get(k) for k in keys): (r["value"], r["se"]) for r in rows}
+
+    both = run(_cfg(tv_name, metric=["tv", "l2sq"]), CTX)
+    for name, mt in ((tv_name, "tv"), (mse_name, "l2sq")):
+        alone = run(_cfg(name), CTX).rows
+        assert {r["metric"] for r in alone} == {mt}
+        assert table([r for r in both.rows if r["metric"] == mt]) == table(alone), (name, mt)
+    assert len(both.figures) == 2 and "metric" in both.table.splitlines()[0]
+    with pytest.raises(ValueError, match="metric"):
+        S.metrics(dict(metric=["tv", "tv"]))

@@ -45,11 +45,20 @@ def _data(ds, cfg: dict) -> tuple[dict, dict, int | None, str]:
     return dict(xs=xs), dict(counts=counts), int(xs.size), S.model_text("population", ds.n, int(xs.size))
 
 
-def _nonprivate_rows(key, ds, cfg, nopd, xs_axis, extra) -> tuple[float, list]:
-    mean, se, draws = S.nonprivate(key, ds.n, cfg["reps"] * cfg.get("cases", 1), cfg["metric"], **nopd)
+def _nonprivate_rows(key, ds, cfg, nopd, xs_axis, extra, metric) -> tuple[float, list]:
+    mean, se, draws = S.nonprivate(key, ds.n, cfg["reps"] * cfg.get("cases", 1), metric, **nopd)
     r = dict(mechanism="no privacy", method="", mean=mean, se=se, reps=draws, theory=math.nan, z=math.nan,
              sample=S.check_sample(cfg))
-    return mean, [S.row(dict(r, eps=e), cfg["metric"], **extra) for e in xs_axis]
+    return mean, [S.row(dict(r, eps=e), metric, **extra) for e in xs_axis]
+
+
+def _figure_name(cfg: dict, metric: str, stem: str) -> str:
+    """The config's figure name for its first metric, ``stem + metric`` for the others."""
+    return cfg.get("figure", stem + metric) if metric == S.metrics(cfg)[0] else stem + metric
+
+
+def _row_keys(cfg: dict, keys: tuple) -> tuple:
+    return (("metric",) if len(S.metrics(cfg)) > 1 else ()) + keys
 
 
 def _lines(study_rows: list, mechs, methods, key: str = "eps", **match) -> list:
@@ -65,30 +74,37 @@ def _lines(study_rows: list, mechs, methods, key: str = "eps", **match) -> list:
 
 
 def run_eps(cfg: dict, ctx: Context) -> Report:
-    """001 Fig 5 (TV) / Fig 10 (MSE): eps vs error for RR/RAPPOR/uRR/uRAP x emp/emp+thr/EM, plus no privacy."""
+    """001 Fig 5 (TV) / Fig 10 (MSE): eps vs error for RR/RAPPOR/uRR/uRAP x emp/emp+thr/EM, plus no privacy.
+
+    ``metric`` may list several metrics (``--set metric=tv,l2sq``: Figs 5 and 10 from one run's estimates)."""
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     methods = _common.available_methods(cfg["methods"])
-    metric = cfg["metric"]
-    rows, panels, vlines, notes, models = [], [], [], _skipped(cfg, methods), []
+    metrics = S.metrics(cfg)
+    rows, vlines, notes, models = [], [], _skipped(cfg, methods), []
+    panels: dict = {mt: [] for mt in metrics}
     with _common.progress(len(datasets), cfg.get("title", "eps sweep"), ctx.progress) as bar:
         for di, ds in enumerate(datasets):
             eps = sorted(set(cfg["eps"]) | {round(math.log(ds.d), 4)})
             data, nopd, size, model = _data(ds, cfg)
             models.append(f"{ds.name}: {model}")
             extra = dict(dataset=ds.name, n=ds.n, d=ds.d, s=ds.s, population=size)
-            npm, np_rows = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, eps, extra)
             study_rows = S.curves(ctx.key(di), cfg["mechanisms"], ds.d, ds.sensitive, eps, ds.n, cfg, **data)
-            rows += np_rows + [S.row(r, metric, **extra) for r in study_rows]
-            lines = [("no privacy", "no privacy", "", eps, [npm] * len(eps))]
-            lines += _lines(study_rows, cfg["mechanisms"], methods)
-            panels.append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={ds.n}", lines))
+            for mt in metrics:
+                npm, np_rows = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, eps, extra, mt)
+                mrows = [r for r in study_rows if r["metric"] == mt]
+                rows += np_rows + [S.row(r, mt, **extra) for r in mrows]
+                lines = [("no privacy", "no privacy", "", eps, [npm] * len(eps))]
+                lines += _lines(mrows, cfg["mechanisms"], methods)
+                panels[mt].append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={ds.n}", lines))
+                notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
+                          for c in _eps_checks([r for r in rows if r["metric"] == mt], ds, mt)]
             vlines.append(math.log(ds.d))
-            notes += _eps_checks(rows, ds, metric)
             bar.update(1, ds.name)
-    fig = _plot.line_panels(panels, "epsilon", _common.METRIC_AXIS.get(metric, metric.upper()), vlines=vlines)
-    table = format_table(rows, ("dataset", "mechanism", "method"), "eps")
-    return Report(rows, {cfg.get("figure", "eps_vs_" + metric): fig}, table, notes,
-                  "; ".join([ds.summary() for ds in datasets] + models))
+    figs = {_figure_name(cfg, mt, "eps_vs_"): _plot.line_panels(panels[mt], "epsilon",
+                                                                _common.METRIC_AXIS.get(mt, mt.upper()), vlines=vlines)
+            for mt in metrics}
+    table = format_table(rows, _row_keys(cfg, ("dataset", "mechanism", "method")), "eps")
+    return Report(rows, figs, table, notes, "; ".join([ds.summary() for ds in datasets] + models))
 
 
 def _best(rows, ds_name, mech, eps):
@@ -143,8 +159,9 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
     """
     datasets = _datasets.resolve(cfg["datasets"], ctx.data, cfg.get("n"))
     methods = _common.available_methods(cfg["methods"])
-    metric, cases = cfg["metric"], cfg["cases"]
-    rows, panels, notes, models = [], [], _skipped(cfg, methods), []
+    metrics, cases = S.metrics(cfg), cfg["cases"]
+    rows, notes, models = [], _skipped(cfg, methods), []
+    panels: dict = {mt: [] for mt in metrics}
     with _common.progress(len(datasets) * cases, cfg.get("title", "|X_S| sweep"), ctx.progress) as bar:
         for di, ds in enumerate(datasets):
             eps = [e if e != "ln d" else round(math.log(ds.d), 4) for e in cfg["eps"]]
@@ -153,7 +170,6 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
             perms = [rng.permutation(ds.d) for _ in range(cases)]
             data, nopd, size, model = _data(ds, cfg)
             models.append(f"{ds.name}: {model}")
-            npm, _ = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {})
             acc: dict = {}
             for c, perm in enumerate(perms):
                 inv = np.argsort(perm).astype(np.int32)
@@ -161,25 +177,32 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
                 for r in S.curves(ctx.key(di, c), cfg["mechanisms"], ds.d, ds.sensitive, eps, ds.n, cfg,
                                   s_values=s_values, **cdata):
                     for s in (s_values if r.get("s") is None else [r["s"]]):  # RR/RAPPOR: no X_S
-                        acc.setdefault((r["eps"], s, r["mechanism"], r["method"]), []).append(r)
+                        acc.setdefault((r["metric"], r["eps"], s, r["mechanism"], r["method"]), []).append(r)
                 bar.update(1, f"{ds.name} case {c + 1}/{cases}")
-            summ = []
-            for (e, s, mech, m), rs in acc.items():
-                means = np.array([r["mean"] for r in rs])
-                se = means.std(ddof=1) / math.sqrt(len(means)) if len(means) > 1 else rs[0]["se"]
-                summ.append(dict(rs[0], eps=e, s=s, mean=float(means.mean()), se=se, theory=math.nan, z=math.nan))
-                rows.append(S.row(summ[-1], metric, dataset=ds.name, s=s, cases=cases, n=ds.n, d=ds.d,
-                                  population=size))
-            for e in eps:
-                lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
-                lines += _lines(summ, cfg["mechanisms"], methods, key="s", eps=e)
-                panels.append((f"{ds.name}: eps = {e:g}", lines))
-            notes.append(f"{ds.name}: no privacy {npm:.3g}.")
-    notes += sweep_checks(rows, "s")
-    fig = _plot.line_panels(panels, "|X_S|", _common.METRIC_AXIS.get(metric, metric.upper()))
-    table = format_table(rows, ("dataset", "eps", "mechanism", "method"), "s")
-    return Report(rows, {cfg.get("figure", "sensitive_vs_" + metric): fig}, table, notes,
-                  "; ".join([ds.summary() for ds in datasets] + models))
+            for mt in metrics:
+                npm, _ = _nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {}, mt)
+                summ = []
+                for (metric, e, s, mech, m), rs in acc.items():
+                    if metric != mt:
+                        continue
+                    means = np.array([r["mean"] for r in rs])
+                    se = means.std(ddof=1) / math.sqrt(len(means)) if len(means) > 1 else rs[0]["se"]
+                    summ.append(dict(rs[0], eps=e, s=s, mean=float(means.mean()), se=se, theory=math.nan, z=math.nan))
+                    rows.append(S.row(summ[-1], mt, dataset=ds.name, s=s, cases=cases, n=ds.n, d=ds.d,
+                                      population=size))
+                for e in eps:
+                    lines = [("no privacy", "no privacy", "", s_values, [npm] * len(s_values))]
+                    lines += _lines(summ, cfg["mechanisms"], methods, key="s", eps=e)
+                    panels[mt].append((f"{ds.name}: eps = {e:g}", lines))
+                notes.append(f"{ds.name}: no privacy {npm:.3g}" + (f" ({mt})." if len(metrics) > 1 else "."))
+    for mt in metrics:
+        notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
+                  for c in sweep_checks([r for r in rows if r["metric"] == mt], "s")]
+    figs = {_figure_name(cfg, mt, "sensitive_vs_"): _plot.line_panels(panels[mt], "|X_S|",
+                                                                      _common.METRIC_AXIS.get(mt, mt.upper()))
+            for mt in metrics}
+    table = format_table(rows, _row_keys(cfg, ("dataset", "eps", "mechanism", "method")), "s")
+    return Report(rows, figs, table, notes, "; ".join([ds.summary() for ds in datasets] + models))
 
 
 def sweep_checks(rows: list, key: str) -> list:
@@ -219,31 +242,35 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
     001 draws n = 240,000 of the census's 2,458,285 people (config ``population``) each repetition.
     """
     methods = _common.available_methods(cfg["methods"])
-    metric, attrs = cfg["metric"], cfg["attributes"]
+    metrics, attrs = S.metrics(cfg), cfg["attributes"]
     names = ["census" if a == 4 else f"census{a}" for a in attrs]
     datasets = _datasets.resolve(names, ctx.data, cfg.get("n"))
-    rows, notes, models, summ, nop = [], _skipped(cfg, methods), [], [], []
+    rows, notes, models, summ = [], _skipped(cfg, methods), [], []
+    nop: dict = {mt: [] for mt in metrics}
     with _common.progress(len(datasets), cfg.get("title", "attributes"), ctx.progress) as bar:
         for di, (a, ds) in enumerate(zip(attrs, datasets)):
             data, nopd, size, model = _data(ds, cfg)
             models.append(f"{a} attributes: {model}")
-            nop.append(_nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {})[0])
+            for mt in metrics:
+                nop[mt].append(_nonprivate_rows(ctx.key(di, 10_000), ds, cfg, nopd, [], {}, mt)[0])
             for r in S.curves(ctx.key(di), cfg["mechanisms"], ds.d, ds.sensitive, cfg["eps"], ds.n, cfg, **data):
                 summ.append(dict(r, attributes=a))
-                rows.append(S.row(r, metric, dataset=ds.name, attributes=a, n=ds.n, d=ds.d, s=ds.s,
+                rows.append(S.row(r, r["metric"], dataset=ds.name, attributes=a, n=ds.n, d=ds.d, s=ds.s,
                                   population=size))
             bar.update(1, f"{a} attrs")
-    panels = []
-    for e in cfg["eps"]:
-        lines = [("no privacy", "no privacy", "", attrs, nop)]
-        lines += _lines(summ, cfg["mechanisms"], methods, key="attributes", eps=e)
-        panels.append((f"census: eps = {e:g}", lines))
-    notes += sweep_checks(rows, "attributes")
-    fig = _plot.line_panels(panels, "number of attributes", _common.METRIC_AXIS.get(metric, metric.upper()),
-                            logx=False)
-    table = format_table(rows, ("eps", "mechanism", "method"), "attributes")
-    return Report(rows, {cfg.get("figure", "attributes_vs_" + metric): fig}, table, notes,
-                  "; ".join([ds.summary() for ds in datasets] + models))
+    figs = {}
+    for mt in metrics:
+        panels = []
+        for e in cfg["eps"]:
+            lines = [("no privacy", "no privacy", "", attrs, nop[mt])]
+            lines += _lines(summ, cfg["mechanisms"], methods, key="attributes", eps=e, metric=mt)
+            panels.append((f"census: eps = {e:g}", lines))
+        notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
+                  for c in sweep_checks([r for r in rows if r["metric"] == mt], "attributes")]
+        figs[_figure_name(cfg, mt, "attributes_vs_")] = _plot.line_panels(
+            panels, "number of attributes", _common.METRIC_AXIS.get(mt, mt.upper()), logx=False)
+    table = format_table(rows, _row_keys(cfg, ("eps", "mechanism", "method")), "attributes")
+    return Report(rows, figs, table, notes, "; ".join([ds.summary() for ds in datasets] + models))
 
 
 _M = ["emp", "emp+thr", "em"]

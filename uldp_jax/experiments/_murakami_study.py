@@ -99,7 +99,8 @@ def curves(key: jax.Array, mechs: Sequence[str], d: int, sensitive: Any, eps: Se
       d, sensitive: domain size and X_S (ignored by the ``s`` factories when ``s_values`` is given).
       eps: the eps grid.
       n: users per repetition.
-      cfg: the experiment config (``methods``, ``metric``, ``reps``, ``report_reps``, ``path``).
+      cfg: the experiment config (``methods``, ``metric`` (one name or a list: every metric scores the same
+        estimates), ``reps``, ``report_reps``, ``path``).
       xs: the population (population model), or
       p: the distribution (iid model).
       s_values: a grid of |X_S| (001 Fig 6), taken by the mechanisms that have a sensitive set.
@@ -109,7 +110,7 @@ def curves(key: jax.Array, mechs: Sequence[str], d: int, sensitive: Any, eps: Se
     """
     rr = report_reps(cfg)
     methods = _common.available_methods(cfg["methods"])
-    metric = cfg["metric"]
+    metric = metrics(cfg)
     data = dict(p=p) if xs is None else dict(xs=xs, sample="population")
     rows = []
     for i, (labels, ms, path, by_reports) in enumerate(_calls(mechs, d, sensitive, methods, cfg.get("path"), rr)):
@@ -118,10 +119,20 @@ def curves(key: jax.Array, mechs: Sequence[str], d: int, sensitive: Any, eps: Se
         if s_values is not None and any(_common.MECHANISMS[lb][1] for lb in labels):
             grids["s"] = list(s_values)
         res = ul.study(jax.random.fold_in(key, i), factories, n=[n], reps=rr if by_reports else cfg["reps"],
-                       methods=ms, metrics=_studies.study_metrics([metric]), simulate_options={"path": path}, **data,
+                       methods=ms, metrics=_studies.study_metrics(metric), simulate_options={"path": path}, **data,
                        **grids)
         rows += res.rows()
     return rows
+
+
+def metrics(cfg: dict) -> list:
+    """The config's metrics as a list: ``metric`` is one name (``"tv"``) or several (``["tv", "l2sq"]``: 001 Figs
+    5-7 and their MSE twins 10-12 from one run, each metric scoring the same estimates)."""
+    m = cfg["metric"]
+    out = [m] if isinstance(m, str) else list(m)
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"Expected metric to be a name or a list of distinct names, got {m!r}.")
+    return out
 
 
 def report_reps(cfg: dict) -> int:
