@@ -278,17 +278,17 @@ _M = ["emp", "emp+thr", "em"]
 # (001 shows it in Figs 5-7, 10-12) runs on every report (per-user path) on every repetition by default.
 # sample="population" is 001's model; population = 0 means 2 n people (a random half reports).
 _MODEL = dict(sample="population", population=0, path="auto")
-_FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric="tv",
+_FIG5 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=EPS_001, reps=100, metric=["tv"],
              report_reps="all", **_MODEL)
 # The quick configs give report_reps as a number (every repetition), so `--set report_reps=N` parses as one.
 _FIG5Q = dict(_FIG5, datasets=["foursquare"], mechanisms=["RR", "uRAP"], eps=[0.5], reps=2, n=2_000, report_reps=2)
 _FIG6 = dict(datasets=["foursquare", "census"], mechanisms=MECHS, methods=_M, eps=[0.1, "ln d"],
-             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=100, reps=1, metric="tv",
+             s_values=[1, 2, 5, 10, 20, 50, 100, 200, 400, 625], cases=100, reps=1, metric=["tv"],
              report_reps="all", **_MODEL)
 _FIG6Q = dict(_FIG6, datasets=["foursquare"], mechanisms=["uRR"], methods=["emp"], s_values=[1, 100], cases=2,
               reps=1, n=2_000, report_reps=1)
 _FIG7 = dict(attributes=[4, 5, 6, 7, 8, 9], mechanisms=MECHS, methods=["emp", "emp+thr", "em"], eps=[0.1, 1.0, 6.0],
-             reps=10, metric="tv", n=240_000, report_reps="all", **dict(_MODEL, population=2_458_285))
+             reps=10, metric=["tv"], n=240_000, report_reps="all", **dict(_MODEL, population=2_458_285))
 _FIG7Q = dict(_FIG7, attributes=[4, 5], eps=[1.0], mechanisms=["uRR"], methods=["emp"], reps=2, n=2_000,
               population=0, report_reps=2)
 # The demo keeps to ~2 minutes on 2 cores: EM for RAPPOR/uRAP (~20 s per repetition and eps for uRAP, more for
@@ -302,7 +302,7 @@ _DEMOQ = dict(_DEMO, mechanisms=["uRR", "uRAP"], methods=["emp", "emp+thr"], eps
 
 def _mse(cfg):
     """001 App. C's "MSE": the sample mean of the l2 loss ``sum_x (p_hat(x) - p(x))^2`` (not the per-item mean)."""
-    return dict(cfg, metric="l2sq")
+    return dict(cfg, metric=["l2sq"])
 
 
 def _NO_BITS_EM(cfg: dict) -> list:
