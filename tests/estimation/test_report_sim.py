@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import testing
 from uldp_jax.estimation import _support
 
 from uldp_jax.simulate import _engine as sim
@@ -61,6 +62,11 @@ def test_fig5_like_ordering():
     Claim tested for RR, RAPPOR, uRR and uRAP: mean TV of emp+thr and of EM <= 0.5 x that of emp (measured:
     at most 0.24 x; e.g. uRR 0.56 / 0.69 vs 2.8, RAPPOR 0.49 / 0.94 vs 18). One compile per mechanism (reports,
     emp, emp+thr and EM in one jitted, repetition-vmapped function); simulate's report path is tested above.
+
+    Statistics (``uldp_jax.testing``, per-check level): emp's mean TV agrees with its normal approximation
+    (``testing.emp_tv``; iid users, two-sided); emp+thr's and EM's mean TVs are not above half of emp's expected TV
+    (one-sided), with half emp's SE as theirs: both are on the simplex and vary less than emp (measured over 20
+    repetitions at uRR: SD 0.09 and 0.07 against emp's 0.48).
     """
     d, s, n, reps, eps = 100, 10, 2000, 3, 0.1
     w = 1.0 / np.arange(1, d + 1)
@@ -79,9 +85,12 @@ def test_fig5_like_ordering():
         return jnp.mean(jax.vmap(one)(keys, xs), axis=0)
 
     for mech in (ul.GRR(d, eps), ul.RAPPOR(d, eps), ul.URR(d, sens, eps), ul.URAP(d, sens, eps)):
-        tv = dict(zip(methods, np.asarray(mean_tv(mech))))
-        assert tv["emp+thr"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)
-        assert tv["em"] <= 0.5 * tv["emp"], (type(mech).__name__, tv)
+        tv = dict(zip(methods, np.asarray(mean_tv(mech), np.float64)))
+        mean, sd = testing.emp_tv(mech, p, n)
+        se = sd / np.sqrt(reps)
+        assert testing.within_se(tv["emp"], mean, se), (type(mech).__name__, tv, mean, se)
+        assert testing.at_most(tv["emp+thr"], 0.5 * mean, 0.5 * se), (type(mech).__name__, tv, mean, se)
+        assert testing.at_most(tv["em"], 0.5 * mean, 0.5 * se), (type(mech).__name__, tv, mean, se)
 
 
 @pytest.mark.slow

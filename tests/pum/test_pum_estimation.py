@@ -161,8 +161,11 @@ def test_simulate_pum_case_iii_uses_the_population():
     mech = ul.PUM(D, SENS, 2, 30.0)  # eps so large that r_hat is (nearly) the users' empirical r
     pop = ul.pum_truth(mech, pop_xs, pop_personal)
     own = ul.pum_truth(mech, xs, personal)
-    sampling = float(np.abs(own.p - pop.p).sum())
-    assert sampling > 0.02  # 400 of 4000 users: a visible sampling error
+    # the users' own error of eq 21 with the population's pi_k, against the population's p: the floor that case
+    # (III) levels off at. 400 of 4000 users: visible (over 20,000 data seeds its minimum was 0.0101; the former
+    # fixed thresholds on random data, |own.p - pop.p|_1 > 0.02 and expect > 0.5 of it, failed on 0.22% and 1%)
+    floor = float(np.abs(own.r[:D] + own.r[D:] @ pop.pi - pop.p).sum())
+    assert floor > 1e-3, floor
     res = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2,
                           population=(pop_xs, pop_personal))
     np.testing.assert_allclose(res.truth.p, pop.p)
@@ -172,12 +175,15 @@ def test_simulate_pum_case_iii_uses_the_population():
     expect = np.abs(r[:, :D] + r[:, D:] @ pop.pi - pop.p).sum(-1)
     np.testing.assert_allclose(res.losses["III"].l1_p, expect, atol=1e-5)
     np.testing.assert_allclose(r, own.r[None].repeat(2, 0), atol=2.5 / 400)  # ~ the users' own r
-    assert np.all(expect > 0.5 * sampling)
+    # eq 21's map r -> r[:D] + r[D:] @ pi is column-stochastic, so each loss is within |r_hat - r|_1 of the users'
+    # own (deterministic, triangle inequality): the error stays at the sampling floor instead of falling to 0
+    assert np.all(np.abs(expect - floor) <= np.abs(r - own.r).sum(-1) + 1e-5), (expect, floor)
     # A PUMTruth works as the population too; without one the users are the population (error ~ 0).
     res2 = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2, population=pop)
     np.testing.assert_allclose(res2.losses["III"].l1_p, res.losses["III"].l1_p)
     res3 = ul.simulate_pum(jax.random.key(5), mech, xs, personal, priors={"III": "true"}, reps=2)
     np.testing.assert_allclose(res3.truth.p, own.p)
-    assert np.all(res3.losses["III"].l1_p < 0.25 * sampling)
+    r3 = np.asarray(res3.r, np.float64)
+    assert np.all(np.asarray(res3.losses["III"].l1_p) <= np.abs(r3 - own.r).sum(-1) + 1e-5)  # own error 0
     with pytest.raises(TypeError, match="population"):
         ul.simulate_pum(jax.random.key(5), mech, xs, personal, reps=1, population=pop_xs)

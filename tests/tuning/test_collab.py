@@ -36,7 +36,10 @@ def test_collaborative_sampling(mech):
     loss = np.sum((np.asarray(res.estimates, np.float64) - p) ** 2, axis=1)
     se = loss.std(ddof=1) / np.sqrt(REPS)
     assert testing.within_se(loss.mean(), np.mean(pred), se, dof=REPS - 1), (loss.mean(), np.mean(pred), se)
-    assert np.mean(pred) < 1.05 * true_run  # the pilot's cost and theta_hat's error are small (003 Fig 6)
+    # the pilot's cost and theta_hat's error are small (003 Fig 6): the mean predicted risk (random through
+    # theta_hat) is not above 1.05 x the true-theta run's (one-sided t check, SE from the repetitions)
+    pred_se = np.std(pred, ddof=1) / np.sqrt(REPS)
+    assert testing.at_most(np.mean(pred), 1.05 * true_run, pred_se, dof=REPS - 1), (np.mean(pred), true_run, pred_se)
 
 
 def test_fixed_model_and_main_only():
