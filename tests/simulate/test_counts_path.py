@@ -214,3 +214,22 @@ def test_multinomial_three_phases_large_domain():
             keys, jnp.asarray(p)))
     assert np.all(draws.sum(1) == 1e6)
     assert testing.within_se(draws.mean(0), 1e6 * p, np.sqrt(1e6 * p * (1 - p) / 200))
+
+
+@pytest.mark.slow
+def test_counts_path_keeps_every_user_at_large_eps():
+    """The fixed model's counts path samples from the exact integer histogram: at eps = 30 (flip probability
+    ~1e-12 per user) every repetition returns the users' own histogram, as the per-user path does. Regression:
+    ``target * n`` is off by an ulp for some items (55 / 400 * 400 != 55 in float64), and a count of 54.999...
+    kept 54 users, moving one user per repetition (GRR, uRR, PUM)."""
+    import jax
+    import numpy as np
+
+    import uldp_jax as ul
+
+    h = np.array([50, 40, 60, 55, 57, 45, 48, 45])
+    xs = np.repeat(np.arange(8), h).astype(np.int32)
+    for mech in (ul.GRR(8, 30.0), ul.URR(8, (0, 1, 2), 30.0)):
+        for path in ("counts", "per_user"):
+            stats = np.asarray(ul.simulate(jax.random.key(0), mech, xs=xs, reps=4, path=path).stats)
+            assert np.all(stats == h), (type(mech).__name__, path, stats)

@@ -97,7 +97,9 @@ def run_stats(plan: Any, key: jax.Array, progress: Any = False) -> jax.Array:
         static = (("iid", plan.iid), ("out_dtype", out_dtype))
         fn = _shard.compile_kernel(counts_kernel, static, plan.mesh, plan.mode, grid)
         with _counts_path.x64_context():
-            data = jnp.asarray(plan.target if plan.iid else plan.target * plan.n, jnp.float64)
+            # fixed model: the exact integer counts (target * n is off by an ulp for some items, e.g. 55 / 400 * 400,
+            # and a count of 54.999... kept only 54 users, moving one user per repetition at large eps)
+            data = jnp.asarray(plan.target if plan.iid else np.rint(plan.target * plan.n), jnp.float64)
             args = (key, plan.mech, jnp.asarray(plan.n, jnp.float64), data)
             with _progress_ctx(progress, plan.reps) as bar:
                 # one call per chunk, padded to a bucket: one compile (~2-3 s on CPU) per chunk size; the padding
