@@ -119,7 +119,7 @@ def test_without_matplotlib_results_are_written_and_one_line_note(tmp_path):
     (["--set", "nope=1"], "no config key 'nope'"),
     (["--set", "eps"], "expected KEY=VALUE"),
     (["--set", "eps=a,b"], "eps: expected number, got 'a'"),
-    (["--set", "metric=tv,l1"], "metric: expected one value, got 2"),
+    (["--set", "n=100,200"], "n: expected one value, got 2"),
     (["--set", "datasets=mars"], "unknown dataset 'mars'"),
     (["--set", "n=2.5"], "n: expected int"),
     (["--set", "report_reps=-1"], "report_reps: expected a value >= 0"),
