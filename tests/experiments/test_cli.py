@@ -142,3 +142,14 @@ def test_set_overrides_reach_the_run_and_its_record(tmp_path, capsys):
 
     df = pd.read_csv(tmp_path / "demo" / "results.csv")
     assert {0.5, 4.0} <= set(df["eps"]) and set(df["mechanism"]) == {"uRR", "no privacy"}  # (+ eps = ln d)
+
+
+def test_set_metric_takes_a_list_for_the_001_runners():
+    """``--set metric=tv,l2sq`` (001 Figs 5-7 with their MSE twins from one run) parses to a list; one name stays
+    a one-element list."""
+    from uldp_jax import experiments
+    from uldp_jax.experiments._runner import parse_set
+
+    exp = experiments.get_experiment("001-fig5")
+    assert parse_set(exp, ["metric=tv,l2sq"]) == {"metric": ["tv", "l2sq"]}
+    assert parse_set(exp, ["metric=l2sq"]) == {"metric": ["l2sq"]}
