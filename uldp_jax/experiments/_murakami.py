@@ -61,6 +61,11 @@ def _row_keys(cfg: dict, keys: tuple) -> tuple:
     return (("metric",) if len(S.metrics(cfg)) > 1 else ()) + keys
 
 
+def _tagged(cfg: dict, metric: str, lines: list) -> list:
+    """Summary lines prefixed with ``[metric]`` when the run scores several metrics."""
+    return [(f"[{metric}] " if len(S.metrics(cfg)) > 1 else "") + ln for ln in lines]
+
+
 def _lines(study_rows: list, mechs, methods, key: str = "eps", **match) -> list:
     """Plot lines ``(label, mech, method, x, y)`` from study rows (one per mechanism x method present)."""
     out = []
@@ -96,8 +101,7 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
                 lines = [("no privacy", "no privacy", "", eps, [npm] * len(eps))]
                 lines += _lines(mrows, cfg["mechanisms"], methods)
                 panels[mt].append((f"{ds.name} ({ds.source}): d={ds.d}, |X_S|={ds.s}, n={ds.n}", lines))
-                notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
-                          for c in _eps_checks([r for r in rows if r["metric"] == mt], ds, mt)]
+                notes += _tagged(cfg, mt, _eps_checks([r for r in rows if r["metric"] == mt], ds, mt))
             vlines.append(math.log(ds.d))
             bar.update(1, ds.name)
     figs = {_figure_name(cfg, mt, "eps_vs_"): _plot.line_panels(panels[mt], "epsilon",
@@ -196,8 +200,7 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
                     panels[mt].append((f"{ds.name}: eps = {e:g}", lines))
                 notes.append(f"{ds.name}: no privacy {npm:.3g}" + (f" ({mt})." if len(metrics) > 1 else "."))
     for mt in metrics:
-        notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
-                  for c in sweep_checks([r for r in rows if r["metric"] == mt], "s")]
+        notes += _tagged(cfg, mt, sweep_checks([r for r in rows if r["metric"] == mt], "s"))
     figs = {_figure_name(cfg, mt, "sensitive_vs_"): _plot.line_panels(panels[mt], "|X_S|",
                                                                       _common.METRIC_AXIS.get(mt, mt.upper()))
             for mt in metrics}
@@ -265,8 +268,7 @@ def run_attributes(cfg: dict, ctx: Context) -> Report:
             lines = [("no privacy", "no privacy", "", attrs, nop[mt])]
             lines += _lines(summ, cfg["mechanisms"], methods, key="attributes", eps=e, metric=mt)
             panels.append((f"census: eps = {e:g}", lines))
-        notes += [(f"[{mt}] " if len(metrics) > 1 else "") + c
-                  for c in sweep_checks([r for r in rows if r["metric"] == mt], "attributes")]
+        notes += _tagged(cfg, mt, sweep_checks([r for r in rows if r["metric"] == mt], "attributes"))
         figs[_figure_name(cfg, mt, "attributes_vs_")] = _plot.line_panels(
             panels, "number of attributes", _common.METRIC_AXIS.get(mt, mt.upper()), logx=False)
     table = format_table(rows, _row_keys(cfg, ("eps", "mechanism", "method")), "attributes")
