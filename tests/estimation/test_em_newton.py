@@ -160,3 +160,23 @@ def test_gradient_pass_sums_without_drift():
                  packed_grad(t32, _em_reports._pack_dense(mech, ys), None, -jnp.float32(eps))):
         g32, _ = grad(jnp.asarray(p, jnp.float32))
         assert np.max(np.abs(np.asarray(g32, np.float64) - g64) / g64) < 1e-6
+
+
+def test_urap_newton_on_the_sensitive_items_and_the_non_sensitive_total():
+    """uRAP: every product-part report sees only the non-sensitive items' total, so the MLE splits that total in
+    proportion to the invertible counts ``N_x`` (exactly 0 where ``N_x = 0``), and Newton runs on the ``s + 1``
+    reduced coordinates (``_em_reduced``). At eps = 0.1 with many sensitive items the Hessian is ill-conditioned:
+    Newton with its forcing term converges on its certificate instead of handing over to SQUAREM."""
+    d, s, n = 400, 120, 20_000
+    mech = ul.URAP(d, list(range(s)), 0.1)
+    p = np.arange(1, d + 1, dtype=np.float64) ** -1.0
+    xs = jax.random.choice(jax.random.key(11), d, (n,), p=jnp.asarray(p / p.sum())).astype(jnp.int32)
+    ys = ul.perturb(jax.random.key(12), mech, xs)
+    p_hat, info = _em.em(mech, ys, return_info=True)
+    assert bool(info.converged) and float(info.gap) <= _em_newton.default_gap_tol(p_hat.dtype)
+    assert int(info.num_evals) < _em_newton.MAX_PASSES  # Newton's own certificate, no SQUAREM hand-over
+    bits = np.asarray(ys)
+    inv = bits[:, s:].sum(0).astype(np.float64)  # non-sensitive bits: each identifies its user's item
+    est = np.asarray(p_hat, np.float64)
+    assert np.all(est[s:][inv == 0] == 0.0)
+    np.testing.assert_allclose(est[s:], est[s:].sum() * inv / inv.sum(), rtol=1e-5, atol=1e-9)

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _em_newton, _packed
+from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed
 from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
@@ -132,67 +132,13 @@ def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
     return gram
 
 
-class Reduced(NamedTuple):
-    r"""The Newton problem of a ``SupportRatio`` in ``s + 1`` coordinates: the ``s`` items, then the total ``T`` of
-    the others (absent when ``s = d``). Every other item has the same column ``other_i`` (001/003's non-sensitive
-    items under a GLUTF mechanism), so the reports see only ``T``, and given ``T`` the likelihood's invertible part
-    :math:`\sum_x N_x \log p_x` is largest at :math:`p_x = T N_x / N` (uniform if :math:`N = 0`): the MLE has
-    that form, and Newton on the full ``d`` would face an exactly singular block (float32 noise there made every
-    ULH step fail)."""
-
-    items: jax.Array  # int[s]
-    share: jax.Array  # float[d]: each other item's share of T (0 on the items)
-
-    def expand(self, u: jax.Array) -> jax.Array:
-        s = self.items.shape[0]
-        p = self.share * (u[s] if u.shape[0] > s else 0.0)
-        return p.at[self.items].set(u[:s])
-
-    def reduce(self, p: jax.Array) -> jax.Array:
-        s, d = self.items.shape[0], p.shape[0]
-        head = p[self.items]
-        return head if s == d else jnp.append(head, jnp.sum(p) - jnp.sum(head))
-
-
-def _pick(v, items, share):
-    """A per-item vector whose other items are all equal (the gradient) in ``Reduced`` coordinates."""
-    s, d = items.shape[0], v.shape[0]
-    head = v[items]
-    if s == d:
-        return head
-    other = jnp.argmax(share)  # any other item: their entries are equal
-    return jnp.append(head, v[other])
-
-
-def _reduced(rep: SupportRatio, d: int, dtype: Any) -> tuple[Reduced, jax.Array]:
-    inv = rep.inverted.astype(dtype)
-    mask = jnp.ones(d, bool).at[rep.items].set(False)
-    rest = jnp.sum(jnp.where(mask, inv, 0.0))
-    uniform = 1.0 / max(d - rep.items.shape[0], 1)
-    share = jnp.where(mask, jnp.where(rest > 0, inv / jnp.where(rest > 0, rest, 1.0), uniform), 0.0)
-    red = Reduced(rep.items, share)
-    inv_r = inv[rep.items] if rep.items.shape[0] == d else jnp.append(inv[rep.items], rest)
-    return red, inv_r
-
-
 def newton_solve(rep: SupportRatio, p0: jax.Array, tol: Any, max_iters: int) -> tuple[jax.Array, _em_core.EMInfo]:
-    """Projected Newton (``_em_newton.solve``, SQUAREM past it) on the ``Reduced`` problem, expanded to ``d``."""
+    """Projected Newton (``_em_newton.solve``, SQUAREM past it) on the ``_em_reduced`` problem (the items and the
+    others' total), expanded to ``d``."""
     d, dt = p0.shape[-1], p0.dtype
-    red, inv_r = _reduced(rep, d, dt)
-    n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(inv_r)
-    full_grad, full_gram, full_gain = ratio_grad(rep), ratio_gram(rep, d), ratio_gain(rep)
-
-    def grad(u):
-        g, lsum = full_grad(red.expand(u))
-        return _pick(g, red.items, red.share), lsum
-
-    gram = lambda u: full_gram(red.expand(u))  # noqa: E731
-    gain = lambda ua, ub: full_gain(red.expand(ua), red.expand(ub))  # noqa: E731
-    update = _em_newton.as_update(grad, inv_r, n)
-    u, info = _em_newton.solve(grad, gram, gain, update, inv_r, n, red.reduce(p0), tol, max_iters)
-    inv = rep.inverted.astype(dt)  # the log-likelihood of the full p: add sum_x N_x log(share_x) of the others
-    split = jnp.sum(jnp.where((red.share > 0) & (inv > 0), inv * jnp.log(jnp.where(inv > 0, red.share, 1.0)), 0.0))
-    return red.expand(u), info._replace(loglik=info.loglik + split / n)
+    n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(rep.inverted.astype(dt))
+    return _em_reduced.solve(ratio_grad(rep), ratio_gram(rep, d), ratio_gain(rep), rep.items, rep.inverted, n, p0,
+                             tol, max_iters)
 
 
 def ratio_gain(rep: SupportRatio) -> _em_core.Gain:

@@ -29,7 +29,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
-from uldp_jax.estimation import _em_core, _em_newton, _packed, _support, _threshold
+from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed, _support, _threshold
 from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
 from uldp_jax.estimation._em_passes import (dense_gain, dense_grad, dense_pass, dense_update, support_gain,
@@ -151,7 +151,10 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
     tol = _em_core.REPORT_TOL if tol is None else tol
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
-    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt)
+    prod_mask, _ = _unary_parts(mech)
+    items = None if prod_mask.all() or kind not in ("packed", "support") else jnp.asarray(np.flatnonzero(prod_mask),
+                                                                                       jnp.int32)
+    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt, items)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
@@ -201,7 +204,7 @@ def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
 _pack_masked = jax.jit(_packed.pack_dense)
 
 
-def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
+def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype, items=None):
     t, log_t = jnp.exp(-eps), -eps
     if accelerate:  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
         if kind == "packed":
@@ -215,8 +218,11 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype):
             grad, gain = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gain(t, bits, weight, inverted, kind)
             run = dense_pass(bits, weight, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
-        update = _em_newton.as_update(grad, inverted, n)
         gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)  # the passes' resolution
+        if items is not None:  # uRAP: Newton on the sensitive items and the non-sensitive total (``_em_reduced``)
+            return _em_reduced.solve(grad, None, gain, items, inverted, n, p0, tol, max_iters, hessian_of(t, run),
+                                     gap_tol)
+        update = _em_newton.as_update(grad, inverted, n)
         return _em_newton.solve(grad, None, gain, update, inverted, n, p0, tol, max_iters, hessian_of(t, run),
                                 gap_tol)
     if kind == "support":
