@@ -18,7 +18,8 @@ Newton step crosses 0) are *bound*: their step is :math:`-p_x` (to 0). The *free
 :math:`\delta_F = H_{FF}^{-1} q_F` with the per-report negative Hessian :math:`H = \frac1W(G + \mathrm{diag}(N/p^2))`,
 :math:`G = \sum_i w_i L_i L_i^\top / (p \cdot L_i)^2`. Where the model gives exact products ``G v``
 (``_em_hessian.hessian_of``: one pass each, like the gradient's), :math:`\delta_F` comes from preconditioned
-conjugate gradients (at most ``CG_ITERS`` products, relative residual ``CG_TOL``) with the preconditioner ``G``
+conjugate gradients (at most ``CG_ITERS`` products; relative residual :math:`\sqrt{gap}` clipped to
+[``CG_TOL_MIN``, ``CG_TOL``], Eisenstat & Walker's forcing term) with the preconditioner ``G``
 less the off-diagonal of its :math:`\sum_i c_i y_i y_i^\top` part (exact diagonal and all-items part, one pass).
 Otherwise ``G`` is taken from a fixed, deterministic subsample of at most ``HESSIAN_ROWS`` reports (evenly
 strided rows, scaled up by the weights) and solved directly. The gradient stays exact either way, so this changes
