@@ -221,6 +221,7 @@ def test_jit_and_vmap_over_eps(name):
 
 # ---- the outside-defined mechanism through every generic entry point ----------------------------------------------
 
+@pytest.mark.slow
 def test_keeprr_generic_entry_points():
     m = KeepRR(5, 1.0)
     Q, protected = ul.channel(m)

@@ -40,6 +40,7 @@ def test_newton_stops_on_its_certificate(eps):
     assert float(jnp.min(p_hat)) >= 0.0 and abs(float(jnp.sum(p_hat)) - 1.0) < 1e-5
 
 
+@pytest.mark.slow
 def test_certificate_bounds_the_remaining_gain():
     """At an early iterate (2 steps) the reported gap is >= the float64 log-likelihood still to gain."""
     mech = ul.RAPPOR(16, 1.0)
@@ -52,6 +53,7 @@ def test_certificate_bounds_the_remaining_gain():
     assert not bool(early.converged)
 
 
+@pytest.mark.slow
 def test_newton_at_least_plain_em_loglik():
     mech = ul.RAPPOR(24, 1.0)
     ys = _reports(mech, 20_000, 7)

@@ -34,6 +34,7 @@ def test_pack_bytes_round_trip():
 
 @pytest.mark.parametrize("mech", [pytest.param(m, marks=pytest.mark.slow) if isinstance(m, ul.RAPPOR) else m
                                   for m in _MECHS], ids=lambda m: type(m).__name__)  # RAPPOR: over 10 s
+@pytest.mark.slow
 def test_dense_compact_packed_same_answer(mech):
     ys = ul.perturb(jax.random.key(1), mech, _items(mech.d, 3000, 2))
     compact = ul.to_compact(ys)

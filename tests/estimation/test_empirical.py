@@ -46,6 +46,7 @@ def _prop18(mech, p, n):
 @pytest.mark.parametrize("mech,prop", [(ul.URR(20, [0, 3, 7, 11], 1.0), _prop15),
                                        (ul.URAP(20, [0, 3, 7, 11], 1.0), _prop18)],
                          ids=["uRR-Prop15", "uRAP-Prop18"])
+@pytest.mark.slow
 def test_monte_carlo_l2_matches_001_props(mech, prop):
     """iid model; 400 reps of n=2000; the mean of l2^2 is within the per-check level of the proposition (t, 399 dof)."""
     p = np.random.default_rng(1).dirichlet(np.ones(20))

@@ -1,11 +1,14 @@
 """001-em-timing: every estimator is timed on all n users and EM on RAPPOR/uRAP runs on support lists."""
 
+import pytest
+
 from uldp_jax import experiments, testing
 from uldp_jax.experiments import _common, _datasets
 from uldp_jax.experiments import _murakami_timing as _murakami
 from uldp_jax.experiments._runner import Context
 
 
+@pytest.mark.slow
 def test_quick_em_timing_times_estimators_that_recover_the_truth():
     cfg = experiments.get_experiment("001-em-timing").quick  # census proxy d = 400, n = 20,000, eps = 6
     report = _murakami.run_em_timing(cfg, Context(seed=0, progress=False))

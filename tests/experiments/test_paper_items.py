@@ -110,6 +110,7 @@ def test_004_fig3_heatmap_shares(tmp_path):
     assert top == sorted(top, reverse=True) and np.all(np.array(top) > 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["003-fig5", "003-fig4"])
 def test_003_plots_show_the_sum_over_items(name):
     """003's figures plot the MSE summed over items (eq 28): every plotted point is a row's value_sum (= d x value)."""

@@ -99,6 +99,7 @@ def test_overrides_are_applied_and_recorded(tmp_path):
     assert rows and all(",2.0," in ln or ",2," in ln for ln in rows)
 
 
+@pytest.mark.slow
 def test_multi_metric_run_scores_one_simulation_with_every_metric(tmp_path):
     """003-sims: each setting's estimates are scored with all four metrics; top-30 metrics skip Drug (d = 10)."""
     out = experiments.run_experiment("003-sims", quick=True, out=str(tmp_path), progress=False, echo=None)

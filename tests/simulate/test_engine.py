@@ -33,6 +33,7 @@ def test_fixed_model_counts_users_exactly():
     assert np.all(np.asarray(res.stats)[:, [1, 5]] == 0)
 
 
+@pytest.mark.slow
 def test_grid_of_mechanisms_is_one_batched_call_equal_to_individual_runs():
     eps = jnp.array([0.5, 1.0, 2.0, 4.0])
     grid = jax.vmap(lambda e: ul.GRR(12, e))(eps)

@@ -103,6 +103,7 @@ class _ConstantCounts(ul.GRR):
         return ul.fastpath.Counts(fixed=lambda key, counts: counts[::-1] * 0 + jnp.arange(self.d, dtype=counts.dtype))
 
 
+@pytest.mark.slow
 def test_count_sampler_is_a_protocol_method():
     mech = _ConstantCounts(5, 1.0)
     rec = ul.fastpath.counts_of(mech)  # a bare Counts record gets the defaults filled in

@@ -85,6 +85,7 @@ def test_collab_stages_are_the_engines_per_user_kernel():
     np.testing.assert_allclose(np.asarray(res.pilot_estimates), np.asarray(want), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_pum_report_methods_use_the_engines_report_path():
     pum = ul.PUM(6, [0, 1], 1, 2.0, base="urap")
     rng = np.random.default_rng(0)

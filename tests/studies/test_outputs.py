@@ -22,6 +22,7 @@ def res():
                     eps=[1.0, 2.0], n=[500, 2000], reps=4, p=P, methods=("emp", "emp+thr"), metrics=("mse", "l1"))
 
 
+@pytest.mark.slow
 def test_csv_reads_back_with_the_csv_module(res, tmp_path):
     path = tmp_path / "study.csv"
     res.to_csv(path)

@@ -95,6 +95,7 @@ def test_population_on_the_per_user_path():
     assert testing.within_se(r["mean"], r["theory"], r["se"], dof=199), r
 
 
+@pytest.mark.slow
 def test_population_estimates_all_repetitions_in_one_call():
     """Stats-based methods (here EM on GRR's histogram, over a 2-point grid) estimate the stacked statistics of
     every repetition at once: the same numbers as one ``ul.simulate`` per repetition (same keys) up to float32

@@ -27,6 +27,7 @@ def _contract_study(key=jax.random.key(0), **kw):
     return ul.study(key, {"GRR": lambda eps: ul.GRR(D, eps), "uRR": lambda eps: ul.URR(D, S, eps)}, **args)
 
 
+@pytest.mark.slow
 def test_contract_rows():
     res = _contract_study()
     rows = res.rows()

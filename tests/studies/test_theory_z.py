@@ -47,6 +47,7 @@ def _check(res):
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_z_within_budget_quick():
     quick = {k: COUNTS[k] for k in ("GRR", "OUE", "uRR")}
     _check(ul.study(jax.random.key(3), quick, eps=[1.0], n=[20_000], reps=REPS, p=P, metrics=("mse", "l1")))

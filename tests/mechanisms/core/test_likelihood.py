@@ -26,6 +26,7 @@ def _channel_mle(mech, ys, iters=8_000):
     ul.UWheel(6, [0, 1, 2], 1.0, l=0.3, num_hashes=8),
     ul.glutf(ul.UE(3, 1.0), 6, [0, 1, 2], rule="non_pure"),
 ], ids=lambda m: type(m).__name__)
+@pytest.mark.slow
 def test_em_pure_is_the_channel_mle(mech):
     xs = jnp.asarray(np.repeat(np.arange(6), [100, 300, 50, 200, 150, 200]), jnp.int32)
     ys = ul.perturb(jax.random.key(0), mech, xs)

@@ -114,6 +114,7 @@ def test_monte_carlo_risk_within_3se(name, key):
     assert testing.within_se(loss.mean(), expected, se, dof=reps - 1), (loss.mean(), expected, se)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["hr6", "hl7", "blk2"])
 def test_estimate_from_reports_and_fixed_model(name, key):
     mech = MECHS[name]()

@@ -132,6 +132,7 @@ def test_presets_and_binary_special_cases():
     np.testing.assert_allclose(ul.channel(ul.BinaryCA(60.0, eps)).Q, ul.channel(ul.Mangat(eps)).Q, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batched,jit", [(True, False), (False, False), (True, True)])
 def test_samplers_match_exact_channel(batched, jit):
     """Pearson chi-square, 20000 draws per input; accept at p > 1e-3 (false alarm 0.1% per test)."""
@@ -211,6 +212,7 @@ def test_parameters_are_differentiable_leaves():
     assert dataclasses.is_dataclass(ul.GRR(3, 1.0))
 
 
+@pytest.mark.slow
 def test_extreme_eps_gives_finite_channels_and_estimates():
     key = jax.random.key(0)
     xs = jnp.arange(500, dtype=jnp.int32) % 6

@@ -45,6 +45,7 @@ def test_wrong_channels_rejected():
         assert res.pvalue < 1e-6, (mech, res)
 
 
+@pytest.mark.slow
 def test_reports_pytree_jit_and_grid():
     mech = ul.ULH(8, [0, 3, 4], 1.0, g=3)
     xs = jnp.arange(8, dtype=jnp.int32)

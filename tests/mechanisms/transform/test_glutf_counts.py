@@ -62,6 +62,7 @@ def test_registry_follows_the_base():
     assert not fastpath.has_count_path(ul.glutf(ul.OLH(3, 1.0), 6, SENS))
 
 
+@pytest.mark.slow
 def test_uue_counts_exact_and_match_per_user():
     mech = ul.UUE(6, SENS, 1.0)
     xs = np.repeat(np.arange(6), COUNTS)
@@ -90,6 +91,7 @@ def iid_moments(mech, p, n):
     return n * f, n * ((T.T * w) @ T - np.outer(f, f))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["pure", "non_pure"])
 def test_uss_iid_counts_exact(rule):
     """uSS (SS base with k = 2 of s = 4 sensitive items) in the iid model: sensitive and go users are two iid
