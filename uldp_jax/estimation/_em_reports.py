@@ -112,7 +112,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
-    _unary_parts(mech)
+    prod_mask, _ = _unary_parts(mech)
     if layout not in ("auto", "rows", "columns", "packed"):
         raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
     dtype = jnp.zeros(()).dtype
@@ -151,7 +151,6 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
     tol = _em_core.REPORT_TOL if tol is None else tol
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
-    prod_mask, _ = _unary_parts(mech)
     items = None if prod_mask.all() or kind not in ("packed", "support") else jnp.asarray(np.flatnonzero(prod_mask),
                                                                                        jnp.int32)
     p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt, items)
