@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import uldp_jax as ul
 
@@ -10,6 +11,7 @@ import uldp_jax as ul
 from tests.outside_mechanisms import Keep as KeepRR
 
 
+@pytest.mark.slow
 def test_em_on_a_vmap_grid_equals_a_loop():
     eps = jnp.linspace(0.5, 4.0, 4)
     grid = jax.vmap(lambda e: KeepRR(6, e))(eps)

@@ -93,7 +93,7 @@ def _compiles(fn):
 
 @pytest.mark.parametrize("make", [lambda e: ul.RAPPOR(30, e), lambda e: ul.URAP(30, tuple(range(8)), e)],
                          ids=["RAPPOR", "uRAP"])
-@pytest.mark.parametrize("form", ["dense", "packed", "compact-rows"])
+@pytest.mark.parametrize("form", ["dense", "packed", pytest.param("compact-rows", marks=pytest.mark.slow)])
 def test_second_call_same_bucket_compiles_nothing(make, form):
     """Other data, another n in the same bucket and another eps: nothing compiles."""
     def reports(key, eps, n):

@@ -96,3 +96,42 @@ def test_001_sweep_best_mechanism_is_tested_per_end_of_the_sweep():
     untested = _murakami.sweep_checks(rows(4, far, se=""), "s")
     assert untested == ["fs, eps = 0.1, |X_S| = 4: lowest uRAP (emp+thr) (0.5); no standard error (one repetition), "
                         "not tested."]
+
+
+@pytest.mark.parametrize("dof", [1, 2, 3, 9, 30, 999, 1001, 10**6])
+@pytest.mark.parametrize("alpha", [0.05, 0.025, 0.05 / 3, 1e-6])
+def test_t_critical_values_match_scipy(dof, alpha):
+    from scipy import stats
+
+    assert _claims.t_one_sided(alpha, dof) == pytest.approx(stats.t.isf(alpha, dof), rel=1e-8)
+    assert _claims.z_one_sided(alpha, dof) == _claims.t_one_sided(alpha, dof)
+    with pytest.raises(ValueError, match="dof"):
+        _claims.t_one_sided(alpha, 0)
+
+
+def test_claims_from_few_repetitions_use_student_t():
+    """A reduced run's se comes from 2 repetitions: a gap of 5 standard errors is 'significant' for a normal test
+    (z > 1.645) but not for Student t with 1 dof (t > 6.31); the summaries must not call it established."""
+    from uldp_jax.experiments import _murakami
+
+    def rows(reps, cases="1"):
+        vals = {("RAPPOR", "EM"): 1.0 + 5 * 0.01 * math.sqrt(2), ("uRAP", "EM"): 1.0}
+        return [dict(dataset="fs", eps="0.1", s="1", mechanism=m, method=meth, value=str(v), se="0.01",
+                     reps=str(reps), cases=cases) for (m, meth), v in vals.items()]
+
+    few = _murakami.sweep_checks(rows(2), "s")[0]
+    assert "t-tests (1 dof)" in few and "not established" in few
+    many = _murakami.sweep_checks(rows(100), "s")[0]
+    assert "t-tests (99 dof)" in many and "holds" in many
+    by_cases = _murakami.sweep_checks(rows(1, cases="2"), "s")[0]  # Fig 6: se over the random X_S
+    assert "t-tests (1 dof)" in by_cases
+    assert "z-tests" in _claims.best({"a": (1.0, 0.01), "b": (2.0, 0.01)})  # no dof given: normal, as before
+
+    class DS:
+        name, d = "fs", 625
+
+    lnd = round(math.log(625), 4)
+    eps_rows = [dict(dataset="fs", eps=e, mechanism=m, value=v, se=0.01, reps=2)
+                for e in (0.1, lnd) for m, v in (("RAPPOR", 1.0 + 0.05 * math.sqrt(2)), ("uRAP", 1.0))]
+    checks = _murakami._eps_checks(eps_rows, DS, "tv")
+    assert len(checks) == 2 and all("1 dof" in c and "not significant" in c for c in checks), checks

@@ -62,6 +62,9 @@ def test_pum_truth_is_the_population_so_sampling_error_is_a_floor(tmp_path):
     for hi, lo in (("I", "II"), ("II", "III")):
         assert testing.at_most(l1[lo][0], l1[hi][0], math.hypot(l1[lo][1], l1[hi][1]), dof=reps - 1)
     assert all(r["se"] not in ("", "nan") for r in rows if r["mechanism"] != "no privacy")
+    with open(os.path.join(out["folder"], "summary.md")) as fh:  # the in-between claim: t with reps - 1 dof
+        summary = fh.read()
+    assert "one-sided paired t-tests" in summary and f"({reps - 1} dof)" in summary, summary
 
 
 def test_fig9_bot_distributions_are_distributions(tmp_path):

@@ -16,9 +16,49 @@ from collections.abc import Sequence
 LEVEL = 0.05  # family level of each claim
 
 
-def z_one_sided(alpha: float) -> float:
-    """Critical value of a one-sided z-test at level ``alpha``."""
+def z_one_sided(alpha: float, dof: int | None = None) -> float:
+    """Critical value of a one-sided test at level ``alpha``: normal, or Student t with ``dof`` degrees of freedom
+    (a mean and standard error estimated from ``dof + 1`` repetitions; ``t_one_sided``)."""
+    if dof is not None:
+        return t_one_sided(alpha, dof)
     return statistics.NormalDist().inv_cdf(1.0 - alpha)
+
+
+def t_abs_cdf(t: float, dof: int) -> float:
+    """``P(|T| < t)`` for Student t with integer ``dof >= 1``, exact (the finite series in ``atan(t / sqrt(dof))``,
+    Abramowitz & Stegun 26.7.3-4)."""
+    theta = math.atan(t / math.sqrt(dof))
+    c2, total, term = math.cos(theta) ** 2, 0.0, 1.0
+    if dof % 2:
+        for k in range(1, (dof - 1) // 2 + 1):  # theta + sin cos (1 + 2/3 c^2 + 2 4/(3 5) c^4 + ...)
+            total += term
+            term *= c2 * (2 * k) / (2 * k + 1)
+        return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    for k in range(1, dof // 2 + 1):  # sin (1 + 1/2 c^2 + 1 3/(2 4) c^4 + ...)
+        total += term
+        term *= c2 * (2 * k - 1) / (2 * k)
+    return math.sin(theta) * total
+
+
+def t_one_sided(alpha: float, dof: int) -> float:
+    """Critical value of a one-sided Student t test at level ``alpha`` with integer ``dof >= 1`` (bisection on
+    ``t_abs_cdf``; beyond 1,000 degrees of freedom the Cornish-Fisher expansion in ``1 / dof``, A & S 26.7.5, whose
+    next term is below 1e-9 there)."""
+    if not (0.0 < alpha < 0.5) or int(dof) != dof or dof < 1:
+        raise ValueError(f"t_one_sided: need 0 < alpha < 0.5 and an integer dof >= 1, got alpha={alpha!r}, dof={dof!r}")
+    if dof > 1_000:
+        z, v = z_one_sided(alpha), float(dof)
+        g1 = (z**3 + z) / 4.0
+        g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96.0
+        g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384.0
+        return z + g1 / v + g2 / v**2 + g3 / v**3
+    lo, hi = 0.0, 1.0
+    while 1.0 - t_abs_cdf(hi, int(dof)) > 2.0 * alpha:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if 1.0 - t_abs_cdf(mid, int(dof)) > 2.0 * alpha else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 def z_below(a: tuple, b: tuple) -> float:
@@ -35,9 +75,12 @@ def _fmt(z: float) -> str:
     return "exact" if math.isinf(z) else f"{z:.1f}"
 
 
-def best(values: dict, name: str = "error", higher_is_better: bool = False, alpha: float = LEVEL) -> str:
+def best(values: dict, name: str = "error", higher_is_better: bool = False, alpha: float = LEVEL,
+         dof: int | None = None) -> str:
     """"``best`` is below (above) every other": one-sided z-tests of the best against each of the others, family
-    level ``alpha`` (Bonferroni). ``values``: ``{label: (mean, se)}``."""
+    level ``alpha`` (Bonferroni). ``values``: ``{label: (mean, se)}``. ``dof``: the standard errors come from
+    ``dof + 1`` repetitions (or cases), so the tests are Student t with ``dof`` degrees of freedom (give the
+    smallest sample's); ``None``: normal (many repetitions)."""
     vals = {k: (float(v[0]), float(v[1]) if v[1] == v[1] else 0.0) for k, v in values.items()
             if math.isfinite(float(v[0]))}
     sign = -1.0 if higher_is_better else 1.0
@@ -47,16 +90,17 @@ def best(values: dict, name: str = "error", higher_is_better: bool = False, alph
     top = order[0]
     flip = (lambda m: (-m[0], m[1])) if higher_is_better else (lambda m: m)
     zs = {k: z_below(flip(vals[top]), flip(vals[k])) for k in order[1:]}
-    crit = z_one_sided(alpha / len(zs))
+    crit = z_one_sided(alpha / len(zs), dof)
     runner = min(zs, key=zs.get)
     exact = all(vals[k][1] == 0 for k in order)
     verdict = "holds" if all(z > crit for z in zs.values()) else "not established"
     if exact and any(z == 0 for z in zs.values()):
         verdict = "tied with " + ", ".join(k for k, z in zs.items() if z == 0) + " (equal values)"
+    stat, test = ("z", "z-tests") if dof is None else ("t", f"t-tests ({dof} dof)")
     how = ("exact values (no sampling error)" if exact else
-           f"one-sided z-tests against each of the other {len(zs)}, family level {alpha:g} (Bonferroni, z > "
+           f"one-sided {test} against each of the other {len(zs)}, family level {alpha:g} (Bonferroni, {stat} > "
            f"{crit:.2f} each)")
-    gap = "" if exact else f", z = {_fmt(zs[runner])}"
+    gap = "" if exact else f", {stat} = {_fmt(zs[runner])}"
     return (f"best {name}: {top} ({vals[top][0]:.3g}) — {how}: {verdict}; closest: {runner} "
             f"({vals[runner][0]:.3g}{gap}). Order: "
             + (" > " if higher_is_better else " < ").join(order) + ".")

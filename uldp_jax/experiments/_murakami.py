@@ -112,16 +112,25 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
 
 
 def _best(rows, ds_name, mech, eps):
-    """(value, se) of the lowest-error estimator of ``mech`` at ``eps`` (nan when absent)."""
-    vals = [(r["value"], math.nan if r.get("se") is None else r["se"]) for r in rows if r["dataset"] == ds_name
-            and r["mechanism"] == mech and abs(r["eps"] - eps) < 1e-9]
-    return min(vals) if vals else (float("nan"), float("nan"))
+    """(value, se, reps) of the lowest-error estimator of ``mech`` at ``eps`` (nan when absent)."""
+    vals = [(r["value"], math.nan if r.get("se") is None else r["se"], _se_sample(r)) for r in rows
+            if r["dataset"] == ds_name and r["mechanism"] == mech and abs(r["eps"] - eps) < 1e-9]
+    return min(vals) if vals else (float("nan"), float("nan"), 0)
 
 
 def _z(a: tuple, b: tuple) -> float:
-    """z of mean a - mean b from two independent (mean, se) pairs."""
+    """t statistic of mean a - mean b from two independent (mean, se, reps) triples."""
     se = math.hypot(a[1], b[1])
     return (a[0] - b[0]) / se if se > 0 else float("nan")
+
+
+def _crit(a: tuple, b: tuple, alpha: float) -> tuple[float, int | None]:
+    """One-sided critical value at ``alpha`` for ``_z(a, b)``: Student t with the smaller sample's ``reps - 1``
+    degrees of freedom (conservative; each se comes from its own repetitions), ``(value, dof)``; normal (``dof``
+    None) when a row does not give its repetitions (an old CSV)."""
+    reps = min(a[2], b[2])
+    dof = max(reps - 1, 1) if reps > 0 else None
+    return _claims.z_one_sided(alpha, dof), dof
 
 
 def _eps_checks(rows, ds, metric) -> list:
@@ -132,11 +141,13 @@ def _eps_checks(rows, ds, metric) -> list:
     urr = _best(rows, ds.name, "uRR", lnd)
     if np.isfinite(urr[0]):
         z = _z(urr, nop)
+        crit, dof = _crit(urr, nop, 0.025)
         out.append(f"{ds.name}: at eps = ln d = {lnd:.2f}, best uRR {metric} = {urr[0]:.3g} vs no privacy {nop[0]:.3g} "
                    f"(ratio {urr[0] / nop[0]:.2f}; "
                    + ("no standard error: one repetition, not tested" if not np.isfinite(z) else
-                      f"two-sided z-test of equal error, level 0.05: z = {z:.1f}, "
-                      f"{'not distinguishable' if abs(z) < 1.96 else 'different'}")
+                      f"two-sided {'z-test' if dof is None else f't-test ({dof} dof)'} of equal error, level 0.05: "
+                      f"t = {z:.1f}, "
+                      f"{'not distinguishable' if abs(z) < crit else 'different'}")
                    + "; 001: 'almost the same').")
     eps = sorted({r["eps"] for r in rows if r["dataset"] == ds.name})
     for e in (eps[0], lnd):
@@ -145,11 +156,13 @@ def _eps_checks(rows, ds, metric) -> list:
         if len(best) > 1:
             order = sorted(best, key=lambda k: best[k][0])
             z = _z(best[order[1]], best[order[0]])
+            crit, dof = _crit(best[order[1]], best[order[0]], 0.05)
             head = (f"{ds.name}: best mechanism at eps = {e:g}: {order[0]} ({best[order[0]][0]:.3g}); ahead of "
                     f"{order[1]} ({best[order[1]][0]:.3g})")
             out.append(head + (" (no standard error: one repetition; not tested)." if not np.isfinite(z) else
-                               f" by z = {z:.1f} (one-sided, level 0.05: "
-                               f"{'significant' if z > 1.645 else 'not significant'})."))
+                               f" by t = {z:.1f} (one-sided {'z-test' if dof is None else f't-test, {dof} dof'}, "
+                               f"level 0.05, critical {crit:.2f}: "
+                               f"{'significant' if z > crit else 'not significant'})."))
     return out
 
 
@@ -210,8 +223,9 @@ def run_sensitive(cfg: dict, ctx: Context) -> Report:
 
 def sweep_checks(rows: list, key: str) -> list:
     """001's "best mechanism" at both ends of a |X_S| (``key="s"``) or attribute sweep, per dataset and eps, as a
-    test (``_claims.best``: one-sided z-tests of the best mechanism against each other one, family level 0.05,
-    Bonferroni). Each mechanism enters with its lowest-error estimator (a selection the test does not correct for).
+    test (``_claims.best``: one-sided t-tests of the best mechanism against each other one, family level 0.05,
+    Bonferroni, with the smallest sample's ``reps - 1`` (or ``cases - 1``) degrees of freedom). Each mechanism
+    enters with its lowest-error estimator (a selection the test does not correct for).
     ``rows``: the CSV's rows (``value``, ``se``; a missing se leaves the claim untested), so it rescores a
     committed CSV too (``experiments/rescore_001_eps.py``)."""
     out = []
@@ -221,22 +235,36 @@ def sweep_checks(rows: list, key: str) -> list:
             at_e = [r for r in rows if group(r) == ds and float(r["eps"]) == e and r["mechanism"] in MECHS]
             xs = sorted({int(r[key]) for r in at_e})
             for x in dict.fromkeys((xs[0], xs[-1])):
-                vals = {}
+                vals, samples = {}, []
                 for m in MECHS:
                     cand = [(float(r["value"]), float("nan") if r["se"] in (None, "") else float(r["se"]),
-                             r["method"]) for r in at_e if r["mechanism"] == m and int(r[key]) == x]
+                             r["method"], _se_sample(r)) for r in at_e if r["mechanism"] == m and int(r[key]) == x]
                     if cand:
                         v = min(cand)
                         vals[f"{m} ({v[2]})"] = v[:2]
+                        samples.append(v[3])
                 where = f"|X_S| = {x}" if key == "s" else f"{x} attributes"
                 if any(math.isnan(v[1]) for v in vals.values()):
                     best = min(vals, key=lambda k: vals[k][0])
                     out.append(f"{ds}, eps = {e:g}, {where}: lowest {best} ({vals[best][0]:.3g}); no standard "
                                "error (one repetition), not tested.")
                 else:
+                    known = [k for k in samples if k]
+                    dof = max(min(known) - 1, 1) if len(known) == len(samples) else None
                     out.append(f"{ds}, eps = {e:g}, {where}: " + _claims.best(
-                        vals, name="mechanism (each at its lowest-error estimator)"))
+                        vals, name="mechanism (each at its lowest-error estimator)", dof=dof))
     return out
+
+
+def _se_sample(row: dict) -> int:
+    """How many values a row's se comes from: its cases when more than one (Fig 6: se over the random X_S), else
+    its repetitions; 0 when the row does not say (an old CSV: the claim falls back to the normal test)."""
+    def num(k):
+        try:
+            return int(float(row.get(k) or 0))
+        except ValueError:
+            return 0
+    return num("cases") if num("cases") > 1 else num("reps")
 
 
 def run_attributes(cfg: dict, ctx: Context) -> Report:

@@ -20,13 +20,13 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax import data as _data
-from uldp_jax.experiments import _common, _plot
+from uldp_jax.experiments import _claims, _common, _plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 _BASES = {"uRR": "urr", "uRAP": "urap"}
 _CASE_STYLE = {"I": "emp", "II": "emp+thr", "III": "em"}
-Z_LEVEL = 0.05  # one-sided level of the automatic claim checks
-Z_CRIT = 1.645  # its critical z
+Z_LEVEL = 0.05  # one-sided level of the automatic claim checks (Student t with the repetitions' dof)
+Z_CRIT = 1.645  # its critical z with many repetitions (kept for callers; the checks use ``_claims.z_one_sided``)
 
 
 def population_and_users(cfg: dict, ctx: Context):
@@ -119,7 +119,7 @@ def run(cfg: dict, ctx: Context) -> Report:
                 bar.update(1, f"{label} eps={e:g}")
             # 001: "(II) lies in between (I) and (III)": one-sided paired z-tests (I) > (II) and (II) > (III).
             for e, a, b, c in zip(eps_list, per_case["I"], per_case["II"], per_case["III"]):
-                checks.append((label, e, _paired_z(a, b), _paired_z(b, c)))
+                checks.append((label, e, _paired_z(a, b), _paired_z(b, c), len(a)))
     rows.append(dict(mechanism="no privacy", case="-", eps=float("nan"), metric=metric, value=nonpriv, se=0.0,
                      method="users' empirical distribution", reps=1, n=cfg["n"], d=d, s=len(sc.sensitive)))
     for r in table1:
@@ -136,11 +136,13 @@ def run(cfg: dict, ctx: Context) -> Report:
                  "; ".join(f"{r['method']}: l1 {r['l1']:.3g} +- {r['l1_se']:.1g}, first {r['first']:.3g}, "
                            f"second {r['second']:.3g}{'' if r['bound_holds'] else ' (BOUND VIOLATED)'}"
                            for r in table1))
-    between = [(lab, e) for lab, e, z12, z23 in checks if z12 > Z_CRIT and z23 > Z_CRIT]
-    notes.append(f"001's '(II) lies in between (I) and (III)' (one-sided paired z-tests (I) > (II) and (II) > (III), "
-                 f"each at level {Z_LEVEL}, z > {Z_CRIT}): holds at {len(between)} of {len(checks)} "
-                 "(mechanism, eps) settings; z per setting: " +
-                 ", ".join(f"{lab} {e:g}: {z12:.1f}/{z23:.1f}" for lab, e, z12, z23 in checks) + ".")
+    crit = {k: _claims.z_one_sided(Z_LEVEL, k - 1) for *_, k in checks if k > 1}  # t with reps - 1 dof
+    between = [(lab, e) for lab, e, z12, z23, k in checks if k > 1 and z12 > crit[k] and z23 > crit[k]]
+    notes.append(f"001's '(II) lies in between (I) and (III)' (one-sided paired t-tests (I) > (II) and (II) > (III), "
+                 f"each at level {Z_LEVEL}, t > " + (", ".join(f"{c:.2f} ({k - 1} dof)" for k, c in crit.items())
+                                                     or "-") +
+                 f"): holds at {len(between)} of {len(checks)} (mechanism, eps) settings; t per setting: " +
+                 ", ".join(f"{lab} {e:g}: {z12:.1f}/{z23:.1f}" for lab, e, z12, z23, _ in checks) + ".")
     table = format_table([r for r in rows if r["case"] not in ("table1", "-")], ("mechanism", "case"), "eps")
     return Report(rows, {f"pum_eps_vs_{metric}": fig}, table, notes,
                   f"PUM scenario: population {sc.n}, users n={cfg['n']}, d={d}, |X_S|={len(sc.sensitive)}, "
