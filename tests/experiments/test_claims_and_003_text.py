@@ -135,3 +135,19 @@ def test_claims_from_few_repetitions_use_student_t():
                 for e in (0.1, lnd) for m, v in (("RAPPOR", 1.0 + 0.05 * math.sqrt(2)), ("uRAP", 1.0))]
     checks = _murakami._eps_checks(eps_rows, DS, "tv")
     assert len(checks) == 2 and all("1 dof" in c and "not significant" in c for c in checks), checks
+
+
+def test_values_that_give_their_repetitions_are_tested_with_student_t():
+    """``(mean, se, reps)`` values (the 003/004 claims pass their rows' reps): t with the smallest reps - 1 dof;
+    pairs, or a value without a usable reps, keep the normal limit."""
+    gap = {"a": (1.0, 0.01, 3), "b": (1.0 + 2.5 * 0.01 * math.sqrt(2), 0.01, 5)}  # z = 2.5: normal holds, t(2) not
+    assert _claims.sample_dof(gap.values()) == 2
+    text = _claims.best(gap, "MSE")
+    assert "t-tests (2 dof)" in text and "not established" in text
+    assert "holds" in _claims.best({k: v[:2] for k, v in gap.items()}, "MSE")  # no reps: normal, z > 1.64
+    assert _claims.sample_dof([(1.0, 0.1, 10), (2.0, 0.1, None)]) is None
+    assert _claims.sample_dof([(1.0, 0.1, "30"), (2.0, 0.1, "100")]) == 29  # CSV text
+    seq = [("x", (3.0, 0.1, 2)), ("y", (2.0, 0.1, 2)), ("z", (1.0, 0.1, 2))]  # z = 7.1 per step: t(1) needs 12.7
+    down = _claims.decreasing(seq, "TV")
+    assert "t-test (1 dof)" in down and "not established" in down
+    assert "holds" in _claims.decreasing([(lab, m[:2]) for lab, m in seq], "TV")

@@ -78,9 +78,11 @@ def _fmt(z: float) -> str:
 def best(values: dict, name: str = "error", higher_is_better: bool = False, alpha: float = LEVEL,
          dof: int | None = None) -> str:
     """"``best`` is below (above) every other": one-sided z-tests of the best against each of the others, family
-    level ``alpha`` (Bonferroni). ``values``: ``{label: (mean, se)}``. ``dof``: the standard errors come from
-    ``dof + 1`` repetitions (or cases), so the tests are Student t with ``dof`` degrees of freedom (give the
-    smallest sample's); ``None``: normal (many repetitions)."""
+    level ``alpha`` (Bonferroni). ``values``: ``{label: (mean, se)}`` or ``(mean, se, reps)``. ``dof``: the
+    standard errors come from ``dof + 1`` repetitions (or cases), so the tests are Student t with ``dof`` degrees of
+    freedom; ``None``: the smallest ``reps - 1`` when every value gives its ``reps`` (``sample_dof``), else normal."""
+    if dof is None:
+        dof = sample_dof(values.values())
     vals = {k: (float(v[0]), float(v[1]) if v[1] == v[1] else 0.0) for k, v in values.items()
             if math.isfinite(float(v[0]))}
     sign = -1.0 if higher_is_better else 1.0
@@ -107,15 +109,33 @@ def best(values: dict, name: str = "error", higher_is_better: bool = False, alph
 
 
 def decreasing(seq: Sequence[tuple], name: str = "error", alpha: float = LEVEL) -> str:
-    """"error decreases along ``seq``" (``[(label, (mean, se)), ...]``): each step a one-sided z-test, family
-    level ``alpha`` (Bonferroni over the steps)."""
+    """"error decreases along ``seq``" (``[(label, (mean, se)), ...]``, or ``(mean, se, reps)``): each step a
+    one-sided z-test (Student t with the smallest ``reps - 1`` dof when every entry gives ``reps``), family level
+    ``alpha`` (Bonferroni over the steps)."""
+    dof = sample_dof([m for _, m in seq])
+    stat, test = ("z", "z-test") if dof is None else ("t", f"t-test ({dof} dof)")
     zs = [z_below(b[1], a[1]) for a, b in zip(seq, seq[1:])]
-    crit = z_one_sided(alpha / max(len(zs), 1))
+    crit = z_one_sided(alpha / max(len(zs), 1), dof)
     verdict = "holds" if all(z > crit for z in zs) else "not established"
-    steps = ", ".join(f"{a[0]} -> {b[0]}: z = {_fmt(z)}" for a, b, z in zip(seq, seq[1:], zs))
+    steps = ", ".join(f"{a[0]} -> {b[0]}: {stat} = {_fmt(z)}" for a, b, z in zip(seq, seq[1:], zs))
     return (f"{name} decreases along " + " > ".join(f"{lab} ({m[0]:.3g})" for lab, m in seq)
-            + f" — one-sided z-test per step, family level {alpha:g} (Bonferroni, z > {crit:.2f}): {verdict} "
+            + f" — one-sided {test} per step, family level {alpha:g} (Bonferroni, {stat} > {crit:.2f}): {verdict} "
             f"({steps}).")
+
+
+def sample_dof(values) -> int | None:
+    """``min(reps) - 1`` over ``(mean, se, reps)`` values that all give a usable ``reps`` (at least 2), else
+    ``None`` (normal limits: ``(mean, se)`` pairs, exact values or rows that do not say)."""
+    reps = []
+    for v in values:
+        try:
+            k = int(float(v[2])) if len(v) > 2 and v[2] not in (None, "") else 0
+        except (TypeError, ValueError):
+            k = 0
+        if k < 2:
+            return None
+        reps.append(k)
+    return min(reps) - 1 if reps else None
 
 
 def agree(observed: Sequence[float], expected: Sequence[float], se: Sequence[float], alpha: float = LEVEL) -> tuple:

@@ -62,7 +62,8 @@ def run_fig2(cfg: dict, ctx: Context) -> Report:
                      for lab in mechs for meth in methods]
             panels.append((f"{dname}, k={k}, eps={eps}", lines))
             meth = methods[-1]
-            last = {r["mechanism"]: (r["value"], r["se"]) for r in mine if r["method"] == meth and r["n"] == ns[-1]}
+            last = {r["mechanism"]: (r["value"], r["se"], r.get("reps")) for r in mine
+                    if r["method"] == meth and r["n"] == ns[-1]}
             # 004: every BS-LDP beats HR, and finer blocks (larger m) give lower error: tests at family level 0.05.
             notes.append(f"{dname}, n={ns[-1]} ({meth}): " + _claims.decreasing([(lab, last[lab]) for lab in mechs],
                                                                                  "TV"))
@@ -111,7 +112,8 @@ def run_table1(cfg: dict, ctx: Context) -> Report:
 
 def table1_claims(rows: list, meth: str) -> list:
     """004 Table 1's claim "TV decreases with finer partitions" as a test (``_claims.decreasing``, level 0.05)."""
-    seq = [(r["partition"], (float(r["value"]), float(r["se"] or 0))) for r in rows if r["method"] == meth]
+    seq = [(r["partition"], (float(r["value"]), float(r["se"] or 0), r.get("reps"))) for r in rows
+           if r["method"] == meth]
     return [f"({meth}) " + _claims.decreasing(seq, "TV") + " 004 (real data): 0.591, 0.298, 0.108, 0.082."]
 
 

@@ -130,11 +130,12 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
 
 
 def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
-    """"Best mechanism" at the smallest and largest eps, as a test (``_claims.best``: one-sided z-tests of the best
-    against each other mechanism, family level 0.05; decided exactly for closed forms, ``se = 0``)."""
+    """"Best mechanism" at the smallest and largest eps, as a test (``_claims.best``: one-sided t-tests of the best
+    against each other mechanism with the rows' ``reps - 1`` dof, family level 0.05; decided exactly for closed
+    forms, ``se = 0``)."""
     out = []
     for e in (eps[0], eps[-1]):
-        vals = {r["mechanism"]: (r["value"], r.get("se") or 0.0) for r in rows if r["dataset"] == ds_name
+        vals = {r["mechanism"]: (r["value"], r.get("se") or 0.0, r.get("reps")) for r in rows if r["dataset"] == ds_name
                 and r["eps"] == e and r["mechanism"] in mechs and np.isfinite(r["value"])}
         if vals:
             out.append(f"{ds_name}, eps={e:g}: " + _claims.best(vals, metric, metric in _common.HIGHER_IS_BETTER))
