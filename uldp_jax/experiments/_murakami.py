@@ -128,8 +128,7 @@ def _crit(a: tuple, b: tuple, alpha: float) -> tuple[float, int | None]:
     """One-sided critical value at ``alpha`` for ``_z(a, b)``: Student t with the smaller sample's ``reps - 1``
     degrees of freedom (conservative; each se comes from its own repetitions), ``(value, dof)``; normal (``dof``
     None) when a row does not give its repetitions (an old CSV)."""
-    reps = min(a[2], b[2])
-    dof = max(reps - 1, 1) if reps > 0 else None
+    dof = _claims.sample_dof([a, b])
     return _claims.z_one_sided(alpha, dof), dof
 
 
@@ -235,24 +234,21 @@ def sweep_checks(rows: list, key: str) -> list:
             at_e = [r for r in rows if group(r) == ds and float(r["eps"]) == e and r["mechanism"] in MECHS]
             xs = sorted({int(r[key]) for r in at_e})
             for x in dict.fromkeys((xs[0], xs[-1])):
-                vals, samples = {}, []
+                vals = {}
                 for m in MECHS:
                     cand = [(float(r["value"]), float("nan") if r["se"] in (None, "") else float(r["se"]),
                              r["method"], _se_sample(r)) for r in at_e if r["mechanism"] == m and int(r[key]) == x]
                     if cand:
                         v = min(cand)
-                        vals[f"{m} ({v[2]})"] = v[:2]
-                        samples.append(v[3])
+                        vals[f"{m} ({v[2]})"] = (v[0], v[1], v[3])  # (mean, se, sample): best() takes t's dof
                 where = f"|X_S| = {x}" if key == "s" else f"{x} attributes"
                 if any(math.isnan(v[1]) for v in vals.values()):
                     best = min(vals, key=lambda k: vals[k][0])
                     out.append(f"{ds}, eps = {e:g}, {where}: lowest {best} ({vals[best][0]:.3g}); no standard "
                                "error (one repetition), not tested.")
                 else:
-                    known = [k for k in samples if k]
-                    dof = max(min(known) - 1, 1) if len(known) == len(samples) else None
                     out.append(f"{ds}, eps = {e:g}, {where}: " + _claims.best(
-                        vals, name="mechanism (each at its lowest-error estimator)", dof=dof))
+                        vals, name="mechanism (each at its lowest-error estimator)"))
     return out
 
 

@@ -26,7 +26,6 @@ from uldp_jax.experiments._runner import Context, Experiment, Report, format_tab
 _BASES = {"uRR": "urr", "uRAP": "urap"}
 _CASE_STYLE = {"I": "emp", "II": "emp+thr", "III": "em"}
 Z_LEVEL = 0.05  # one-sided level of the automatic claim checks (Student t with the repetitions' dof)
-Z_CRIT = 1.645  # its critical z with many repetitions (kept for callers; the checks use ``_claims.z_one_sided``)
 
 
 def population_and_users(cfg: dict, ctx: Context):
