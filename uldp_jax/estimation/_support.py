@@ -13,7 +13,9 @@ zero slot ``block_rows``), and ``col_item`` names each segment's item (``d`` for
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import os
 from typing import Any
 
 import jax
@@ -81,13 +83,24 @@ def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.nd
     prod_mask, has_inv = unary_parts(mech)
     stats = _row_bincount(ones, d + 1)[:d]
     inverted, keep = split_inverted(ones, d, prod_mask, has_inv)
-    ones = ones[keep]
-    width = max(max((int(np.max(np.sum(ones[r:r + HOST_ROWS] < d, axis=1), initial=0))
-                     for r in range(0, ones.shape[0], HOST_ROWS)), default=0), 1)
-    if ones.shape[1] > width:  # rows may carry padding in any column: move it to the end before cutting
-        order = np.argsort(ones >= d, axis=1, kind="stable")[:, :width]
-        ones = np.take_along_axis(ones, order, axis=1)
-    return ones.astype(dtype, copy=False), inverted, stats
+    rows = np.flatnonzero(keep) if not keep.all() else None  # RAPPOR/UE: every row stays (no copy)
+    num = ones.shape[0] if rows is None else rows.shape[0]
+
+    def kept(r):
+        return ones[r:r + HOST_ROWS] if rows is None else ones[rows[r:r + HOST_ROWS]]
+
+    width = max(max((int(np.max(np.sum(kept(r) < d, axis=1), initial=0)) for r in range(0, num, HOST_ROWS)),
+                    default=0), 1)
+    if ones.shape[1] <= width and rows is None:
+        return ones.astype(dtype, copy=False), inverted, stats
+    # rows may carry padding in any column: move it to the end before cutting, HOST_ROWS rows at a time (a
+    # full-size stable argsort took an int64 temporary of 8 bytes per entry: 1.7 GB on bench_em's RAPPOR)
+    out = np.empty((num, min(width, ones.shape[1])), dtype)
+    for r in range(0, num, HOST_ROWS):
+        blk = kept(r)
+        order = np.argsort(blk >= d, axis=1, kind="stable")[:, :out.shape[1]]
+        out[r:r + HOST_ROWS] = np.take_along_axis(blk, order, axis=1)
+    return out, inverted, stats
 
 
 def _row_bincount(a: np.ndarray, length: int) -> np.ndarray:
@@ -180,16 +193,19 @@ def pack_bits(mech: Any, bits: jax.Array, mask: jax.Array, width: int) -> tuple:
     return support, (keep & mask).astype(jnp.float32), inverted, stats, widest
 
 
-def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = None,
+                    counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Column layout of one block ``sup[B, L]`` (items, padded with ``d``): ``(uint16[S, seg], int32[S])``.
 
     Entries are the rows (in order) holding each item, split into segments of ``seg`` padded with ``B``.
     A counting placement over ``HOST_ROWS`` rows at a time (a stable radix sort of each slice, then each
     entry goes to its item's next free slot): temporaries O(slice), not O(block). ``out``: an optional
     ``uint16[S', seg]`` buffer (``S' >= S``, filled with ``B``) to write into; the result is then a view of it.
+    ``counts``: the block's per-item entry counts ``int64[d]``, where the caller has them (else counted here).
     """
     rows_in_block, width = sup.shape
-    counts = _row_bincount(sup, d + 1)[:d]
+    if counts is None:
+        counts = _row_bincount(sup, d + 1)[:d]
     nseg = -(-counts // seg)
     base = (np.cumsum(nseg) - nseg) * seg  # first slot of each item
     if out is None:
@@ -198,13 +214,11 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     for r in range(0, rows_in_block, HOST_ROWS):
         flat = sup[r:r + HOST_ROWS].ravel()
         order = np.argsort(flat, kind="stable")  # radix sort for 16-bit keys: by item, rows in order
-        keys = flat[order]
-        nnz = int(np.searchsorted(keys, d))  # padding (= d) sorts last
-        order, keys = order[:nnz], keys[:nnz].astype(np.int64)
-        sub = np.bincount(keys, minlength=d)
-        rank = np.arange(nnz) - (np.cumsum(sub) - sub)[keys]  # position among this slice's entries of the item
-        out[base[keys] + rank] = r + order // width
-        base[:d] += sub
+        sub = np.bincount(flat, minlength=d + 1)[:d]
+        nnz = int(sub.sum())  # padding (= d) sorts last
+        # the j-th sorted entry (item x) goes to slot base[x] + (j - first sorted position of x): sequential
+        out[np.arange(nnz) + np.repeat(base - (np.cumsum(sub) - sub), sub)] = r + order[:nnz] // width
+        base += sub
     return out.reshape(-1, seg), np.repeat(np.arange(d, dtype=np.int32), nseg)
 
 
@@ -252,14 +266,16 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
         n_pad = num_blocks * block_rows
     else:
         n_pad = (chunk * bucket(_ceil(n, chunk))) if bucketed else _ceil(n, chunk) * chunk
-    support = np.full((n_pad, width), d, dtype=dtype)
+    support = np.empty((n_pad, width), dtype=dtype)  # every entry written once (np.full + copy wrote twice)
     row = 0
     packed.reverse()
     while packed:  # release each packed block once copied
         s = packed.pop()
         support[row:row + s.shape[0], : s.shape[1]] = s
+        support[row:row + s.shape[0], s.shape[1]:] = d
         row += s.shape[0]
     del s
+    support[row:] = d
     w = np.zeros(n_pad, np.float32)
     w[:n] = 1.0
     support_dev = jax.device_put(support)
@@ -268,13 +284,18 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
     if layout == "columns":
         sup = np.asarray(support_dev)
         blocks = [sup[b * block_rows:(b + 1) * block_rows] for b in range(num_blocks)]
-        segs = [-(-_row_bincount(blk, d + 1)[:d] // COLUMN_SEGMENT) for blk in blocks]
-        num_seg = _ceil(max(int(c.sum()) for c in segs), COLUMN_CHUNK) * COLUMN_CHUNK
+        counts = [_row_bincount(blk, d + 1)[:d] for blk in blocks]
+        num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
         col_rows = np.full((num_blocks, num_seg, COLUMN_SEGMENT), block_rows, np.uint16)
         col_item = np.full((num_blocks, num_seg), d, np.int32)
-        for b, blk in enumerate(blocks):
-            _, it = column_segments(blk, d, COLUMN_SEGMENT, out=col_rows[b])
+
+        def fill(b):
+            _, it = column_segments(blocks[b], d, COLUMN_SEGMENT, out=col_rows[b], counts=counts[b])
             col_item[b, : it.shape[0]] = it
+
+        # blocks are independent and NumPy's sorts and copies release the GIL: one thread per core
+        with concurrent.futures.ThreadPoolExecutor(min(num_blocks, os.cpu_count() or 1)) as pool:
+            list(pool.map(fill, range(num_blocks)))
         col_rows, col_item = jax.device_put(col_rows), jax.device_put(col_item)
     return SupportReports(support_dev, jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
                           col_rows, col_item, int(chunk), int(block_rows))
