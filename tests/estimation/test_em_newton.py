@@ -137,7 +137,14 @@ def test_hessian_products_are_exact(layout):
     hvp, model = _em_hessian.hessian_of(jnp.asarray(t, jnp.float32), run)
     pj, vj = jnp.asarray(p, jnp.float32), jnp.asarray(v, jnp.float32)
     np.testing.assert_allclose(np.asarray(hvp(pj, vj)), gram @ v, rtol=1e-4, atol=1e-4 * np.abs(gram @ v).max())
-    np.testing.assert_allclose(np.asarray(model(pj).diagonal()), np.diag(gram), rtol=1e-4)
+    m = model(pj)
+    np.testing.assert_allclose(np.asarray(m.diagonal()), np.diag(gram), rtol=1e-4)
+    # the model keeps every report's s_i = p . y_i (in the layout's row order, padding rows included) and a
+    # product given the model gathers only v: the same product as gathering p again, to the last bit
+    assert m.rows is not None and m.rows.ndim == 1 and m.rows.shape[0] >= 3000
+    kept = np.sort(np.asarray(m.rows))[-3000:]  # padding rows have s = 0: the 3000 reports' sums remain
+    np.testing.assert_allclose(np.sort(np.asarray(ys, np.float64) @ p), kept, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(hvp(pj, vj, m)), np.asarray(hvp(pj, vj)))
 
 
 @pytest.mark.slow

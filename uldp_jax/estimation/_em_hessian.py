@@ -37,22 +37,27 @@ def _curvature(t, total, s, w):
 
 
 def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
-    r"""``(hvp(p, v) -> G v, model(p) -> M)``, one pass each (module docstring): ``G v`` exact; ``M`` the
+    r"""``(hvp(p, v, m=None) -> G v, model(p) -> M)``, one pass each (module docstring): ``G v`` exact; ``M`` the
     preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
     ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
     :math:`b_x = \sum_{i: y_{ix} = 1} c_i` and :math:`c_0 = t^2 \sum_i c_i` (exact diagonal and exact
     all-items part; on 001's census data its condition number relative to ``G`` is 2-5 where the subsample's
-    reaches 1e4 at eps = 10)."""
+    reaches 1e4 at eps = 10). ``M.rows`` keeps every report's :math:`s_i = \sum_{x \in y_i} p_x` from the model's
+    pass; ``hvp(p, v, M)`` (``M`` the model at the same ``p``) then gathers only ``v``: conjugate gradients'
+    products cost one table gather instead of two (bench_em's RAPPOR pass: 0.45 s -> about 0.34 s)."""
 
-    def hvp(p, v):
+    def hvp(p, v, m=None):
         total, vtotal = jnp.sum(p), jnp.sum(v)
 
-        def terms(ss, w):
-            c, t2c, tc = _curvature(t, total, ss[0], w)
+        def product(s, sv, w):
+            c, t2c, tc = _curvature(t, total, s, w)
             # c_i (L_i . v) with L_i . v = t (sum v - sv_i) + sv_i; the all-items part t c_i (L_i . v)
-            return c * (t * (vtotal - ss[1]) + ss[1]), t2c * (vtotal - ss[1]) + tc * ss[1], jnp.zeros((), p.dtype)
+            return c * (t * (vtotal - sv) + sv), t2c * (vtotal - sv) + tc * sv, jnp.zeros((), p.dtype)
 
-        col, a, _ = run((p, v), terms)
+        if m is not None and getattr(m, "rows", None) is not None:
+            col, a, _ = run((v,), lambda ss, w, s: product(s.astype(v.dtype), ss[0], w), rows=m.rows)
+        else:
+            col, a, _ = run((p, v), lambda ss, w: product(ss[0], ss[1], w))
         return a + (1.0 - t) * col
 
     def model(p):
@@ -62,7 +67,7 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
             c, t2c, _ = _curvature(t, total, ss[0], w)
             return c, t2c, jnp.zeros((), p.dtype)
 
-        b, c0, _ = run((p,), terms)
-        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b)
+        b, c0, _, s = run((p,), terms, keep_rows=True)
+        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b, s)
 
     return hvp, model

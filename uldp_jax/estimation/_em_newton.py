@@ -61,7 +61,7 @@ CG_TOL_MIN = 1e-3  # ... and near it: the forcing term is sqrt(gap) clipped to [
 
 Grad = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gram = Callable[[jax.Array], jax.Array]
-Hvp = Callable[[jax.Array, jax.Array], jax.Array]  # (p, v) -> G v, exact (``_em_hessian``)
+Hvp = Callable[..., jax.Array]  # (p, v, model at p) -> G v, exact (``_em_hessian``; the model may carry per-report sums)
 Model = Callable[[jax.Array], Any]  # p -> a preconditioner model of G: dense float[d, d] or ``LowRank``
 
 
@@ -136,6 +136,7 @@ class LowRank(NamedTuple):
     a: jax.Array  # float[d]
     c0: jax.Array  # scalar
     u: jax.Array  # float[d]
+    rows: Any = None  # optional per-report state of the model's pass (``_em_hessian``: s_i), reused by ``Hvp``
 
     def diagonal(self) -> jax.Array:
         return self.a + self.c0 + 2.0 * self.u
@@ -284,7 +285,8 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
             # steps converge superlinearly where the Hessian is ill-conditioned (uRAP at eps = 0.1 on 001's
             # 8-attribute census: 10 products per direction at 0.1 took > 10,000 passes, this ~700)
             cg_tol = jnp.clip(jnp.sqrt(jnp.maximum(certificate(p, g, inv, n), 0.0)), CG_TOL_MIN, CG_TOL)
-            delta, ok, cg = _direction(p, q, hessian[1](p), inv, n, lambda v: hessian[0](p, v), cg_tol.astype(dtype))
+            model = hessian[1](p)
+            delta, ok, cg = _direction(p, q, model, inv, n, lambda v: hessian[0](p, v, model), cg_tol.astype(dtype))
             cg = cg + 1  # the model's pass
         floor = jnp.where(inv > 0, 0.01 * p, 0.0)
 

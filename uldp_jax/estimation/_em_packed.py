@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax.estimation import _compensated, _em_core, _em_newton
-from uldp_jax.estimation._em_passes import Pass, _gain_finish, _log, _log_ratio, grad_of
+from uldp_jax.estimation._em_passes import Pass, _gain_finish, _log, _log_ratio, _result, _terms_of, grad_of
 from uldp_jax.estimation._packed import PackedReports, unpack_bytes
 
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float32)  # [256, 8]: bit k of byte value v
@@ -57,29 +57,30 @@ def packed_pass(rep: PackedReports, pass_dtype: Any = None) -> Pass:
     nb = rep.bytes.shape[1]
     data = _chunks(rep)
 
-    def run(tabs, terms):
+    def run(tabs, terms, rows=None, keep_rows=False):
         dtype = tabs[0].dtype
         dt = dtype if pass_dtype is None else jnp.dtype(pass_dtype)
         tables = [_table(x[rep.items], nb, dt) for x in tabs]
+        rws = None if rows is None else rows.reshape(data[1].shape)
 
         def chunk_pass(carry, a):
             h_acc, a_acc, l_acc = carry
-            by, w = a
+            by, w, r = a
             idx = _flat_index(by)
             ss = [jnp.sum(tb[idx], axis=1).astype(dtype) for tb in tables]
-            f, a_rows, ll = terms(ss, w.astype(dtype))
+            f, a_rows, ll = _terms_of(terms, ss, w.astype(dtype), r)
             f = jnp.where(jnp.any(by != 0, axis=1), f, 0.0)  # a row of zero bytes adds to no item
             h = _compensated.scatter_add(nb * 256, idx, f.astype(dt), dtype)
             return (_compensated.two_sum(h_acc, h), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
-                    l_acc + ll), None
+                    l_acc + ll), (ss[0] if keep_rows else None)
 
         init = (_compensated.zeros(nb * 256, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
-        (h, a, l_prod), _ = jax.lax.scan(chunk_pass, init, data)
+        (h, a, l_prod), kept = jax.lax.scan(chunk_pass, init, (*data, rws))
         h = _compensated.total(h).reshape(nb, 256).at[:, 0].set(0.0)  # byte value 0 sets no item
         bits = jnp.asarray(_BITS, dtype)
         hi, mid, lo = _compensated.split(h)
         b_items = (hi @ bits + (mid @ bits + lo @ bits)).reshape(-1)[:num_items]
-        return jnp.zeros(d, dtype).at[rep.items].set(b_items), _compensated.total(a), l_prod
+        return _result(jnp.zeros(d, dtype).at[rep.items].set(b_items), _compensated.total(a), l_prod, kept, keep_rows)
 
     return run
 

@@ -26,10 +26,13 @@ from uldp_jax.estimation._support import SupportReports
 
 INV_CAP = 1e30  # largest 1/D a report adds to the gradient (only reached where its items all have p = 0)
 
-# A layout's generic pass: ``run(tables, terms) -> (col float[d], a, l)``. ``tables``: ``[p, v, ...]`` (float[d]
-# each); per report ``ss[k] = sum of tables[k] over its ones``; ``terms(ss, w) -> (f [rows], a_rows [rows], l)``;
-# ``col_x = sum of f_i over the reports with y_ix = 1``, ``a = sum a_rows``, ``l = sum of the l``.
-Pass = Callable[[Sequence[jax.Array], Callable], tuple[jax.Array, jax.Array, jax.Array]]
+# A layout's generic pass: ``run(tables, terms, rows=None, keep_rows=False) -> (col float[d], a, l)``. ``tables``:
+# ``[p, v, ...]`` (float[d] each); per report ``ss[k] = sum of tables[k] over its ones``; ``terms(ss, w) ->
+# (f [rows], a_rows [rows], l)``; ``col_x = sum of f_i over the reports with y_ix = 1``, ``a = sum a_rows``,
+# ``l = sum of the l``. ``rows``: a per-report array in the layout's row order (padding rows included), handed to
+# ``terms(ss, w, r)`` chunk by chunk; ``keep_rows``: also return ``ss[0]`` of every row in that order (4th output),
+# so that a later pass at the same point takes it as ``rows`` instead of gathering the table again.
+Pass = Callable[..., tuple]
 
 
 def _terms(t, log_t, total, s, w):
@@ -60,6 +63,14 @@ def _row_sums(table, idx):
     """``sum(table[idx], axis=-1)`` chunk by chunk: ``idx[num_chunks, chunk, L]`` -> ``[num_chunks * chunk]``."""
     _, out = jax.lax.scan(lambda c, i: (c, jnp.sum(table[i], axis=-1)), 0, idx)
     return out.reshape(-1)
+
+
+def _terms_of(terms, ss, w, r):
+    return terms(ss, w) if r is None else terms(ss, w, r)
+
+
+def _result(b, a, l_prod, rows, keep_rows):
+    return (b, a, l_prod, rows.reshape(-1)) if keep_rows else (b, a, l_prod)
 
 
 def _log(t, log_t):
@@ -107,22 +118,23 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
     sup = rep.support.reshape(num_chunks, rep.chunk, -1)
     wts = rep.weight.reshape(num_chunks, rep.chunk)
 
-    def run(tabs, terms):
+    def run(tabs, terms, rows=None, keep_rows=False):
         dtype = tabs[0].dtype
         dt, pads = _pass_inputs(tabs, pass_dtype)
+        rws = None if rows is None else rows.reshape(num_chunks, rep.chunk)
 
         def chunk_pass(carry, a):
             b_acc, a_acc, l_acc = carry
-            idx, w = a
+            idx, w, r = a
             ss = [jnp.sum(tp[idx], axis=1).astype(dtype) for tp in pads]
-            f, a_rows, ll = terms(ss, w.astype(dtype))
+            f, a_rows, ll = _terms_of(terms, ss, w.astype(dtype), r)
             b = _compensated.scatter_add(d + 1, idx, f.astype(dt), dtype)
             return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
-                    l_acc + ll), None
+                    l_acc + ll), (ss[0] if keep_rows else None)
 
         init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, init, (sup, wts))
-        return _compensated.total(b)[:d], _compensated.total(a), l_prod
+        (b, a, l_prod), kept = jax.lax.scan(chunk_pass, init, (sup, wts, rws))
+        return _result(_compensated.total(b)[:d], _compensated.total(a), l_prod, kept, keep_rows)
 
     return run
 
@@ -131,32 +143,33 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
     """The generic pass on the column layout: per block of rows, row gather-sums then a column gather-sum."""
     d = rep.inverted.shape[0]
     num_blocks, num_seg, seg = rep.col_rows.shape
-    rows = rep.block_rows
-    sup = rep.support.reshape(num_blocks, rows // rep.chunk, rep.chunk, -1)
-    wts = rep.weight.reshape(num_blocks, rows)
+    block_rows = rep.block_rows
+    sup = rep.support.reshape(num_blocks, block_rows // rep.chunk, rep.chunk, -1)
+    wts = rep.weight.reshape(num_blocks, block_rows)
     col_chunk = min(num_seg, max(1, _sizing.sizing().em_col_entries // seg))  # a map split: bits never change
     while num_seg % col_chunk:
         col_chunk -= 1
     cols = rep.col_rows.reshape(num_blocks, num_seg // col_chunk, col_chunk, seg)
 
-    def run(tabs, terms):
+    def run(tabs, terms, rows=None, keep_rows=False):
         dtype = tabs[0].dtype
         dt, pads = _pass_inputs(tabs, pass_dtype)
+        rws = None if rows is None else rows.reshape(num_blocks, block_rows)
 
         def block_pass(carry, a):
             b_acc, a_acc, l_acc = carry
-            idx, w, col, item = a
+            idx, w, col, item, r = a
             ss = [_row_sums(tp, idx).astype(dtype) for tp in pads]
-            f, a_rows, ll = terms(ss, w.astype(dtype))
+            f, a_rows, ll = _terms_of(terms, ss, w.astype(dtype), r)
             f_pad = jnp.concatenate([f, jnp.zeros((1,), dtype)]).astype(dt)
             seg_sums = _row_sums(f_pad, col).astype(dtype)
             b = jax.ops.segment_sum(seg_sums, item, d + 1, indices_are_sorted=True)
             return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
-                    l_acc + ll), None
+                    l_acc + ll), (ss[0] if keep_rows else None)
 
         init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
-        (b, a, l_prod), _ = jax.lax.scan(block_pass, init, (sup, wts, cols, rep.col_item))
-        return _compensated.total(b)[:d], _compensated.total(a), l_prod
+        (b, a, l_prod), kept = jax.lax.scan(block_pass, init, (sup, wts, cols, rep.col_item, rws))
+        return _result(_compensated.total(b)[:d], _compensated.total(a), l_prod, kept, keep_rows)
 
     return run
 
@@ -184,21 +197,24 @@ def dense_pass(bits: jax.Array, weight: jax.Array, chunk: int) -> Pass:
     bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
     weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
 
-    def run(tabs, terms):
+    def run(tabs, terms, rows=None, keep_rows=False):
         dtype = tabs[0].dtype
+        rws = None if rows is None else rows.reshape(num_chunks, chunk)
 
         def chunk_pass(carry, a):
             b_acc, a_acc, l_acc = carry
-            yb, w = a
+            yb, w, r = a
             yf = yb.astype(dtype)
-            f, a_rows, ll = terms([yf @ x for x in tabs], w)
+            ss = [yf @ x for x in tabs]
+            f, a_rows, ll = _terms_of(terms, ss, w, r)
             hi, mid, lo = _compensated.split(f)
             return (_compensated.two_sum(b_acc, hi @ yf + (mid @ yf + lo @ yf)),
-                    _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)), l_acc + ll), None
+                    _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)), l_acc + ll), \
+                (ss[0] if keep_rows else None)
 
         init = (_compensated.zeros(d, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
-        (b, a, l_prod), _ = jax.lax.scan(chunk_pass, init, (bits, weight.astype(dtype)))
-        return _compensated.total(b), _compensated.total(a), l_prod
+        (b, a, l_prod), kept = jax.lax.scan(chunk_pass, init, (bits, weight.astype(dtype), rws))
+        return _result(_compensated.total(b), _compensated.total(a), l_prod, kept, keep_rows)
 
     return run
 

@@ -88,9 +88,9 @@ def solve(grad: _em_newton.Grad, gram: _em_newton.Gram | None, gain: _em_core.Ga
             if not isinstance(m, _em_newton.LowRank):
                 raise TypeError(f"Expected a LowRank Hessian model, got {type(m).__name__}.")
             # A^T (diag(a) + c0 11^T + u 1^T + 1 u^T) A: a and u vanish on the others (no report's bit is there)
-            return _em_newton.LowRank(red.pick(m.a), m.c0, red.pick(m.u))
+            return _em_newton.LowRank(red.pick(m.a), m.c0, red.pick(m.u), m.rows)  # rows: per report, unchanged
 
-        hessian_r = (lambda u, v: red.pick(hvp(red.expand(u), red.expand(v))), model_r)
+        hessian_r = (lambda u, v, m=None: red.pick(hvp(red.expand(u), red.expand(v), m)), model_r)
     update = _em_newton.as_update(grad_r, inv_r, n)
     u, info = _em_newton.solve(grad_r, gram_r, gain_r, update, inv_r, n, red.reduce(p0), tol, max_iters, hessian_r,
                                gap_tol)
