@@ -61,7 +61,7 @@ CG_TOL_MIN = 1e-3  # ... and near it: the forcing term is sqrt(gap) clipped to [
 
 Grad = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gram = Callable[[jax.Array], jax.Array]
-Hvp = Callable[..., jax.Array]  # (p, v, model at p) -> G v, exact (``_em_hessian``; the model may carry per-report sums)
+Hvp = Callable[..., jax.Array]  # (p, v, model at p) -> G v, exact (``_em_hessian``; the model may carry rows)
 Model = Callable[[jax.Array], Any]  # p -> a preconditioner model of G: dense float[d, d] or ``LowRank``
 
 
