@@ -271,3 +271,31 @@ def test_chunked_aggregate_equals_dense_bit_sums(monkeypatch, agg_entries):
     np.testing.assert_array_equal(np.asarray(_compact.aggregate(ys, w)), (dense * np.asarray(w)[:, None]).sum(0))
     np.testing.assert_array_equal(np.asarray(jax.jit(_compact.aggregate)(ys, w)),
                                   (dense * np.asarray(w)[:, None]).sum(0))
+
+
+@pytest.mark.parametrize("name", ["RAPPOR", "uRAP"])
+def test_pack_compact_equals_packing_the_dense_bits(monkeypatch, name):
+    """``_support.pack_compact`` (host packing of ``CompactBits``, slice by slice) gives every product-part row the
+    same support set as ``pack_block`` on the dense bits, with padding anywhere in a row (an own bit after the
+    padding, as the sampler writes it) and uRAP's invertible rows dropped; slices of 3 rows exercise the loop."""
+    from uldp_jax.estimation import _support
+
+    monkeypatch.setattr(_support, "HOST_ROWS", 3)
+    d = 12
+    mech = ul.RAPPOR(d, 1.0) if name == "RAPPOR" else ul.URAP(d, tuple(range(8)), 1.0)
+    pad = d
+    ones = np.array([[1, 4, pad, pad, 7],      # own bit 7 after the padding
+                     [pad, pad, pad, pad, 2],
+                     [0, 3, 5, pad, pad],
+                     [pad, pad, pad, pad, pad],  # no one
+                     [2, 6, pad, pad, 10],     # uRAP: non-sensitive bit 10 -> invertible
+                     [1, 2, 3, 4, 5],
+                     [pad, pad, pad, pad, 11]], np.uint16)
+    ys = _compact.CompactBits(jnp.asarray(ones), d)
+    sup, inv, stats = _support.pack_compact(mech, ys, np.uint16)
+    want_sup, want_inv, want_stats = _support.pack_block(mech, _compact.to_dense(ys), np.uint16)
+    np.testing.assert_array_equal(inv, want_inv)
+    np.testing.assert_array_equal(stats, want_stats)
+    assert sup.shape[0] == want_sup.shape[0] and sup.shape[1] == want_sup.shape[1]  # padding cut to the widest row
+    for got, want in zip(sup, want_sup):
+        assert sorted(got[got < d].tolist()) == sorted(want[want < d].tolist())
