@@ -147,46 +147,6 @@ def test_hessian_products_are_exact(layout):
     np.testing.assert_array_equal(np.asarray(hvp(pj, vj, m)), np.asarray(hvp(pj, vj)))
 
 
-@pytest.mark.parametrize("name,eps", [("RAPPOR", 0.5), ("RAPPOR", 4.0), ("OUE", 1.0), ("OUE", 6.0)])
-def test_noise_rate_inverts_the_mean_number_of_ones(name, eps):
-    """``_em_hessian.noise_rate``: the root of keep(q) + q (m - 1) = mean ones is the mechanism's own q."""
-    from uldp_jax.estimation import _em_hessian
-
-    d = 50
-    q = 1 / (1 + np.exp(eps / 2)) if name == "RAPPOR" else 1 / (1 + np.exp(eps))
-    keep = 1 - q if name == "RAPPOR" else 0.5
-    t = jnp.asarray(np.exp(-eps), jnp.float32)
-    got = float(_em_hessian.noise_rate(t, jnp.float32(keep + q * (d - 1)), d))
-    assert abs(got - q) <= 1e-5 * max(q, 1e-3)
-    assert float(_em_hessian.noise_rate(t, jnp.float32(0.0), d)) <= 1e-6  # clipped to [0, 1/2]
-    assert abs(float(_em_hessian.noise_rate(t, jnp.float32(d), d)) - 0.5) <= 1e-6
-
-
-@pytest.mark.parametrize("eps", [1.0, 4.0])
-def test_noise_model_keeps_the_diagonal_and_halves_the_off_diagonal_error(eps):
-    """The preconditioner with the noise term (``hessian_of(..., q)``): the exact diagonal still, and closer to
-    the explicit :math:`G = \\sum_i L_i L_i^\\top / D_i^2` (Frobenius) than without it, on RAPPOR reports."""
-    from uldp_jax.estimation import _em_hessian, _em_reports
-    from uldp_jax.estimation._em_passes import support_pass
-
-    d = 64
-    mech = ul.RAPPOR(d, eps)
-    ys = _reports(mech, 4000, 5)
-    t = np.exp(-eps)
-    p = np.random.default_rng(2).dirichlet(np.ones(d))
-    lik = t + (1 - t) * np.asarray(ys, np.float64)
-    gram = (lik / (lik @ p)[:, None] ** 2).T @ lik
-    run = support_pass(_em_reports.to_support(mech, ys, layout="rows"))
-    q = _em_hessian.noise_rate(jnp.asarray(t, jnp.float32), jnp.float32(np.asarray(ys).sum() / 4000), d)
-    assert abs(float(q) - 1 / (1 + np.exp(eps / 2))) <= 0.1 / (1 + np.exp(eps / 2))
-    err = {}
-    for name, qq in [("without", None), ("with", q)]:
-        m = _em_hessian.hessian_of(jnp.asarray(t, jnp.float32), run, qq)[1](jnp.asarray(p, jnp.float32))
-        np.testing.assert_allclose(np.asarray(m.diagonal()), np.diag(gram), rtol=1e-4)
-        err[name] = np.linalg.norm(np.asarray(m.dense(), np.float64) - gram) / np.linalg.norm(gram)
-    assert err["with"] <= 0.5 * err["without"], err
-
-
 @pytest.mark.slow
 def test_gradient_pass_sums_without_drift():
     """The float32 gradient of RAPPOR at eps = 10 (most reports of the top item have the same ``1/D``) is within

@@ -15,12 +15,10 @@ inaccurate where a few reports with small :math:`D_i` carry much of the curvatur
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 
-from uldp_jax.estimation import _compensated, _em_newton
+from uldp_jax.estimation import _em_newton
 from uldp_jax.estimation._em_passes import INV_CAP, Pass
 
 
@@ -38,7 +36,7 @@ def _curvature(t, total, s, w):
     return c, t2c, tc
 
 
-def hessian_of(t: jax.Array, run: Pass, q: Any = None) -> tuple[_em_newton.Hvp, _em_newton.Model]:
+def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
     r"""``(hvp(p, v, m=None) -> G v, model(p) -> M)``, one pass each (module docstring): ``G v`` exact; ``M`` the
     preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
     ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
@@ -46,12 +44,7 @@ def hessian_of(t: jax.Array, run: Pass, q: Any = None) -> tuple[_em_newton.Hvp, 
     all-items part; on 001's census data its condition number relative to ``G`` is 2-5 where the subsample's
     reaches 1e4 at eps = 10). ``M.rows`` keeps every report's :math:`s_i = \sum_{x \in y_i} p_x` from the model's
     pass; ``hvp(p, v, M)`` (``M`` the model at the same ``p``) then gathers only ``v``: conjugate gradients'
-    products cost one table gather instead of two (bench_em's RAPPOR pass: 0.45 s -> about 0.34 s).
-
-    ``q`` (the rate of the noise bits, e.g. ``noise_rate``): the model also takes the dropped off-diagonal's
-    expectation when every bit but the true one is an independent Bernoulli(q) bit, :math:`(1-t)^2 (q (b 1^\top +
-    1 b^\top) - q^2 C 11^\top)` with :math:`C = \sum_i c_i`, still in the ``LowRank`` form and with the exact
-    diagonal (bench_em's RAPPOR at eps = 6: 66 -> 59 passes)."""
+    products cost one table gather instead of two (bench_em's RAPPOR pass: 0.45 s -> about 0.34 s)."""
 
     def hvp(p, v, m=None):
         total, vtotal = jnp.sum(p), jnp.sum(v)
@@ -72,34 +65,9 @@ def hessian_of(t: jax.Array, run: Pass, q: Any = None) -> tuple[_em_newton.Hvp, 
 
         def terms(ss, w):
             c, t2c, _ = _curvature(t, total, ss[0], w)
-            return c, t2c, jnp.zeros((), p.dtype) if q is None else _compensated.exact_sum(c)
+            return c, t2c, jnp.zeros((), p.dtype)
 
-        b, c0, c_sum, s = run((p,), terms, keep_rows=True)
-        k = (1.0 - t) ** 2
-        if q is None:
-            return _em_newton.LowRank(k * b, c0, t * (1.0 - t) * b, s)
-        qq = jnp.asarray(q, p.dtype)
-        return _em_newton.LowRank(k * (b * (1.0 - 2.0 * qq) + qq * qq * c_sum), c0 - k * qq * qq * c_sum,
-                                  (t * (1.0 - t) + k * qq) * b, s)
+        b, c0, _, s = run((p,), terms, keep_rows=True)
+        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b, s)
 
     return hvp, model
-
-
-def noise_rate(t: jax.Array, mean_ones: jax.Array, num_bits: int) -> jax.Array:
-    r"""The noise rate ``q`` of a unary encoding with ``t = e^{-eps}`` whose reports hold ``mean_ones`` ones on
-    average over ``num_bits`` bits: the root in [0, 1/2] of :math:`\kappa(q) + q (m - 1) = \bar y` with the true
-    bit's rate :math:`\kappa = q / (q + t (1 - q))` (bisection; clipped to the interval). A preconditioner input
-    only: an inexact ``q`` changes the passes, never the answer."""
-    m = jnp.asarray(num_bits, t.dtype)
-
-    def f(q):
-        return q / (q + t * (1.0 - q)) + q * (m - 1.0) - mean_ones
-
-    def body(_, lo_hi):
-        lo, hi = lo_hi
-        mid = 0.5 * (lo + hi)
-        up = f(mid) > 0
-        return jnp.where(up, lo, mid), jnp.where(up, mid, hi)
-
-    lo, hi = jax.lax.fori_loop(0, 60, body, (jnp.zeros((), t.dtype), jnp.full((), 0.5, t.dtype)))
-    return 0.5 * (lo + hi)

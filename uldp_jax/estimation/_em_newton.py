@@ -20,9 +20,7 @@ Newton step crosses 0) are *bound*: their step is :math:`-p_x` (to 0). The *free
 (``_em_hessian.hessian_of``: one pass each, like the gradient's), :math:`\delta_F` comes from preconditioned
 conjugate gradients (at most ``CG_ITERS`` products; relative residual :math:`\sqrt{gap}` clipped to
 [``CG_TOL_MIN``, ``CG_TOL``], Eisenstat & Walker's forcing term) with the preconditioner ``G``
-less the off-diagonal of its :math:`\sum_i c_i y_i y_i^\top` part (exact diagonal and all-items part, one pass),
-that off-diagonal replaced by its expectation under iid Bernoulli(q) noise bits where the reports give ``q``
-(``_em_hessian.noise_rate``); the products then reuse that pass's per-report sums (one table gather each).
+less the off-diagonal of its :math:`\sum_i c_i y_i y_i^\top` part (exact diagonal and all-items part, one pass).
 Otherwise ``G`` is taken from a fixed, deterministic subsample of at most ``HESSIAN_ROWS`` reports (evenly
 strided rows, scaled up by the weights) and solved directly. The gradient stays exact either way, so this changes
 only the rate, never the answer; the subsample's model fails where a few reports with small :math:`p \cdot L_i`

@@ -30,7 +30,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed, _support, _threshold
-from uldp_jax.estimation._em_hessian import hessian_of, noise_rate
+from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
 from uldp_jax.estimation._em_passes import (dense_gain, dense_grad, dense_pass, dense_update, support_gain,
                                             support_grad, support_pass, support_update)
@@ -218,15 +218,11 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype, ite
             run = dense_pass(bits, weight, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
         gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)  # the passes' resolution
-        q = None  # the noise rate for the preconditioner (``hessian_of``), from the reports' mean number of ones
-        if kind in ("packed", "support"):
-            prod = jnp.arange(p0.shape[0]) if items is None else items
-            q = noise_rate(t, jnp.sum(data.stats[prod]) / n, prod.shape[0])
         if items is not None:  # uRAP: Newton on the sensitive items and the non-sensitive total (``_em_reduced``)
-            return _em_reduced.solve(grad, None, gain, items, inverted, n, p0, tol, max_iters,
-                                     hessian_of(t, run, q), gap_tol)
+            return _em_reduced.solve(grad, None, gain, items, inverted, n, p0, tol, max_iters, hessian_of(t, run),
+                                     gap_tol)
         update = _em_newton.as_update(grad, inverted, n)
-        return _em_newton.solve(grad, None, gain, update, inverted, n, p0, tol, max_iters, hessian_of(t, run, q),
+        return _em_newton.solve(grad, None, gain, update, inverted, n, p0, tol, max_iters, hessian_of(t, run),
                                 gap_tol)
     if kind == "support":
         update, gain = support_update(t, data, pass_dtype, log_t), support_gain(t, data)
