@@ -97,7 +97,7 @@ def configure_from_env() -> str | None:
 # count, and past ``MAPS_FRACTION`` of the limit it calls ``jax.clear_caches()`` (later calls recompile what they need,
 # or load it from the persistent cache; results never depend on it) and warns once.
 MAPS_FRACTION = 0.5
-_MAPS: dict = {"programs": 0, "checked": -1, "registered": False, "warned": False}
+_MAPS: dict = {"programs": 0, "checked": -1, "registered": False, "warned": False, "clears": 0}
 
 
 def _count_program(event: str, *args, **kw) -> None:
@@ -134,6 +134,7 @@ def guard_map_limit(fraction: float = MAPS_FRACTION, *, force: bool = False) -> 
         return False
     jax.clear_caches()
     gc.collect()
+    _MAPS["clears"] += 1
     if not _MAPS["warned"]:
         warnings.warn(f"uldp_jax: this process held {counts[0]} memory mappings, over {fraction:g} of the kernel's "
                       f"vm.max_map_count={counts[1]} (compiled programs are never freed by JAX); jax.clear_caches() "

@@ -67,8 +67,46 @@ def test_sample_stats_equal_aggregate_of_compact(mech):
     w = jnp.arange(2000) < 1500
     st = jax.jit(lambda m, k, x: _compact.sample_counts(k, x, *m.compact().params, m.d, w))(mech, key, xs)[0]
     assert np.array_equal(np.asarray(st), np.asarray(mech.aggregate(ys[:1500])))
-    traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, 8))(key, xs)
+    nc = _compact.num_chunks_for(mech.compact().params[0].shape[0], float(mech.compact().params[2]))
+    traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, nc))(key, xs)
     assert np.array_equal(np.asarray(mech.aggregate(traced)), np.asarray(mech.aggregate(ys)))
+
+
+@pytest.mark.parametrize("mech", [ul.RAPPOR(2048, 40.0), ul.RAPPOR(2048, 50.0), ul.URAP(2048, tuple(range(0, 2048, 2)),
+                                                                                       45.0)])
+def test_extreme_eps_compact_reports_hold_the_own_bit_only(mech):
+    """At eps 40-50 every other bit is 1 with probability < 1e-8 and the own bit 0 with < 1e-8: each report is
+    exactly its own item. Gaps capped at 2**24 once summed past int32 (a chunk of 128 capped gaps wrapped to a
+    negative position: about 6.6 spurious ones a report at eps 40, an endless loop at eps 50); offsets now
+    saturate past the last bit."""
+    xs = jnp.arange(3000, dtype=jnp.int32) % mech.d
+    key = jax.random.key(2)
+    ys = ul.perturb(key, mech, xs)
+    assert isinstance(ys, ul.CompactBits)
+    ones = np.asarray(ys.ones)
+    assert ones.shape == (3000, 1) and np.array_equal(ones[:, 0], np.asarray(xs))
+    counts, chunks = jax.jit(lambda k, x: _compact.sample_counts(k, x, *mech.compact().params, mech.d))(key, xs)
+    assert np.array_equal(np.asarray(counts), np.bincount(np.asarray(xs), minlength=mech.d)) and int(chunks) == 1
+    traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, 3))(key, xs)
+    assert np.array_equal(np.asarray(traced.ones)[:, :1], ones) and np.all(np.asarray(traced.ones)[:, 1:] == mech.d)
+
+
+@pytest.mark.parametrize("mech", [ul.RAPPOR(1500, 3.0), ul.URAP(3000, tuple(range(0, 3000, 3)), 1.0)])
+def test_late_users_equal_drawing_every_user_wide(monkeypatch, mech):
+    """``ul.perturb`` draws chunks for mean + ``FIRST_SDS`` sd, then the users past them alone, with more: the same
+    reports as drawing every user at the widest width (here most users are late, in many small batches)."""
+    monkeypatch.setattr(_compact, "FIRST_SDS", -1.5)
+    monkeypatch.setattr(_compact, "LATE_BLOCK", 64)
+    monkeypatch.setattr(_compact, "USER_BLOCK", 512)
+    items, own, q = mech.compact().params
+    xs = jnp.asarray(np.random.default_rng(3).integers(0, mech.d, 2000), jnp.int32)
+    key = jax.random.key(9)
+    ys = _compact.sample_ones(key, xs, items, own, q, mech.d)
+    wide = _compact.sample_ones(key, xs, items, own, q, mech.d, _compact.num_chunks_for(len(items), float(q)))
+    width = ys.ones.shape[1]
+    assert width < wide.ones.shape[1]
+    assert np.array_equal(np.asarray(ys.ones), np.asarray(wide.ones)[:, :width])
+    assert np.all(np.asarray(wide.ones)[:, width:] == mech.d)
 
 
 @pytest.mark.slow

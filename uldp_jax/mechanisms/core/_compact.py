@@ -10,11 +10,13 @@ consecutive ones are iid Geometric(q) (``floor(log U / log(1 - q))``), so the po
 below ``m``. This is exactly the law of the dense sampler: the number of ones is Binomial(m, q) and, given it,
 the positions are a uniform subset (without replacement). Cost O(number of ones), never O(d).
 
-Widths: the gaps come in chunks of ``CHUNK``; chunk ``j`` of user ``i`` uses ``fold_in(key_i, j)`` with
-``key_i = fold_in(key, i)`` (the own bit ``fold_in(key_i, 2**30)``), so drawing more chunks extends a user's
-process without changing its first ones. With concrete inputs the sampler adds chunks until every user's
-process has passed ``m``: exact. Traced, the number of chunks is static (``num_chunks``). ``sample_counts``
-draws the same process in a ``while_loop`` and keeps only the per-bit sums (and the chunks needed): exact
+Widths: the gaps come in chunks of ``CHUNK``; user ``i``'s uniforms are Threefry-2x32 (``jax.random``'s hash)
+keyed by two words drawn from ``key_i = fold_in(key, i)``, at counters ``j * CHUNK + (0 .. CHUNK-1)`` for chunk
+``j`` (the own bit ``fold_in(key_i, 2**30)``), so drawing more chunks extends a user's process without changing its
+first ones. With concrete inputs the sampler draws chunks for mean + ``FIRST_SDS`` standard deviations, then the
+few users whose process has not passed ``m`` again with more: exact. Traced, the number of chunks is static
+(``num_chunks``). ``sample_counts`` draws the same process in a ``while_loop`` and keeps only the per-bit sums (and
+the chunks needed): exact
 under tracing, so ``sample_stats`` and simulate's report path agree with ``sample_ones`` value for value.
 
 Dense or compact (``ul.perturb``): a bit-vector mechanism returns ``CompactBits`` when
@@ -34,6 +36,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.random import threefry_2x32
 
 from uldp_jax.mechanisms.core import _report_space
 
@@ -79,7 +82,9 @@ def index_dtype(d: int) -> Any:
     return jnp.uint16 if d < 65535 else jnp.int32
 
 
-CHUNK = 128  # gaps per chunk of a user's Bernoulli process (static: shapes never depend on the rates)
+CHUNK = 32  # gaps per chunk of a user's Bernoulli process (static: shapes never depend on the rates)
+FIRST_SDS = 3.0  # ul.perturb's first pass draws the chunks for mean + 3 sd (+ 16) ones; later users alone
+LATE_BLOCK = 256  # users per call of the draws past the first pass (one compiled shape)
 
 
 def num_chunks_for(m: int, q: float, sds: float = 12.0) -> int:
@@ -89,44 +94,67 @@ def num_chunks_for(m: int, q: float, sds: float = 12.0) -> int:
     return max(1, -(-ones // CHUNK))
 
 
-def _gaps(key, q, size):
-    """Geometric(q) gaps on {0, 1, ...} (q in (0, 1]); q == 0 gives gaps past any position."""
-    u = jax.random.uniform(key, (size,), jnp.float32, minval=jnp.finfo(jnp.float32).tiny, maxval=1.0)
+def _gaps(words, j, q):
+    """Chunk ``j`` of a user's Geometric(q) gaps on {0, 1, ...} (q in (0, 1]); q == 0 gives gaps past any position.
+
+    The uniforms are the midpoints of a 2**23 grid, from Threefry-2x32 keyed by the user's ``words`` at counters
+    ``j * CHUNK + (0 .. CHUNK-1)``: the same hash ``jax.random`` uses, called once per counter pair (``random.bits``
+    on a Threefry key hashes twice as many pairs per word), so chunk ``j`` never depends on how many are drawn.
+    """
+    count = jnp.asarray(j, jnp.uint32) * jnp.uint32(CHUNK) + jnp.arange(CHUNK, dtype=jnp.uint32)
+    bits = threefry_2x32((words[0], words[1]), count)
+    u = ((bits >> 9).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-23)
     lq = jnp.log1p(-jnp.asarray(q, jnp.float32))
     g = jnp.floor(jnp.log(u) / jnp.where(lq < 0, lq, -1.0))
     return jnp.where(lq < 0, jnp.minimum(g, 2.0**24), 2.0**24).astype(jnp.int32)
 
 
-def _chunk_positions(k_i, j, q, offset):
-    """Chunk ``j`` of a user's process: positions ``offset + partial sums`` (then the next offset)."""
-    pos = offset + jnp.cumsum(_gaps(jax.random.fold_in(k_i, j), q, CHUNK) + 1) - 1
-    return pos, pos[-1] + 1
+def _chunk_positions(words, j, q, offset, m):
+    """Chunk ``j`` of a user's process: positions ``offset + partial sums``, then the next offset, saturated at
+    ``m + 1`` (past every bit: the user is done, and no sum of capped gaps overflows int32)."""
+    pos = offset + jnp.cumsum(_gaps(words, j, q) + 1) - 1
+    return pos, jnp.minimum(pos[-1] + 1, m + 1)
+
+
+def _positions(words, q, m, num_chunks):
+    """Chunks ``0 .. num_chunks-1`` of a user's process at once: ``(positions int32[num_chunks * CHUNK], done)``,
+    equal to chaining ``_chunk_positions`` (offsets are prefix sums of the chunks' spans, each span and sum
+    saturated at ``m + 1``; exact while ``num_chunks * (m + 1) < 2**31``, which the caller checks)."""
+    local = jnp.cumsum(jax.vmap(lambda j: _gaps(words, j, q))(jnp.arange(num_chunks, dtype=jnp.int32)) + 1, axis=1)
+    span = jnp.minimum(local[:, -1], m + 1)
+    off = jnp.minimum(jnp.cumsum(span) - span, m + 1)
+    end = jnp.minimum(off[-1] + span[-1], m + 1)
+    return (off[:, None] + local - 1).reshape(-1), end > m
 
 
 def _user_setup(key, i, x, own_prob, rank, s):
     k_i = jax.random.fold_in(key, i)
     own = jax.random.uniform(jax.random.fold_in(k_i, 2**30), (), jnp.float32) < own_prob[x]
     r = rank[x]  # rank of x in S, or s when x is not in S
-    return k_i, own, r, s - (r < s)
+    return jax.random.bits(k_i, (2,), jnp.uint32), own, r, s - (r < s)
 
 
 def _sample_block(key, ids, xs, items_s, rank, own_prob, q, num_chunks, d):
-    """``(ones int32[b, num_chunks * CHUNK + 1], done bool[b])`` for users ``ids`` with items ``xs``."""
-    s = items_s.shape[0]
+    """``(ones[b, num_chunks * CHUNK + 1], done bool[b])`` for users ``ids`` with items ``xs`` (``index_dtype(d)``)."""
+    s, dtype = items_s.shape[0], index_dtype(d)
 
     def one(i, x):
-        k_i, own, r, m = _user_setup(key, i, x, own_prob, rank, s)
-        parts, offset = [], jnp.int32(0)
-        for j in range(num_chunks):
-            pos, offset = _chunk_positions(k_i, j, q, offset)
-            parts.append(pos)
-        pos = jnp.concatenate(parts)
+        w_i, own, r, m = _user_setup(key, i, x, own_prob, rank, s)
+        if num_chunks * (s + 1) < 2**31:
+            pos, done = _positions(w_i, q, m, num_chunks)
+        else:  # chained chunk by chunk (saturated offsets): a domain too large for the prefix sums in int32
+            parts, offset = [], jnp.int32(0)
+            for j in range(num_chunks):
+                pos, offset = _chunk_positions(w_i, j, q, offset, m)
+                parts.append(pos)
+            pos, done = jnp.concatenate(parts), offset > m
         inside = pos < m
-        other = jnp.where(inside, items_s[jnp.minimum(pos + (pos >= r), s - 1)], d)
-        count = jnp.sum(inside)  # the ones of S come first, in order; the own bit goes right after them
-        col = jnp.arange(other.shape[0] + 1)
+        rel = jnp.minimum(pos + (pos >= r), s - 1)  # the pos-th item of S other than x
+        other = jnp.where(inside, rel if s == d else items_s[rel], d)  # S is every item: no gather
+        count = jnp.sum(inside, dtype=jnp.int32)  # the ones of S come first, in order; the own bit right after
+        col = jnp.arange(other.shape[0] + 1, dtype=jnp.int32)
         row = jnp.where(col == count, jnp.where(own, x, d), jnp.concatenate([other, jnp.full((1,), d, other.dtype)]))
-        return row, offset > m
+        return row.astype(dtype), done
 
     return jax.vmap(one)(ids, xs)
 
@@ -141,7 +169,7 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
     xs = jnp.asarray(xs, jnp.int32)
     n = xs.shape[0]
     w = jnp.ones(n, bool) if weights is None else weights.astype(bool)
-    k_i, own, r, m = jax.vmap(lambda i, x: _user_setup(key, i, x, own_prob, rank, s))(
+    w_i, own, r, m = jax.vmap(lambda i, x: _user_setup(key, i, x, own_prob, rank, s))(
         jnp.arange(n, dtype=jnp.int32), xs)
     counts = jnp.zeros(d + 1, jnp.int32).at[jnp.where(own & w, xs, d)].add(1)
 
@@ -150,7 +178,7 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
 
     def body(c):
         j, offset, counts = c
-        pos, new_off = jax.vmap(lambda k, o: _chunk_positions(k, j, q, o))(k_i, offset)
+        pos, new_off = jax.vmap(lambda w, o, mm: _chunk_positions(w, j, q, o, mm))(w_i, offset, m)
         live = (offset <= m)[:, None] & (pos < m[:, None]) & w[:, None]
         item = items[jnp.minimum(pos + (pos >= r[:, None]), s - 1)]
         counts = counts.at[jnp.where(live, item, d)].add(1)
@@ -194,29 +222,46 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     guess = num_chunks_for(s, float(np.asarray(q, np.float64))) if num_chunks is None else int(num_chunks)
     if not concrete or num_chunks is not None:
         ones, _ = _sample_block(key, jnp.arange(n, dtype=jnp.int32), xs, items, rank, own_prob, q, guess, d)
-        return CompactBits(ones.astype(dtype), d)
-    nc0 = num_chunks_for(s, float(np.asarray(q, np.float64)), sds=6.0)
-    # One host buffer as wide as the first guess (widened in the rare block that needs more chunks), filled block
-    # by block and trimmed to the widest report on its way to the device: the host holds the reports about twice
-    # at the peak, never once per block plus a stacked copy.
+        return CompactBits(ones, d)
+    qf = float(np.asarray(q, np.float64))
+    nc0 = num_chunks_for(s, qf, sds=FIRST_SDS)
+    # One host buffer as wide as the first pass (widened if a late user needs more), filled block by block and
+    # trimmed to the widest report on its way to the device: the host holds the reports about twice at the peak.
+    # The users whose process outlasts the first pass's chunks (~1e-4 of them) are drawn again, alone, with more
+    # chunks: chunk j of a user never depends on how many are drawn, so this equals drawing every user at the
+    # widest width, without drawing the widest width for all.
     out = np.full((n, nc0 * CHUNK + 1), d, np.dtype(dtype))
-    width = 1
+    width, late = 1, []
     for start in range(0, n, USER_BLOCK):
         ids = np.arange(start, min(n, start + USER_BLOCK), dtype=np.int32)
-        nc = nc0
-        while True:
-            ones, done = _sample_jit(key, jnp.asarray(ids), xs[start:start + ids.shape[0]], items, rank, own_prob,
-                                     q, nc, d)
-            if bool(np.all(np.asarray(done))):
-                break
-            nc += 1
-        ones = np.asarray(ones.astype(dtype))
-        w = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)  # padding is at the end of every row
+        ones, done = _sample_jit(key, jnp.asarray(ids), xs[start:start + ids.shape[0]], items, rank, own_prob, q,
+                                 nc0, d)
+        ones, done = np.asarray(ones), np.asarray(done)
+        width = max(width, _put(out, start, ones, d))
+        late.append(ids[~done])
+    late = np.concatenate(late)
+    nc = max(num_chunks_for(s, qf), nc0 + 1)
+    while late.size:
+        ids = late[:LATE_BLOCK]
+        pad = np.concatenate([ids, np.full(LATE_BLOCK - ids.shape[0], ids[0], np.int32)])
+        ones, done = _sample_jit(key, jnp.asarray(pad), xs[jnp.asarray(pad)], items, rank, own_prob, q, nc, d)
+        ones, done = np.asarray(ones)[:ids.shape[0]], np.asarray(done)[:ids.shape[0]]
+        w = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
         if w > out.shape[1]:
             out = np.concatenate([out, np.full((n, w - out.shape[1]), d, out.dtype)], axis=1)
-        out[start:start + ids.shape[0], :w] = ones[:, :w]
+        out[ids[done]] = d
+        out[ids[done], :w] = ones[done, :w]
         width = max(width, w)
+        late = np.concatenate([late[LATE_BLOCK:], ids[~done]])
+        nc += int(not done.all())  # (never seen: a user past num_chunks_for's 12 standard deviations)
     return CompactBits(jax.device_put(out[:, :width]), d)
+
+
+def _put(out: np.ndarray, start: int, ones: np.ndarray, d: int) -> int:
+    """Copies a block's rows into ``out`` from row ``start`` (as wide as its widest report); returns that width."""
+    w = min(max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1), out.shape[1])  # padding ends every row
+    out[start:start + ones.shape[0], :w] = ones[:, :w]
+    return w
 
 
 _sample_jit = jax.jit(_sample_block, static_argnums=(7, 8))
