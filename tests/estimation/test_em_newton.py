@@ -2,13 +2,15 @@
 certificate bounds the log-likelihood still to gain, it reaches the float64 MLE in few passes, and plain EM
 steps from its answer gain nothing."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.estimation import _em, _em_newton
+from uldp_jax.estimation import _em, _em_core, _em_newton, _em_reduced
 
 
 def _reports(mech, n, seed):
@@ -189,3 +191,56 @@ def test_urap_newton_on_the_sensitive_items_and_the_non_sensitive_total():
     est = np.asarray(p_hat, np.float64)
     assert np.all(est[s:][inv == 0] == 0.0)
     np.testing.assert_allclose(est[s:], est[s:].sum() * inv / inv.sum(), rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind, layout", [("RAPPOR", "rows"), ("uRAP", "columns")])
+@pytest.mark.slow
+def test_row_passes_equal_the_gathering_passes(kind, layout):
+    """``_em_passes.support_rows`` (``_em_newton.RowPasses``): the gain gathers only the step and returns every
+    report's ``s_i`` at ``p_b``, equal to gathering ``p_b`` afresh; the gradient and the model at given rows equal
+    those that gather; and Newton with them takes the same steps to the same MLE as without."""
+    from uldp_jax.estimation import _em_hessian, _em_reports, _threshold
+    from uldp_jax.estimation._em_passes import support_gain, support_grad, support_pass, support_rows
+
+    d, eps = 16, 2.0
+    mech = ul.RAPPOR(d, eps) if kind == "RAPPOR" else ul.URAP(d, list(range(10)), eps)
+    rep = _em_reports.to_support(mech, _reports(mech, 3000, 5), layout=layout)
+    t = jnp.exp(-jnp.float32(eps))
+    rows = support_rows(t, rep, None, -jnp.float32(eps))
+    rng = np.random.default_rng(0)
+    p_a = rng.dirichlet(np.ones(d))
+    p_a[2] = 0.0
+    p_a, p_b = jnp.asarray(p_a / p_a.sum(), jnp.float32), jnp.asarray(rng.dirichlet(np.ones(d)), jnp.float32)
+    g_a, l_a, r_a = rows.grad(p_a, None)
+    g_ref, l_ref = support_grad(t, rep, None, -jnp.float32(eps))(p_a)
+    np.testing.assert_array_equal(np.asarray(g_a), np.asarray(g_ref))
+    assert float(l_a) == float(l_ref)
+    change, r_b = rows.gain(p_a, p_b, r_a)
+    np.testing.assert_allclose(float(change), float(support_gain(t, rep)(p_a, p_b)), rtol=1e-5)
+    _, _, r_fresh = rows.grad(p_b, None)
+    np.testing.assert_allclose(np.asarray(r_b), np.asarray(r_fresh), rtol=0, atol=1e-6)
+    g_b, l_b, kept = rows.grad(p_b, r_b)
+    assert kept is r_b
+    g_fresh, l_fresh = support_grad(t, rep, None, -jnp.float32(eps))(p_b)
+    np.testing.assert_allclose(np.asarray(g_b), np.asarray(g_fresh), rtol=2e-5)
+    np.testing.assert_allclose(float(l_b), float(l_fresh), rtol=1e-5)
+    hvp, model = _em_hessian.hessian_of(t, support_pass(rep))
+    m_rows, m_fresh = model(p_b, r_b), model(p_b)
+    np.testing.assert_allclose(np.asarray(m_rows.a), np.asarray(m_fresh.a), rtol=2e-5)
+    np.testing.assert_allclose(float(m_rows.c0), float(m_fresh.c0), rtol=2e-5)
+    # Newton with and without the rows (float32 throughout): the same number of steps and the same answer
+    grad, gain = support_grad(t, rep, None, -jnp.float32(eps)), support_gain(t, rep)
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+    p0 = _em_core.start_point(_threshold.empirical_threshold(mech, rep.stats.astype(jnp.float32), n, 0.05))
+    hessian = (hvp, model)
+    if kind == "RAPPOR":
+        update = _em_newton.as_update(grad, rep.inverted, n)
+        solve = functools.partial(_em_newton.solve, grad, None, gain, update, rep.inverted, n, p0, 1e-9, 200, hessian)
+    else:
+        solve = functools.partial(_em_reduced.solve, grad, None, gain, jnp.arange(10), rep.inverted, n, p0, 1e-9,
+                                  200, hessian)
+    with_rows, without = jax.jit(lambda: solve(None, rows))(), jax.jit(lambda: solve(None, None))()
+    for _, info in (with_rows, without):  # converged on Newton's certificate, no hand-over to SQUAREM
+        assert bool(info.converged) and int(info.num_evals) < 200, info
+    assert abs(int(with_rows[1].num_steps) - int(without[1].num_steps)) <= 1
+    np.testing.assert_allclose(np.asarray(with_rows[0]), np.asarray(without[0]), rtol=0, atol=1e-5)

@@ -37,14 +37,17 @@ def _curvature(t, total, s, w):
 
 
 def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
-    r"""``(hvp(p, v, model_at_p=None) -> G v, model(p) -> M)``, one pass each (module docstring): ``G v`` exact;
+    r"""``(hvp(p, v, model_at_p=None) -> G v, model(p, rows=None) -> M)``, one pass each (module docstring): ``G v``
+    exact;
     ``M`` the preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
     ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
     :math:`b_x = \sum_{i: y_{ix} = 1} c_i` and :math:`c_0 = t^2 \sum_i c_i` (exact diagonal and exact
     all-items part; on 001's census data its condition number relative to ``G`` is 2-5 where the subsample's
     reaches 1e4 at eps = 10). ``M.rows`` keeps every report's :math:`s_i = \sum_{x \in y_i} p_x` from the model's
     pass; ``hvp(p, v, M)`` (``M`` the model at the same ``p``) then gathers only ``v``: conjugate gradients'
-    products cost one table gather instead of two (one product at bench_em's RAPPOR setting, loaded: 0.91 -> 0.62 s)."""
+    products cost one table gather instead of two (one product at bench_em's RAPPOR setting, loaded: 0.91 -> 0.62 s).
+    ``model(p, rows)`` takes those :math:`s_i` at ``p`` where the caller has them (``_em_newton.RowPasses``): a
+    column pass without a gather."""
 
     def hvp(p, v, model_at_p=None):
         total, vtotal = jnp.sum(p), jnp.sum(v)
@@ -60,14 +63,17 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
             col, a, _ = run((p, v), lambda ss, w: product(ss[0], ss[1], w))
         return a + (1.0 - t) * col
 
-    def model(p):
+    def model(p, rows=None):
         total = jnp.sum(p)
 
-        def terms(ss, w):
-            c, t2c, _ = _curvature(t, total, ss[0], w)
+        def terms(ss, w, r=None):
+            c, t2c, _ = _curvature(t, total, ss[0] if r is None else r.astype(p.dtype), w)
             return c, t2c, jnp.zeros((), p.dtype)
 
-        b, c0, _, s = run((p,), terms, keep_rows=True)
-        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b, s)
+        if rows is None:
+            b, c0, _, rows = run((p,), terms, keep_rows=True)
+        else:  # s_i at p given (``_em_newton.RowPasses``): a column pass only
+            b, c0, _ = run((), terms, rows=rows)
+        return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b, rows)
 
     return hvp, model

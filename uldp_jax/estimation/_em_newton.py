@@ -65,6 +65,17 @@ Hvp = Callable[..., jax.Array]  # (p, v, model at p) -> G v, exact (``_em_hessia
 Model = Callable[[jax.Array], Any]  # p -> a preconditioner model of G: dense float[d, d] or ``LowRank``
 
 
+class RowPasses(NamedTuple):
+    r"""A model's passes that hand each report's :math:`s_i = \sum_{x \in y_i} p_x` on from one to the next (bit
+    vectors, ``_em_passes.support_rows``), so that a Newton step gathers the reports' tables less often: the line
+    search's gain gathers only the step ``p_b - p_a`` and returns :math:`s` at ``p_b`` (``s_a + \Delta s``),
+    and the gradient and the preconditioner model (``Model`` called as ``model(p, rows)``) at the accepted point
+    take it without a gather."""
+
+    grad: Callable[..., tuple]  # (p, rows | None) -> (g, sum_i w_i log D_i, rows at p); None: gather p
+    gain: Callable[..., tuple]  # (p_a, p_b, rows at p_a) -> (precise change per report, rows at p_b)
+
+
 def default_gap_tol(dtype: Any) -> float:
     return 1e-8 if jnp.dtype(dtype) == jnp.float64 else 1e-6
 
@@ -78,6 +89,7 @@ class NewtonState(NamedTuple):
     num_evals: jax.Array  # passes over the reports (gradients and gains)
     stalls: jax.Array  # consecutive steps with |change| <= tol
     step: jax.Array  # max-norm of the last step
+    rows: Any = None  # per-report s_i at p (``RowPasses``), else None
 
 
 def fits(d: int) -> bool:
@@ -243,8 +255,8 @@ def _pcg(apply, precond, b, rel_tol=CG_TOL):
 
 
 def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any, p0: jax.Array, tol: Any,
-        max_iters: int, gap_tol: Any = None, hessian: tuple[Hvp, Model] | None = None
-        ) -> tuple[jax.Array, _em_core.EMInfo]:
+        max_iters: int, gap_tol: Any = None, hessian: tuple[Hvp, Model] | None = None,
+        rows: RowPasses | None = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """Projected Newton from ``p0`` (module docstring); pure, vmappable, not jitted.
 
     Args:
@@ -258,6 +270,8 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
       hessian: ``(hvp, model)``, exact products with the Gram part and a model of it for preconditioning
         (``_em_hessian.hessian_of``): each direction is then conjugate gradients on the exact Hessian and
         ``gram`` is not used; ``None``: ``gram`` alone is the Hessian.
+      rows: the same gradient and gain as ``RowPasses`` (used instead of ``grad`` and ``gain``, and
+        ``hessian[1]`` then gets the rows; same steps up to rounding, fewer gathers), or ``None``.
 
     Returns:
       ``(p_hat float[d], EMInfo)`` (``num_steps``: Newton steps; ``num_evals``: passes over the reports).
@@ -267,7 +281,11 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
     gap_tol = jnp.asarray(default_gap_tol(dtype) if gap_tol is None else gap_tol, dtype)
     inv = inverted.astype(dtype)
     n = jnp.asarray(n, dtype)
-    g0, l0 = grad(p0)
+    if rows is None:
+        g0, l0 = grad(p0)
+        r0 = None
+    else:
+        g0, l0, r0 = rows.grad(p0, None)
 
     step_tol = jnp.sqrt(tol)
 
@@ -285,46 +303,51 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
             # steps converge superlinearly where the Hessian is ill-conditioned (uRAP at eps = 0.1 on 001's
             # 8-attribute census: 10 products per direction at 0.1 took > 10,000 passes, this ~700)
             cg_tol = jnp.clip(jnp.sqrt(jnp.maximum(certificate(p, g, inv, n), 0.0)), CG_TOL_MIN, CG_TOL)
-            model = hessian[1](p)
+            model = hessian[1](p) if rows is None else hessian[1](p, s.rows)
             delta, ok, cg = _direction(p, q, model, inv, n, lambda v: hessian[0](p, v, model), cg_tol.astype(dtype))
             cg = cg + 1  # the model's pass
         floor = jnp.where(inv > 0, 0.01 * p, 0.0)
 
+        def change(pa):  # (precise change, rows at pa or None)
+            return (gain(p, pa), None) if rows is None else rows.gain(p, pa, s.rows)
+
         def trial(alpha):
             pa = jnp.maximum(p + alpha * delta, floor)
             pa = pa / jnp.sum(pa)
-            return pa, gain(p, pa)
+            return pa, *change(pa)
 
         def ls_cond(c):
-            k, _, ch = c
+            k, _, ch, _ = c
             return (k < MAX_HALVINGS) & ~(jnp.isfinite(ch) & (ch >= 0))
 
         def ls_body(c):
-            k, _, _ = c
-            pa, ch = trial(jnp.asarray(0.25, dtype) ** k)
-            return k + 1, pa, ch
+            k = c[0]
+            return k + 1, *trial(jnp.asarray(0.25, dtype) ** k)
 
         k0 = jnp.where(ok, 0, MAX_HALVINGS)
-        k, pn, ch = jax.lax.while_loop(ls_cond, ls_body, (k0, p, jnp.asarray(-jnp.inf, dtype)))
+        k, pn, ch, rn = jax.lax.while_loop(ls_cond, ls_body, (k0, p, jnp.asarray(-jnp.inf, dtype), s.rows))
         accepted = jnp.isfinite(ch) & (ch >= 0)
 
         def em_step(_):
             pe = jnp.where(p > 0, p * g, 0.0) + inv
             pe = pe / jnp.sum(pe)
-            return pe, gain(p, pe)
+            return pe, *change(pe)
 
-        pn, ch = jax.lax.cond(accepted, lambda _: (pn, ch), em_step, None)
-        gn, ln = grad(pn)
+        pn, ch, rn = jax.lax.cond(accepted, lambda _: (pn, ch, rn), em_step, None)
+        if rows is None:
+            gn, ln = grad(pn)
+        else:
+            gn, ln, rn = rows.grad(pn, rn)
         evals = s.num_evals + cg + (k - k0) + jnp.where(accepted, 1, 2)
         stalls = jnp.where(jnp.abs(ch) <= tol, s.stalls + 1, 0)
-        return NewtonState(pn, gn, ln, ch, s.num_steps + 1, evals, stalls, jnp.max(jnp.abs(pn - p)))
+        return NewtonState(pn, gn, ln, ch, s.num_steps + 1, evals, stalls, jnp.max(jnp.abs(pn - p)), rn)
 
     def cond(s):
         return (s.num_steps < max_iters) & ~done(s) & (s.stalls < 3) & (s.num_evals < MAX_PASSES)
 
     inf = jnp.asarray(jnp.inf, dtype)
     zero = jnp.int32(0)
-    s = jax.lax.while_loop(cond, body, NewtonState(p0, g0, l0, inf, zero, jnp.int32(1), zero, inf))
+    s = jax.lax.while_loop(cond, body, NewtonState(p0, g0, l0, inf, zero, jnp.int32(1), zero, inf, r0))
     gap = certificate(s.p, s.g, inv, n)
     info = _em_core.EMInfo(s.num_steps, s.num_evals, done(s), _loglik(s.p, s.lsum, inv, n), s.change, gap)
     return s.p, info
@@ -332,7 +355,7 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
 
 def solve(grad: Grad, gram: Gram, gain: _em_core.Gain, update: _em_core.Update, inverted: jax.Array, n: Any,
           p0: jax.Array, tol: Any, max_iters: int, hessian: tuple[Hvp, Model] | None = None,
-          gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
+          gap_tol: Any = None, rows: RowPasses | None = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """Newton (``run``), handing over to SQUAREM (``_em_core.run``, from Newton's iterate) where Newton stopped
     before ``max_iters`` without its certificate: after ``MAX_PASSES`` passes (the subsampled Hessian can be too
     poor a model: RAPPOR at eps = 10 on 001's census took 768 steps, ~10 passes each, mostly EM fallbacks; a hand-over
@@ -341,8 +364,8 @@ def solve(grad: Grad, gram: Gram, gain: _em_core.Gain, update: _em_core.Update, 
     SQUAREM's own rule then decides ``converged``, as without Newton. ``gap_tol``: as in ``run`` (give the passes'
     dtype's where they sum in a narrower float than ``p0``: float32 passes resolve the certificate to ~1e-7, so a
     float64 ``p0`` with float32 passes stalled three steps below 1e-7, then handed over). ``EMInfo`` counts both
-    phases; ``gap`` is the final certificate."""
-    p_n, info_n = run(grad, gram, gain, inverted, n, p0, tol, max_iters, gap_tol, hessian)
+    phases; ``gap`` is the final certificate. ``rows``: as in ``run`` (Newton only)."""
+    p_n, info_n = run(grad, gram, gain, inverted, n, p0, tol, max_iters, gap_tol, hessian, rows)
     hand_over = ~info_n.converged & (info_n.num_steps < max_iters)
 
     def squarem(_):

@@ -53,10 +53,12 @@ def _terms(t, log_t, total, s, w):
     return inv, inv_t, jnp.sum(jnp.where(pos, w * log_den, 0.0))
 
 
-def _pass_inputs(tabs, pass_dtype):
-    """``(pass dtype, the tables padded with a 0 at index d in the pass dtype)`` for the gathers."""
-    dt = tabs[0].dtype if pass_dtype is None else jnp.dtype(pass_dtype)
-    return dt, [jnp.concatenate([x, jnp.zeros((1,), x.dtype)]).astype(dt) for x in tabs]
+def _pass_inputs(tabs, pass_dtype, rows=None):
+    """``(dtype of p, pass dtype, the tables padded with a 0 at index d in the pass dtype)`` for the gathers
+    (no tables: a pass on given ``rows``, in their dtype)."""
+    dtype = tabs[0].dtype if tabs else rows.dtype
+    dt = dtype if pass_dtype is None else jnp.dtype(pass_dtype)
+    return dtype, dt, [jnp.concatenate([x, jnp.zeros((1,), x.dtype)]).astype(dt) for x in tabs]
 
 
 def _row_sums(table, idx):
@@ -119,8 +121,7 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
     wts = rep.weight.reshape(num_chunks, rep.chunk)
 
     def run(tabs, terms, rows=None, keep_rows=False):
-        dtype = tabs[0].dtype
-        dt, pads = _pass_inputs(tabs, pass_dtype)
+        dtype, dt, pads = _pass_inputs(tabs, pass_dtype, rows)
         rws = None if rows is None else rows.reshape(num_chunks, rep.chunk)
 
         def chunk_pass(carry, a):
@@ -130,7 +131,7 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
             f, a_rows, ll = _terms_of(terms, ss, w.astype(dtype), r)
             b = _compensated.scatter_add(d + 1, idx, f.astype(dt), dtype)
             return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
-                    l_acc + ll), (ss[0] if keep_rows else None)
+                    l_acc + ll), ((ss[0] if r is None else r) if keep_rows else None)
 
         init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
         (b, a, l_prod), kept = jax.lax.scan(chunk_pass, init, (sup, wts, rws))
@@ -140,36 +141,53 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
 
 
 def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
-    """The generic pass on the column layout: per block of rows, row gather-sums then a column gather-sum."""
+    """The generic pass on the column layout: row gather-sums of every block, then column gather-sums.
+
+    Both gathers are single flat scans over small chunks of the whole layout (the row chunks of all blocks, then
+    the column chunks of all blocks, whose local row indices are offset into one table of every block's ``f``).
+    Scanning blocks in an outer loop made XLA copy each block's slice of the reports (a whole block per
+    iteration: ~310 MB a pass at bench_em's RAPPOR) and took about twice as long. Sums across blocks keep their
+    order: per block, then compensated in block order."""
     d = rep.inverted.shape[0]
     num_blocks, num_seg, seg = rep.col_rows.shape
     block_rows = rep.block_rows
-    sup = rep.support.reshape(num_blocks, block_rows // rep.chunk, rep.chunk, -1)
-    wts = rep.weight.reshape(num_blocks, block_rows)
+    num_chunks = rep.support.shape[0] // rep.chunk
+    sup = rep.support.reshape(num_chunks, rep.chunk, -1)
     col_chunk = min(num_seg, max(1, _sizing.sizing().em_col_entries // seg))  # a map split: bits never change
     while num_seg % col_chunk:
         col_chunk -= 1
-    cols = rep.col_rows.reshape(num_blocks, num_seg // col_chunk, col_chunk, seg)
+    per_block = num_seg // col_chunk
+    cols = rep.col_rows.reshape(num_blocks * per_block, col_chunk, seg)
+    offsets = jnp.repeat(jnp.arange(num_blocks, dtype=jnp.int32) * (block_rows + 1), per_block)
 
     def run(tabs, terms, rows=None, keep_rows=False):
-        dtype = tabs[0].dtype
-        dt, pads = _pass_inputs(tabs, pass_dtype)
-        rws = None if rows is None else rows.reshape(num_blocks, block_rows)
+        dtype, dt, pads = _pass_inputs(tabs, pass_dtype, rows)
+        ss = [_row_sums(tp, sup).astype(dtype).reshape(num_blocks, block_rows) for tp in pads]
+        w = rep.weight.reshape(num_blocks, block_rows).astype(dtype)
+        if rows is None:
+            f, a_rows, ll = jax.vmap(lambda s, w: terms(s, w))(ss, w)
+        else:
+            f, a_rows, ll = jax.vmap(lambda s, w, r: terms(s, w, r))(ss, w, rows.reshape(num_blocks, block_rows))
+        table = jnp.pad(f, ((0, 0), (0, 1))).astype(dt).reshape(-1)  # each block's rows, then its zero slot
 
-        def block_pass(carry, a):
+        def col_sums(c, a):
+            idx, off = a
+            return c, jnp.sum(table[idx.astype(jnp.int32) + off], axis=-1)
+
+        _, seg_sums = jax.lax.scan(col_sums, 0, (cols, offsets))
+        seg_sums = seg_sums.reshape(num_blocks, num_seg).astype(dtype)
+        b = jax.vmap(lambda x, i: jax.ops.segment_sum(x, i, d + 1, indices_are_sorted=True))(seg_sums, rep.col_item)
+        a = jax.vmap(_compensated.exact_sum)(a_rows)
+
+        def add(carry, blk):
             b_acc, a_acc, l_acc = carry
-            idx, w, col, item, r = a
-            ss = [_row_sums(tp, idx).astype(dtype) for tp in pads]
-            f, a_rows, ll = _terms_of(terms, ss, w.astype(dtype), r)
-            f_pad = jnp.concatenate([f, jnp.zeros((1,), dtype)]).astype(dt)
-            seg_sums = _row_sums(f_pad, col).astype(dtype)
-            b = jax.ops.segment_sum(seg_sums, item, d + 1, indices_are_sorted=True)
-            return (_compensated.two_sum(b_acc, b), _compensated.two_sum(a_acc, _compensated.exact_sum(a_rows)),
-                    l_acc + ll), (ss[0] if keep_rows else None)
+            b_k, a_k, l_k = blk
+            return (_compensated.two_sum(b_acc, b_k), _compensated.two_sum(a_acc, a_k), l_acc + l_k), None
 
         init = (_compensated.zeros(d + 1, dtype), _compensated.zeros((), dtype), jnp.zeros((), dtype))
-        (b, a, l_prod), kept = jax.lax.scan(block_pass, init, (sup, wts, cols, rep.col_item, rws))
-        return _result(_compensated.total(b)[:d], _compensated.total(a), l_prod, kept, keep_rows)
+        (b, a, l_prod), _ = jax.lax.scan(add, init, (b, a, ll))
+        return _result(_compensated.total(b)[:d], _compensated.total(a), l_prod, ss[0] if rows is None else rows,
+                       keep_rows)
 
     return run
 
@@ -260,6 +278,43 @@ def support_gain(t: jax.Array, rep: SupportReports) -> _em_core.Gain:
         return _gain_finish(p_a, dp, rep.inverted, n, g)
 
     return gain
+
+
+def support_rows(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
+                 log_t: Any = None) -> _em_newton.RowPasses:
+    """``RowPasses`` on ``SupportReports``: the gradient at given rows is a column pass only; the gain gathers
+    only the step (in ``p``'s dtype) and returns the rows at ``p_b``."""
+    log_t = _log(t, log_t)
+    run = support_pass(rep, pass_dtype)
+    num_chunks = rep.support.shape[0] // rep.chunk
+    sup = rep.support.reshape(num_chunks, rep.chunk, -1)
+    wts = rep.weight.reshape(num_chunks, rep.chunk)
+    n = jnp.sum(rep.weight) + jnp.sum(rep.inverted)
+
+    def grad(p, rows=None):
+        total = jnp.sum(p)
+        if rows is None:
+            b, a, l_prod, rows = run((p,), lambda ss, w: _terms(t, log_t, total, ss[0], w), keep_rows=True)
+        else:
+            b, a, l_prod = run((), lambda ss, w, r: _terms(t, log_t, total, r.astype(p.dtype), w), rows=rows)
+        return a + (1.0 - t) * b, l_prod, rows
+
+    def gain(p_a, p_b, rows_a):
+        dp = p_b - p_a
+        dp_pad = jnp.concatenate([dp, jnp.zeros((1,), p_a.dtype)])
+        total, d_total = jnp.sum(p_a), jnp.sum(dp)
+
+        def chunk_pass(acc, a):
+            idx, w, s = a
+            ds = jnp.sum(dp_pad[idx], axis=1)
+            s = s.astype(p_a.dtype)
+            return acc + _log_ratio(t, total, d_total, s, ds, w.astype(p_a.dtype)), s + ds
+
+        g, rows_b = jax.lax.scan(chunk_pass, jnp.zeros((), p_a.dtype),
+                                 (sup, wts, rows_a.reshape(num_chunks, rep.chunk)))
+        return _gain_finish(p_a, dp, rep.inverted, n, g), rows_b.reshape(-1).astype(rows_a.dtype)
+
+    return _em_newton.RowPasses(grad, gain)
 
 
 def dense_gain(t: jax.Array, bits: jax.Array, weight: jax.Array, inverted: jax.Array,

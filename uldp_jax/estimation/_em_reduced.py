@@ -65,10 +65,10 @@ def reduced(items: jax.Array, inverted: jax.Array, d: int, dtype: Any) -> tuple[
 def solve(grad: _em_newton.Grad, gram: _em_newton.Gram | None, gain: _em_core.Gain, items: jax.Array,
           inverted: jax.Array, n: Any, p0: jax.Array, tol: Any, max_iters: int,
           hessian: tuple[_em_newton.Hvp, _em_newton.Model] | None = None,
-          gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
+          gap_tol: Any = None, rows: _em_newton.RowPasses | None = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """``_em_newton.solve`` (Newton, SQUAREM past it) on the reduced problem, expanded to ``d``.
 
-    ``grad``, ``gram``, ``gain`` and ``hessian`` are the full problem's (functions of a ``float[d]`` point);
+    ``grad``, ``gram``, ``gain``, ``hessian`` and ``rows`` are the full problem's (functions of a ``float[d]`` point);
     ``EMInfo.loglik`` is the full ``p``'s (the reduced one plus :math:`\\sum_x N_x \\log(\\text{share}_x)/n`)."""
     d, dt = p0.shape[-1], p0.dtype
     red, inv_r = reduced(items, inverted, d, dt)
@@ -83,17 +83,25 @@ def solve(grad: _em_newton.Grad, gram: _em_newton.Gram | None, gain: _em_core.Ga
     if hessian is not None:
         hvp, model = hessian
 
-        def model_r(u):
-            m = model(red.expand(u))
+        def model_r(u, r=None):
+            m = model(red.expand(u)) if r is None else model(red.expand(u), r)
             if not isinstance(m, _em_newton.LowRank):
                 raise TypeError(f"Expected a LowRank Hessian model, got {type(m).__name__}.")
             # A^T (diag(a) + c0 11^T + u 1^T + 1 u^T) A: a and u vanish on the others (no report's bit is there)
             return _em_newton.LowRank(red.pick(m.a), m.c0, red.pick(m.u), m.rows)  # rows: per report, unchanged
 
         hessian_r = (lambda u, v, m=None: red.pick(hvp(red.expand(u), red.expand(v), m)), model_r)
+    rows_r = None
+    if rows is not None:
+
+        def rows_grad(u, r):
+            g, lsum, r = rows.grad(red.expand(u), r)
+            return red.pick(g), lsum, r
+
+        rows_r = _em_newton.RowPasses(rows_grad, lambda ua, ub, r: rows.gain(red.expand(ua), red.expand(ub), r))
     update = _em_newton.as_update(grad_r, inv_r, n)
     u, info = _em_newton.solve(grad_r, gram_r, gain_r, update, inv_r, n, red.reduce(p0), tol, max_iters, hessian_r,
-                               gap_tol)
+                               gap_tol, rows_r)
     inv = inverted.astype(dt)  # the log-likelihood of the full p: add sum_x N_x log(share_x) of the others
     split = jnp.sum(jnp.where((red.share > 0) & (inv > 0), inv * jnp.log(jnp.where(inv > 0, red.share, 1.0)), 0.0))
     return red.expand(u), info._replace(loglik=info.loglik + split / n)
