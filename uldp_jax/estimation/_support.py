@@ -206,10 +206,13 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     """Column layout of one block ``sup[B, L]`` (items, padded with ``d``): ``(uint16[S, seg], int32[S])``.
 
     Entries are the rows (in order) holding each item, split into segments of ``seg`` padded with ``B``.
-    A counting placement over ``HOST_ROWS`` rows at a time (a stable radix sort of each slice, then each
-    entry goes to its item's next free slot): temporaries O(slice), not O(block). ``out``: an optional
-    ``uint16[S', seg]`` buffer (``S' >= S``, filled with ``B``) to write into; the result is then a view of it.
-    ``counts``: the block's per-item entry counts ``int64[d]``, where the caller has them (else counted here).
+    A counting placement over ``HOST_ROWS`` rows at a time (a sort of each slice's ``item << 16 | row`` keys, then
+    each entry goes to its item's next free slot): temporaries O(slice), not O(block). The keys' sort gives the
+    order of a stable argsort by item (rows ascending within an item) about 3x faster than ``argsort`` of the
+    items (NumPy sorts 32-bit keys with SIMD; 16-bit ``argsort`` is a radix sort of indices). ``out``: an
+    optional ``uint16[S', seg]`` buffer (``S' >= S``, filled with ``B``) to write into; the result is then a view
+    of it. ``counts``: the block's per-item entry counts ``int64[d]``, where the caller has them (else counted
+    here).
     """
     rows_in_block, width = sup.shape
     if counts is None:
@@ -219,13 +222,17 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     if out is None:
         out = np.full((int(nseg.sum()), seg), rows_in_block, np.uint16)
     out = out.reshape(-1)[: int(nseg.sum()) * seg]
+    key_type = np.uint32 if d < 2**16 else np.uint64  # item << 16 | row (rows < 2**16: MAX_BLOCK_ROWS)
+    row_of = np.repeat(np.arange(min(HOST_ROWS, rows_in_block), dtype=key_type), width)
     for r in range(0, rows_in_block, HOST_ROWS):
-        flat = sup[r:r + HOST_ROWS].ravel()
-        order = np.argsort(flat, kind="stable")  # radix sort for 16-bit keys: by item, rows in order
-        sub = np.bincount(flat, minlength=d + 1)[:d]
-        nnz = int(sub.sum())  # padding (= d) sorts last
+        blk = sup[r:r + HOST_ROWS]
+        keys = (blk.ravel().astype(key_type) << key_type(16)) | (row_of[: blk.size] + key_type(r))
+        keys.sort()  # by item, rows in order; padding (= d) sorts last
+        starts = np.searchsorted(keys, np.arange(d + 1, dtype=key_type) << key_type(16))  # each item's first key
+        sub = np.diff(starts)
+        nnz = int(starts[d])
         # the j-th sorted entry (item x) goes to slot base[x] + (j - first sorted position of x): sequential
-        out[np.arange(nnz) + np.repeat(base - (np.cumsum(sub) - sub), sub)] = r + order[:nnz] // width
+        out[np.arange(nnz) + np.repeat(base - (np.cumsum(sub) - sub), sub)] = keys[:nnz] & key_type(0xFFFF)
         base += sub
     return out.reshape(-1, seg), np.repeat(np.arange(d, dtype=np.int32), nseg)
 
