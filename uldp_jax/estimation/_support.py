@@ -74,16 +74,18 @@ def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
     return np.asarray(mask, bool), bool(inv)
 
 
-def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any,
+                 count_stats: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Concrete ``CompactBits`` -> (support rows of the product-part reports, inverted counts int64[d],
-    stats int64[d]) on the host, without the dense bits."""
+    stats int64[d]) on the host, without the dense bits. ``count_stats=False``: stats ``None`` where the support
+    rows are every report's ones (RAPPOR/UE), so that ``assemble`` takes them from its own counts of the rows."""
     _compact.check(mech, ys)
     d = mech.d
     ones = np.asarray(ys.ones)
     prod_mask, has_inv = unary_parts(mech)
-    stats = _row_bincount(ones, d + 1)[:d]
     inverted, keep = split_inverted(ones, d, prod_mask, has_inv)
     rows = np.flatnonzero(keep) if not keep.all() else None  # RAPPOR/UE: every row stays (no copy)
+    stats = None if rows is None and not has_inv and not count_stats else _row_bincount(ones, d + 1)[:d]
     num = ones.shape[0] if rows is None else rows.shape[0]
 
     def kept(r):
@@ -250,9 +252,10 @@ def _ceil(a: int, b: int) -> int:
     return max(-(-a // b), 1)
 
 
-def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, chunk: int | None,
+def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | None, chunk: int | None,
              layout: str, dtype: Any) -> SupportReports:
-    """``SupportReports`` from packed blocks of support rows (``pack_block``), in the requested layout."""
+    """``SupportReports`` from packed blocks of support rows (``pack_block``), in the requested layout.
+    ``stats=None``: the rows hold every report's ones, and the stats are their per-item counts."""
     if not packed:
         raise ValueError("Expected ys to hold at least one block of reports.")
     if layout not in ("auto", "rows", "columns"):
@@ -296,10 +299,14 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray, c
     support_dev = jax.device_put(support)
     del support  # the host keeps one copy at a time: the packing below reads the device buffer's host view
     col_rows = col_item = None
+    if stats is None and layout != "columns":
+        stats = _row_bincount(np.asarray(support_dev), d + 1)[:d]
     if layout == "columns":
         sup = np.asarray(support_dev)
         blocks = [sup[b * block_rows:(b + 1) * block_rows] for b in range(num_blocks)]
         counts = [_row_bincount(blk, d + 1)[:d] for blk in blocks]
+        if stats is None:
+            stats = np.sum(counts, axis=0)
         num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
         col_rows = np.full((num_blocks, num_seg, COLUMN_SEGMENT), block_rows, np.uint16)
         col_item = np.full((num_blocks, num_seg), d, np.int32)
@@ -329,15 +336,18 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = None,
       layout: ``"rows"`` (support lists only), ``"columns"`` (also the column layout: faster EM steps, twice
         the memory) or ``"auto"`` (columns from ``AUTO_COLUMNS_ENTRIES`` padded entries on).
     """
+    single = isinstance(ys, _compact.CompactBits)
     blocks = [ys] if hasattr(ys, "shape") else ys  # CompactBits has a shape too
     dtype = index_dtype(mech.d) if dtype is None else dtype
     packed, inverted, stats = [], np.zeros(mech.d, np.int64), np.zeros(mech.d, np.int64)
     for b in blocks:
-        pack = pack_compact if isinstance(b, _compact.CompactBits) else pack_block
-        sup, inv, st = pack(mech, b, dtype)
+        if isinstance(b, _compact.CompactBits):  # one block of every report's ones: counted with the layout
+            sup, inv, st = pack_compact(mech, b, dtype, count_stats=not single)
+        else:
+            sup, inv, st = pack_block(mech, b, dtype)
         packed.append(sup)
         inverted += inv
-        stats += st
+        stats = None if st is None else stats + st
     return assemble(mech, packed, inverted, stats, chunk, layout, dtype)
 
 
