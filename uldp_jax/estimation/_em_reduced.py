@@ -84,7 +84,7 @@ def solve(grad: _em_newton.Grad, gram: _em_newton.Gram | None, gain: _em_core.Ga
         hvp, model = hessian
 
         def model_r(u, r=None):
-            m = model(red.expand(u)) if r is None else model(red.expand(u), r)
+            m = model(red.expand(u), r)  # r: the reports' s_i at u where known (``RowPasses``)
             if not isinstance(m, _em_newton.LowRank):
                 raise TypeError(f"Expected a LowRank Hessian model, got {type(m).__name__}.")
             # A^T (diag(a) + c0 11^T + u 1^T + 1 u^T) A: a and u vanish on the others (no report's bit is there)
