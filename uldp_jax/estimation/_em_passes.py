@@ -246,12 +246,20 @@ def _gain_finish(p_a, dp, inverted, n, g_prod):
 
 
 def _log_ratio(t, total, d_total, s, ds, w):
-    """``sum w log(D_b / D_a)`` from ``D_a = t (total - s) + s`` and its change (precise: from the change)."""
+    """``sum w log(D_b / D_a)`` from ``D_a = t (total - s) + s`` and its change (precise: from the change).
+
+    A report whose ones all lie on items at 0 (``s = 0``) has ``D_a = t total``, so
+    ``D_b / D_a - 1 = (d_total - ds) / total + ds / (t total)``: the second term (the step revives its items) is
+    taken with ``t total`` floored at the smallest normal float (``t`` may underflow), so it stays finite. It used
+    to be dropped: such reports, which are what pushes an item at 0 back up, added no gain, so every Newton step
+    that revived an item looked like a loss (uRAP at eps = 10 on the Foursquare proxy from some starts: 40 failed
+    steps, then SQUAREM stopped 2.5e-4 nats per report short of the MLE)."""
     den = t * (total - s) + s
     dden = t * (d_total - ds) + ds
-    empty = s <= 0  # D = t * total (t may underflow): the ratio is that of the totals
+    empty = s <= 0
     ok = (w > 0) & ((den > 0) | empty)
-    x = jnp.where(empty, d_total / total, dden / jnp.where(den > 0, den, 1.0))
+    revive = jnp.where(ds > 0, ds / jnp.maximum(t * total, jnp.finfo(den.dtype).tiny), 0.0)
+    x = jnp.where(empty, (d_total - ds) / total + revive, dden / jnp.where(den > 0, den, 1.0))
     x = jnp.where(ok, x, 0.0)
     return _compensated.exact_sum(jnp.where(ok, w * jnp.log1p(jnp.maximum(x, -1.0)), 0.0))
 
