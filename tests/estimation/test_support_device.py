@@ -40,7 +40,7 @@ def test_compact_columns_keeps_weighted_rows_in_order_and_em_matches():
     """Rows of weight 0 (invertible reports, masked users) are dropped; the kept rows keep their order, the
     layout is the host's, and EM on it equals EM on the host's column layout of the same reports."""
     mech = ul.URAP(40, tuple(range(12)), 3.0)
-    xs = jnp.asarray(np.arange(3000) % 40, jnp.int32)
+    xs = jnp.asarray(np.arange(20_000) % 40, jnp.int32)  # more rows than the layout keeps: the reorder path
     ys = mech.compact().perturb(jax.random.key(1), xs, 1)  # CompactBits, as simulate draws them
     row = _support.compact_rows(mech, ys, 64)
     n_kept = int(np.sum(np.asarray(row.weight) > 0))
@@ -50,6 +50,7 @@ def test_compact_columns_keeps_weighted_rows_in_order_and_em_matches():
     keep = np.asarray(row.weight) > 0
     sup_kept = np.asarray(row.support)[keep]
     got = np.asarray(dev.support)
+    assert got.shape[0] < row.support.shape[0]
     np.testing.assert_array_equal(got[:n_kept], sup_kept)
     assert np.all(got[n_kept:] == mech.d) and float(np.sum(dev.weight)) == n_kept
     host = _support.assemble(mech, [sup_kept[:, : max(1, int((sup_kept < mech.d).sum(1).max()))]],
@@ -64,3 +65,25 @@ def test_compact_columns_keeps_weighted_rows_in_order_and_em_matches():
     p_est = ul.estimate(mech, ys, "em")
     np.testing.assert_allclose(np.asarray(p_dev), np.asarray(p_host), atol=1e-6)
     np.testing.assert_allclose(np.asarray(p_dev), np.asarray(p_est), atol=1e-5)
+
+
+@pytest.mark.slow
+def test_compact_columns_keeps_rows_in_place_where_all_fit():
+    """Where the static bound keeps every row (RAPPOR: every report is product-part), rows of weight 0 (here every
+    5th: masked users) stay in place, all padding, and EM on the layout equals ul.estimate's on the kept reports."""
+    mech = ul.RAPPOR(24, 2.0)
+    xs = jnp.asarray(np.arange(1000) % 24, jnp.int32)
+    row = _support.compact_rows(mech, mech.compact().perturb(jax.random.key(3), xs, 2), 64)
+    w = np.asarray(row.weight) * (np.arange(row.weight.shape[0]) % 5 != 2)
+    sup = np.where(w[:, None] > 0, np.asarray(row.support), mech.d).astype(np.asarray(row.support).dtype)
+    kept = ul.CompactBits(jnp.asarray(sup[w > 0]), mech.d)
+    stats = mech.aggregate(kept)
+    n = sup.shape[0]
+    dev = jax.jit(lambda s, w: _support_device.compact_columns(s, w, row.inverted, stats, mech.d, n,
+                                                               int(np.sum(sup < mech.d)), 24))(
+        jnp.asarray(sup), jnp.asarray(w, row.weight.dtype))
+    np.testing.assert_array_equal(np.asarray(dev.support)[:n], sup)
+    np.testing.assert_array_equal(np.asarray(dev.weight)[:n], w)
+    p_dev, info = ul.estimation.em_reports(mech, dev)
+    assert bool(info.converged)
+    np.testing.assert_allclose(np.asarray(p_dev), np.asarray(ul.estimate(mech, kept, "em")), atol=1e-5)
