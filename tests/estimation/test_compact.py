@@ -65,8 +65,9 @@ def test_sample_stats_equal_aggregate_of_compact(mech):
     key = jax.random.key(5)
     ys = mech.compact().perturb(key, xs)
     w = jnp.arange(2000) < 1500
-    st = jax.jit(lambda m, k, x: _compact.sample_counts(k, x, *m.compact().params, m.d, w))(mech, key, xs)[0]
+    st, _, widest = jax.jit(lambda m, k, x: _compact.sample_counts(k, x, *m.compact().params, m.d, w))(mech, key, xs)
     assert np.array_equal(np.asarray(st), np.asarray(mech.aggregate(ys[:1500])))
+    assert int(widest) == int(np.max(np.sum(np.asarray(ys.ones)[:1500] < mech.d, axis=1)))  # most ones, weighted
     nc = _compact.num_chunks_for(mech.compact().params[0].shape[0], float(mech.compact().params[2]))
     traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, nc))(key, xs)
     assert np.array_equal(np.asarray(mech.aggregate(traced)), np.asarray(mech.aggregate(ys)))
@@ -85,8 +86,10 @@ def test_extreme_eps_compact_reports_hold_the_own_bit_only(mech):
     assert isinstance(ys, ul.CompactBits)
     ones = np.asarray(ys.ones)
     assert ones.shape == (3000, 1) and np.array_equal(ones[:, 0], np.asarray(xs))
-    counts, chunks = jax.jit(lambda k, x: _compact.sample_counts(k, x, *mech.compact().params, mech.d))(key, xs)
+    counts, chunks, widest = jax.jit(lambda k, x: _compact.sample_counts(k, x, *mech.compact().params, mech.d))(key,
+                                                                                                             xs)
     assert np.array_equal(np.asarray(counts), np.bincount(np.asarray(xs), minlength=mech.d)) and int(chunks) == 1
+    assert int(widest) == 1
     traced = jax.jit(lambda k, x: mech.compact().perturb(k, x, 3))(key, xs)
     assert np.array_equal(np.asarray(traced.ones)[:, :1], ones) and np.all(np.asarray(traced.ones)[:, 1:] == mech.d)
 

@@ -200,18 +200,18 @@ class _StaticItems:
 
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
 def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
-    """``int32[num_blocks, 3]``: per block, the most chunks of ``CHUNK`` gaps a user needs, its product-part
-    reports (rows of the support lists) and the product-part ones of all its reports (``sample_counts``; no
-    positions; the host sums blocks in int64)."""
+    """``int32[num_blocks, 4]``: per block, the most chunks of ``CHUNK`` gaps a user needs, its product-part
+    reports (rows of the support lists), the product-part ones of all its reports and the most ones in one of its
+    reports (``sample_counts``; no positions; the host sums blocks in int64)."""
     prod_mask, has_inv = _support.unary_parts(m)
     prod = jnp.asarray(prod_mask)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
         _, own_prob, q = m.compact().params
-        counts, nc = _compact.sample_counts(ky, xs, items_s.items, own_prob, q, _report_space.num_stats(m), w)
+        counts, nc, widest = _compact.sample_counts(ky, xs, items_s.items, own_prob, q, _report_space.num_stats(m), w)
         inv = jnp.sum(jnp.where(prod, 0, counts[:prod.shape[0]])) if has_inv else 0  # one non-sensitive bit each
-        return jnp.stack([nc, jnp.sum(w, dtype=jnp.int32) - inv, jnp.sum(jnp.where(prod, counts, 0))])
+        return jnp.stack([nc, jnp.sum(w, dtype=jnp.int32) - inv, jnp.sum(jnp.where(prod, counts, 0)), widest])
 
     return jax.lax.map(block, jnp.arange(num_blocks))
 
@@ -247,14 +247,16 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     n_arr = jnp.int32(n)
     per = np.asarray(_chunks_all(mech, key, data, n_arr, iid, block_size, num_blocks, items_s, reps), np.int64)
     nc = max(int(per[..., 0].max()), 1)
-    kept, ones = (int(v) for v in per[..., 1:].sum(axis=1).max(axis=0))  # bounds over repetitions
+    kept, ones = (int(v) for v in per[..., 1:3].sum(axis=1).max(axis=0))  # bounds over repetitions
+    widest = min(_support.bucket(max(int(per[..., 3].max()), 1)), nc * _compact.CHUNK + 1)
     nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
     packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
-    per_row = nb if packed else (nc * _compact.CHUNK + 1) * np.dtype(_support.index_dtype(mech.d)).itemsize
+    per_row = nb if packed else widest * np.dtype(_support.index_dtype(mech.d)).itemsize
     if rows_pad * per_row > MAX_REPORT_BYTES:
         return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
     return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
-                                            nc, packed, (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1))))
+                                            nc, packed, (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1)),
+                                                         widest))
 
 
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7, 8))

@@ -46,13 +46,14 @@ def _hashable(opts: dict) -> tuple | None:
 
 def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
                      num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
-                     packed: bool = True, sizes: tuple[int, int] = (0, 0)) -> jax.Array:
+                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0)) -> jax.Array:
     """``float[reps, d]`` estimates of ``spec`` on every repetition's reports (module docstring).
 
     ``num_chunks = 0``: dense reports from ``perturb_batch``; ``> 0``: ``compact().perturb(ky, xs, num_chunks)``,
     bit-packed (``packed``) or as support lists; these go to the method in the column layout
-    (``_support_device.compact_columns``), their rows and ones bounded by ``sizes = (rows, ones)``: static bounds
-    over every repetition (bucketed by the caller; ``rows = 0``: all rows, ones unbounded).
+    (``_support_device.compact_columns``), their rows, ones and report width bounded by ``sizes = (rows, ones,
+    width)``: static bounds over every repetition (bucketed by the caller; ``rows = 0``: all rows, ones unbounded;
+    ``width = 0``: the sampler's ``num_chunks * CHUNK + 1``; a narrower width drops only padding columns).
     """
     args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec)
     items = _hashable(opts)
@@ -81,6 +82,8 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             ones = m.compact().perturb(ky, xs, num_chunks).ones
             if packed:
                 return _packed.pack_ones(m, ones, w)
+            if len(sizes) > 2 and sizes[2]:  # no report has more ones (the caller's pre-pass): the rest is padding
+                ones = ones[:, :sizes[2]]
             ones = jnp.where(w[:, None], ones, jnp.asarray(m.d, ones.dtype))
             sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
             return sup.support, sup.weight * w, sup.inverted, sup.stats
@@ -91,7 +94,7 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             return spec.fn(m, stats, n, **opts)
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
-            kept, ones = sizes if sizes[0] else (rows, rows * sup.shape[1])
+            kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
             rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
                                                   min(kept, rows), ones, int(prod_mask.sum()))
             return spec.fn(m, rep, **opts)

@@ -160,8 +160,9 @@ def _sample_block(key, ids, xs, items_s, rank, own_prob, q, num_chunks, d):
 
 
 def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
-    """``(int32[d] per-bit sums, int32[] most chunks a user needed)`` of the reports ``sample_ones`` draws (same
-    key, same law, same values), without their positions: a ``while_loop`` over chunks (traceable, exact)."""
+    """``(int32[d] per-bit sums, int32[] most chunks a user needed, int32[] most ones in a weighted report)`` of
+    the reports ``sample_ones`` draws (same key, same law, same values), without their positions: a ``while_loop``
+    over chunks (traceable, exact)."""
     items_np = np.asarray(items_s, np.int64)
     s = items_np.shape[0]
     rank = jnp.asarray(_ranks(items_np, d))
@@ -177,15 +178,16 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
         return jnp.any(c[1] <= m)
 
     def body(c):
-        j, offset, counts = c
+        j, offset, counts, ones = c
         pos, new_off = jax.vmap(lambda w, o, mm: _chunk_positions(w, j, q, o, mm))(w_i, offset, m)
         live = (offset <= m)[:, None] & (pos < m[:, None]) & w[:, None]
         item = items[jnp.minimum(pos + (pos >= r[:, None]), s - 1)]
         counts = counts.at[jnp.where(live, item, d)].add(1)
-        return j + 1, jnp.where(offset <= m, new_off, offset), counts
+        return j + 1, jnp.where(offset <= m, new_off, offset), counts, ones + jnp.sum(live, axis=1, dtype=jnp.int32)
 
-    j, _, counts = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.zeros(n, jnp.int32), counts))
-    return counts[:d], j
+    init = (jnp.int32(0), jnp.zeros(n, jnp.int32), counts, (own & w).astype(jnp.int32))
+    j, _, counts, ones = jax.lax.while_loop(cond, body, init)
+    return counts[:d], j, jnp.max(ones, initial=0)
 
 
 def _ranks(items_np: np.ndarray, d: int) -> np.ndarray:
