@@ -82,7 +82,7 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             ones = m.compact().perturb(ky, xs, num_chunks).ones
             if packed:
                 return _packed.pack_ones(m, ones, w)
-            if len(sizes) > 2 and sizes[2]:  # no report has more ones (the caller's pre-pass): the rest is padding
+            if sizes[2]:  # no report has more ones (the caller's pre-pass): the rest is padding
                 ones = ones[:, :sizes[2]]
             ones = jnp.where(w[:, None], ones, jnp.asarray(m.d, ones.dtype))
             sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
