@@ -209,3 +209,22 @@ def test_bad_inputs():
     with pytest.raises(RuntimeError, match="converge"):
         _em.em(grr, ys_item, return_info=True, max_iters=1, tol=1e-15, throw=True)
 
+
+
+@pytest.mark.parametrize("dtype,fill", [(np.uint16, 7), (np.int32, None), (np.uint8, 0)])
+def test_host_array_is_aligned_and_device_put_aliases_it_on_cpu(dtype, fill):
+    """``_support.host_array``: 64-byte aligned, so that on the CPU backend ``jax.device_put`` takes the packed
+    reports without a copy (the peak memory of packing); its contents survive the NumPy name going away."""
+    import gc
+
+    a = _support.host_array((1000, 37), dtype, fill)
+    assert a.shape == (1000, 37) and a.dtype == dtype and a.ctypes.data % 64 == 0
+    if fill is not None:
+        assert np.all(a == fill)
+    a[:] = np.arange(37, dtype=dtype)[None, :]
+    dev = jax.device_put(a)
+    if jax.default_backend() == "cpu":
+        assert dev.unsafe_buffer_pointer() == a.ctypes.data
+    del a
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(dev), np.broadcast_to(np.arange(37, dtype=dtype), (1000, 37)))

@@ -147,6 +147,13 @@ def test_hessian_products_are_exact(layout):
     kept = np.sort(np.asarray(m.rows))[-3000:]  # padding rows have s = 0: the 3000 reports' sums remain
     np.testing.assert_allclose(np.sort(np.asarray(ys, np.float64) @ p), kept, rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(np.asarray(hvp(pj, vj, m)), np.asarray(hvp(pj, vj)))
+    # on selected items (``cols``: Newton's free items) products and the model are the same to the last bit there
+    cols = jnp.asarray(np.random.default_rng(2).random(d) < 0.4)
+    sel = np.asarray(cols)
+    np.testing.assert_array_equal(np.asarray(hvp(pj, vj, m, cols))[sel], np.asarray(hvp(pj, vj, m))[sel])
+    m_sel = model(pj, None, cols)
+    np.testing.assert_array_equal(np.asarray(m_sel.a)[sel], np.asarray(m.a)[sel])
+    assert float(m_sel.c0) == float(m.c0)
 
 
 @pytest.mark.slow

@@ -37,8 +37,8 @@ def test_low_rank_direction_equals_dense(indefinite):
     inv[7] = 12.0
     g = np.asarray(model.dense()) + 0.5 * np.eye(d)  # the exact Gram part: not the model
     p, q, inv, g = (jnp.asarray(a, jnp.float32) for a in (p, q, inv, g))
-    got = _em_newton._direction(p, q, model, inv, n, lambda v: g @ v)
-    want = _em_newton._direction(p, q, model.dense(), inv, n, lambda v: g @ v)
+    got = _em_newton._direction(p, q, model, inv, n, lambda v, cols: g @ v)
+    want = _em_newton._direction(p, q, model.dense(), inv, n, lambda v, cols: g @ v)
     assert bool(got[1]) and bool(want[1]) and int(got[2]) == int(want[2])
     np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=2e-3,
                                atol=2e-3 * float(jnp.max(jnp.abs(want[0]))))

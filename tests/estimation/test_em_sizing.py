@@ -74,3 +74,32 @@ def test_chunked_map_is_a_plain_scan_at_batch_one():
         jax.make_jaxpr(lambda x: jax.lax.map(body, x, batch_size=5))(xs))
     for batch in (1, 3, 5):
         np.testing.assert_array_equal(_sizing.chunked_map(body, xs, batch), jax.lax.map(body, xs))
+
+
+def test_column_pass_on_selected_items(override, monkeypatch):
+    """The column layout's pass on selected items (``cols``: Newton's free items) lists their segments and gathers
+    only those, chunk by chunk, over several row blocks: their sums equal the full pass's to the last bit, the
+    other items get 0, whatever the column chunk (1 segment, a few, all)."""
+    import jax.numpy as jnp
+
+    from uldp_jax.estimation import _em_reports
+    from uldp_jax.estimation._em_passes import support_pass
+
+    monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 1500)  # 4 blocks of rows
+    mech = ul.RAPPOR(40, 2.0)
+    rep = _em_reports.to_support(mech, _reports(mech), chunk=300, layout="columns")
+    assert rep.col_rows.shape[0] == 4
+    f = jnp.asarray(np.random.default_rng(0).random(rep.support.shape[0]), jnp.float32)
+    terms = lambda ss, w, r: (r * w, w, jnp.zeros(()))  # noqa: E731  (col_x = sum of f over the rows with x)
+    for col in (256, 2**12, 2**24):  # 1 segment per chunk, 16, every segment
+        override["em_col_entries"] = col
+        run = support_pass(rep)
+        full, a_full, _ = jax.jit(lambda r: run((), terms, rows=r))(f)
+        some = jax.jit(lambda r, c: run((), terms, rows=r, cols=c))
+        for frac in (0.0, 0.3, 1.0):
+            cols = jnp.asarray(np.random.default_rng(1).random(40) < frac)
+            got, a_got, _ = some(f, cols)
+            sel = np.asarray(cols)
+            np.testing.assert_array_equal(np.asarray(got)[sel], np.asarray(full)[sel])
+            np.testing.assert_array_equal(np.asarray(got)[~sel], 0.0)
+            assert float(a_got) == float(a_full)

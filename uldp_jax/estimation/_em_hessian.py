@@ -37,7 +37,7 @@ def _curvature(t, total, s, w):
 
 
 def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
-    r"""``(hvp(p, v, model_at_p=None) -> G v, model(p, rows=None) -> M)``, one pass each (module docstring): ``G v``
+    r"""``(hvp(p, v, model_at_p=None, cols=None) -> G v, model(p, rows=None, cols=None) -> M)``, one pass each (module docstring): ``G v``
     exact;
     ``M`` the preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
     ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
@@ -47,9 +47,11 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
     pass; ``hvp(p, v, M)`` (``M`` the model at the same ``p``) then gathers only ``v``: conjugate gradients'
     products cost one table gather instead of two (one product at bench_em's RAPPOR setting, loaded: 0.91 -> 0.62 s).
     ``model(p, rows)`` takes those :math:`s_i` at ``p`` where the caller has them (``_em_newton.RowPasses``): a
-    column pass without a gather."""
+    column pass without a gather. ``cols`` (``bool[d]``, both): the items whose entries the caller reads (Newton's
+    free items for products; those not bound whatever the model says for the model); others may come back 0, and
+    the column layout then skips their entries."""
 
-    def hvp(p, v, model_at_p=None):
+    def hvp(p, v, model_at_p=None, cols=None):
         total, vtotal = jnp.sum(p), jnp.sum(v)
 
         def product(s, sv, w):
@@ -58,12 +60,13 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
             return c * (t * (vtotal - sv) + sv), t2c * (vtotal - sv) + tc * sv, jnp.zeros((), p.dtype)
 
         if isinstance(model_at_p, _em_newton.LowRank) and model_at_p.rows is not None:
-            col, a, _ = run((v,), lambda ss, w, s: product(s.astype(v.dtype), ss[0], w), rows=model_at_p.rows)
+            col, a, _ = run((v,), lambda ss, w, s: product(s.astype(v.dtype), ss[0], w), rows=model_at_p.rows,
+                            cols=cols)
         else:
-            col, a, _ = run((p, v), lambda ss, w: product(ss[0], ss[1], w))
+            col, a, _ = run((p, v), lambda ss, w: product(ss[0], ss[1], w), cols=cols)
         return a + (1.0 - t) * col
 
-    def model(p, rows=None):
+    def model(p, rows=None, cols=None):
         total = jnp.sum(p)
 
         def terms(ss, w, r=None):
@@ -71,9 +74,9 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
             return c, t2c, jnp.zeros((), p.dtype)
 
         if rows is None:
-            b, c0, _, rows = run((p,), terms, keep_rows=True)
+            b, c0, _, rows = run((p,), terms, keep_rows=True, cols=cols)
         else:  # s_i at p given (``_em_newton.RowPasses``): a column pass only
-            b, c0, _ = run((), terms, rows=rows)
+            b, c0, _ = run((), terms, rows=rows, cols=cols)
         return _em_newton.LowRank((1.0 - t) ** 2 * b, c0, t * (1.0 - t) * b, rows)
 
     return hvp, model

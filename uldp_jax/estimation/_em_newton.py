@@ -61,8 +61,8 @@ CG_TOL_MIN = 1e-3  # ... and near it: the forcing term is sqrt(gap) clipped to [
 
 Grad = Callable[[jax.Array], tuple[jax.Array, jax.Array]]
 Gram = Callable[[jax.Array], jax.Array]
-Hvp = Callable[..., jax.Array]  # (p, v, model at p) -> G v, exact (``_em_hessian``; the model may carry rows)
-Model = Callable[[jax.Array], Any]  # p -> a preconditioner model of G: dense float[d, d] or ``LowRank``
+Hvp = Callable[..., jax.Array]  # (p, v, model at p, cols) -> G v, exact on the items in cols (``_em_hessian``)
+Model = Callable[..., Any]  # (p, rows, cols) -> a preconditioner model of G (``LowRank``), read on cols only
 
 
 class RowPasses(NamedTuple):
@@ -189,9 +189,10 @@ def _low_rank_precond(m: LowRank, inv_h, n, free, dg, ridge):
 
 def _direction(p, q, hess, inv, n, hvp=None, cg_tol=CG_TOL):
     """The projected-Newton direction: ``H_FF^{-1} q_F`` on the free items, ``-p`` on the bound ones, and the
-    passes it took. With ``hvp`` (exact products ``G v``): preconditioned conjugate gradients on the exact
-    ``H_FF`` (``_pcg``), preconditioned by ``hess`` (a dense model or a ``LowRank`` one); without: ``hess``
-    (a dense model of ``G``) solved directly."""
+    passes it took. With ``hvp`` (``hvp(v, cols) -> G v``, exact on the items of ``cols``: the free ones):
+    preconditioned conjugate gradients on the exact ``H_FF`` (``_pcg``), preconditioned by ``hess`` (a dense model
+    or a ``LowRank`` one); without: ``hess`` (a dense model of ``G``) solved directly. ``hess`` is read only on
+    items at ``p > 0``, ``q > 0`` or with invertible reports (the others are bound whatever it says)."""
     safe = jnp.where(p > 0, p, 1.0)
     inv_h = jnp.where(inv > 0, inv / (safe * safe), 0.0) / n
     low_rank = isinstance(hess, LowRank)
@@ -223,7 +224,7 @@ def _direction(p, q, hess, inv, n, hvp=None, cg_tol=CG_TOL):
     if hvp is None:
         delta, passes = precond(q), jnp.int32(0)
     else:
-        delta, passes = _pcg(lambda v: (hvp(v * free) / n + inv_h * v) * free, precond, q * free, cg_tol)
+        delta, passes = _pcg(lambda v: (hvp(v * free, free > 0) / n + inv_h * v) * free, precond, q * free, cg_tol)
     delta = jnp.where(bound, -p, delta)
     ok = jnp.all(jnp.isfinite(delta))
     return jnp.where(ok, delta, jnp.zeros_like(p)), ok, passes
@@ -303,8 +304,12 @@ def run(grad: Grad, gram: Gram, gain: _em_core.Gain, inverted: jax.Array, n: Any
             # steps converge superlinearly where the Hessian is ill-conditioned (uRAP at eps = 0.1 on 001's
             # 8-attribute census: 10 products per direction at 0.1 took > 10,000 passes, this ~700)
             cg_tol = jnp.clip(jnp.sqrt(jnp.maximum(certificate(p, g, inv, n), 0.0)), CG_TOL_MIN, CG_TOL)
-            model = hessian[1](p) if rows is None else hessian[1](p, s.rows)
-            delta, ok, cg = _direction(p, q, model, inv, n, lambda v: hessian[0](p, v, model), cg_tol.astype(dtype))
+            # the model's entries are read where an item may be free: at 0 with q <= 0 and no invertible report an
+            # item is bound whatever the model says (``_direction``), so its column sums are skipped
+            need = (p > 0) | (q > 0) | (inv > 0)
+            model = hessian[1](p, None, need) if rows is None else hessian[1](p, s.rows, need)
+            delta, ok, cg = _direction(p, q, model, inv, n, lambda v, cols: hessian[0](p, v, model, cols),
+                                       cg_tol.astype(dtype))
             cg = cg + 1  # the model's pass
         floor = jnp.where(inv > 0, 0.01 * p, 0.0)
 

@@ -57,7 +57,8 @@ def packed_pass(rep: PackedReports, pass_dtype: Any = None) -> Pass:
     nb = rep.bytes.shape[1]
     data = _chunks(rep)
 
-    def run(tabs, terms, rows=None, keep_rows=False):
+    def run(tabs, terms, rows=None, keep_rows=False, cols=None):
+        del cols  # the byte bins give every item's sum
         dtype = tabs[0].dtype
         dt = dtype if pass_dtype is None else jnp.dtype(pass_dtype)
         tables = [_table(x[rep.items], nb, dt) for x in tabs]

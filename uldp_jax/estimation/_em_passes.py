@@ -26,12 +26,15 @@ from uldp_jax.estimation._support import SupportReports
 
 INV_CAP = 1e30  # largest 1/D a report adds to the gradient (only reached where its items all have p = 0)
 
-# A layout's generic pass: ``run(tables, terms, rows=None, keep_rows=False) -> (col float[d], a, l)``. ``tables``:
-# ``[p, v, ...]`` (float[d] each); per report ``ss[k] = sum of tables[k] over its ones``; ``terms(ss, w) ->
-# (f [rows], a_rows [rows], l)``; ``col_x = sum of f_i over the reports with y_ix = 1``, ``a = sum a_rows``,
+# A layout's generic pass: ``run(tables, terms, rows=None, keep_rows=False, cols=None) -> (col float[d], a, l)``.
+# ``tables``: ``[p, v, ...]`` (float[d] each); per report ``ss[k] = sum of tables[k] over its ones``; ``terms(ss, w)
+# -> (f [rows], a_rows [rows], l)``; ``col_x = sum of f_i over the reports with y_ix = 1``, ``a = sum a_rows``,
 # ``l = sum of the l``. ``rows``: a per-report array in the layout's row order (padding rows included), handed to
 # ``terms(ss, w, r)`` chunk by chunk; ``keep_rows``: also return ``ss[0]`` of every row in that order (4th output),
-# so that a later pass at the same point takes it as ``rows`` instead of gathering the table again.
+# so that a later pass at the same point takes it as ``rows`` instead of gathering the table again. ``cols``: an
+# optional ``bool[d]`` of the items whose ``col_x`` the caller reads (Newton's free items); a layout may skip the
+# others (the column layout does: its second pass then costs the entries of those items only) and return 0 there,
+# or compute them anyway.
 Pass = Callable[..., tuple]
 
 
@@ -120,7 +123,8 @@ def support_pass(rep: SupportReports, pass_dtype: Any = None) -> Pass:
     sup = rep.support.reshape(num_chunks, rep.chunk, -1)
     wts = rep.weight.reshape(num_chunks, rep.chunk)
 
-    def run(tabs, terms, rows=None, keep_rows=False):
+    def run(tabs, terms, rows=None, keep_rows=False, cols=None):
+        del cols  # the scatter-add writes every item's sum
         dtype, dt, pads = _pass_inputs(tabs, pass_dtype, rows)
         rws = None if rows is None else rows.reshape(num_chunks, rep.chunk)
 
@@ -157,10 +161,43 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
     while num_seg % col_chunk:
         col_chunk -= 1
     per_block = num_seg // col_chunk
-    cols = rep.col_rows.reshape(num_blocks * per_block, col_chunk, seg)
+    chunks = rep.col_rows.reshape(num_blocks * per_block, col_chunk, seg)
     offsets = jnp.repeat(jnp.arange(num_blocks, dtype=jnp.int32) * (block_rows + 1), per_block)
 
-    def run(tabs, terms, rows=None, keep_rows=False):
+    def all_columns(table):
+        """Every segment's sum, ``[num_blocks, num_seg]`` (one flat scan over the column chunks)."""
+
+        def col_sums(c, a):
+            idx, off = a
+            return c, jnp.sum(table[idx.astype(jnp.int32) + off], axis=-1)
+
+        _, seg_sums = jax.lax.scan(col_sums, 0, (chunks, offsets))
+        return seg_sums.reshape(num_blocks, num_seg)
+
+    def some_columns(table, cols):
+        """The sums of the segments of the items in ``cols`` (0 for the others), ``[num_blocks, num_seg]``: the
+        selected segments are listed in order and gathered ``col_chunk`` at a time, as many chunks as they fill
+        (a loop of data-dependent length), so the pass costs the selected entries only. Each segment's sum is the
+        same reduction as ``all_columns``'s, so the selected items' sums are unchanged."""
+        flat_rows = rep.col_rows.reshape(num_blocks * num_seg, seg)
+        picked = jnp.append(cols, False)[rep.col_item.reshape(-1)]
+        count = jnp.sum(picked, dtype=jnp.int32)
+        where = jnp.nonzero(picked, size=num_blocks * num_seg, fill_value=0)[0].astype(jnp.int32)
+        where = jnp.pad(where, (0, col_chunk))  # a last partial chunk reads in bounds
+        lane = jnp.arange(col_chunk, dtype=jnp.int32)
+
+        def body(k, out):
+            sel = jax.lax.dynamic_slice(where, (k * col_chunk,), (col_chunk,))
+            off = (sel // num_seg) * (block_rows + 1)
+            sums = jnp.sum(table[flat_rows[sel].astype(jnp.int32) + off[:, None]], axis=-1)
+            sums = jnp.where(k * col_chunk + lane < count, sums, 0.0)
+            return out.at[sel].add(sums)  # distinct segments (the masked tail adds 0)
+
+        out = jax.lax.fori_loop(0, (count + col_chunk - 1) // col_chunk, body,
+                                jnp.zeros(num_blocks * num_seg, table.dtype))
+        return out.reshape(num_blocks, num_seg)
+
+    def run(tabs, terms, rows=None, keep_rows=False, cols=None):
         dtype, dt, pads = _pass_inputs(tabs, pass_dtype, rows)
         ss = [_row_sums(tp, sup).astype(dtype).reshape(num_blocks, block_rows) for tp in pads]
         w = rep.weight.reshape(num_blocks, block_rows).astype(dtype)
@@ -169,13 +206,7 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
         else:
             f, a_rows, ll = jax.vmap(lambda s, w, r: terms(s, w, r))(ss, w, rows.reshape(num_blocks, block_rows))
         table = jnp.pad(f, ((0, 0), (0, 1))).astype(dt).reshape(-1)  # each block's rows, then its zero slot
-
-        def col_sums(c, a):
-            idx, off = a
-            return c, jnp.sum(table[idx.astype(jnp.int32) + off], axis=-1)
-
-        _, seg_sums = jax.lax.scan(col_sums, 0, (cols, offsets))
-        seg_sums = seg_sums.reshape(num_blocks, num_seg).astype(dtype)
+        seg_sums = (all_columns(table) if cols is None else some_columns(table, cols)).astype(dtype)
         b = jax.vmap(lambda x, i: jax.ops.segment_sum(x, i, d + 1, indices_are_sorted=True))(seg_sums, rep.col_item)
         a = jax.vmap(_compensated.exact_sum)(a_rows)
 
@@ -215,7 +246,8 @@ def dense_pass(bits: jax.Array, weight: jax.Array, chunk: int) -> Pass:
     bits = jnp.pad(bits, ((0, pad), (0, 0))).reshape(num_chunks, chunk, d)
     weight = jnp.pad(weight, (0, pad)).reshape(num_chunks, chunk)
 
-    def run(tabs, terms, rows=None, keep_rows=False):
+    def run(tabs, terms, rows=None, keep_rows=False, cols=None):
+        del cols  # one mat-vec gives every item's sum
         dtype = tabs[0].dtype
         rws = None if rows is None else rows.reshape(num_chunks, chunk)
 

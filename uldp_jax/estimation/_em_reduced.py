@@ -40,6 +40,14 @@ class Reduced(NamedTuple):
         head = p[self.items]
         return head if s == d else jnp.append(head, jnp.sum(p) - jnp.sum(head))
 
+    def expand_mask(self, mask: jax.Array | None) -> jax.Array | None:
+        """A ``bool`` mask in ``u``'s coordinates -> ``bool[d]`` (the others take the total's entry)."""
+        if mask is None:
+            return None
+        s, d = self.items.shape[0], self.share.shape[0]
+        rest = jnp.full((d,), mask[s] if mask.shape[0] > s else False)
+        return rest.at[self.items].set(mask[:s])
+
     def pick(self, v: jax.Array) -> jax.Array:
         """A per-item vector whose other items are all equal (the gradient, a Hessian product) in ``u``'s
         coordinates."""
@@ -83,14 +91,15 @@ def solve(grad: _em_newton.Grad, gram: _em_newton.Gram | None, gain: _em_core.Ga
     if hessian is not None:
         hvp, model = hessian
 
-        def model_r(u, r=None):
-            m = model(red.expand(u), r)  # r: the reports' s_i at u where known (``RowPasses``)
+        def model_r(u, r=None, cols=None):
+            m = model(red.expand(u), r, red.expand_mask(cols))  # r: the reports' s_i at u where known
             if not isinstance(m, _em_newton.LowRank):
                 raise TypeError(f"Expected a LowRank Hessian model, got {type(m).__name__}.")
             # A^T (diag(a) + c0 11^T + u 1^T + 1 u^T) A: a and u vanish on the others (no report's bit is there)
             return _em_newton.LowRank(red.pick(m.a), m.c0, red.pick(m.u), m.rows)  # rows: per report, unchanged
 
-        hessian_r = (lambda u, v, m=None: red.pick(hvp(red.expand(u), red.expand(v), m)), model_r)
+        hessian_r = (lambda u, v, m=None, cols=None: red.pick(hvp(red.expand(u), red.expand(v), m,
+                                                                    red.expand_mask(cols))), model_r)
     rows_r = None
     if rows is not None:
 

@@ -177,7 +177,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     rows = padded_rows(n, chunk) if rows is None else int(rows)
     if rows < n or rows % chunk:
         raise ValueError(f"Expected rows >= {n} and a multiple of {chunk}, got rows={rows}.")
-    out = np.zeros((rows, b), np.uint8)
+    out = _support.host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
     w = np.zeros(rows, np.float32)
     r = 0
     for p, k in zip(parts, weights):
