@@ -9,6 +9,7 @@ import pytest
 from scipy.optimize import minimize
 
 import uldp_jax as ul
+from uldp_jax.mechanisms.core import _host
 from uldp_jax.estimation import _em, _em_core, _em_reports, _support
 
 P5 = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
@@ -213,11 +214,11 @@ def test_bad_inputs():
 
 @pytest.mark.parametrize("dtype,fill", [(np.uint16, 7), (np.int32, None), (np.uint8, 0)])
 def test_host_array_is_aligned_and_device_put_aliases_it_on_cpu(dtype, fill):
-    """``_support.host_array``: 64-byte aligned, so that on the CPU backend ``jax.device_put`` takes the packed
+    """``_host.host_array``: 64-byte aligned, so that on the CPU backend ``jax.device_put`` takes the packed
     reports without a copy (the peak memory of packing); its contents survive the NumPy name going away."""
     import gc
 
-    a = _support.host_array((1000, 37), dtype, fill)
+    a = _host.host_array((1000, 37), dtype, fill)
     assert a.shape == (1000, 37) and a.dtype == dtype and a.ctypes.data % 64 == 0
     if fill is not None:
         assert np.all(a == fill)

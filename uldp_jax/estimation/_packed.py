@@ -23,7 +23,7 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core import _compact, _pytree
+from uldp_jax.mechanisms.core import _compact, _host, _pytree
 
 PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
 HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
@@ -177,7 +177,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     rows = padded_rows(n, chunk) if rows is None else int(rows)
     if rows < n or rows % chunk:
         raise ValueError(f"Expected rows >= {n} and a multiple of {chunk}, got rows={rows}.")
-    out = _support.host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
+    out = _host.host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
     w = np.zeros(rows, np.float32)
     r = 0
     for p, k in zip(parts, weights):

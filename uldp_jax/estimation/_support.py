@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _sizing, _validate
-from uldp_jax.mechanisms.core import _compact, _pytree
+from uldp_jax.mechanisms.core import _compact, _host, _pytree
 from uldp_jax.mechanisms.core._records import likelihood_of
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
@@ -62,21 +62,6 @@ class SupportReports:
     col_item: Any = None
     chunk: int = 1
     block_rows: int = 0
-
-
-def host_array(shape: tuple, dtype: Any, fill: Any = None) -> np.ndarray:
-    """An uninitialised (or ``fill``-ed) NumPy array whose data start on a 64-byte boundary. ``jax.device_put`` of
-    such an array on the CPU backend aliases it instead of copying (NumPy's own 16-byte alignment makes it copy),
-    so the packed reports never exist twice: at bench_em's RAPPOR a 347 MB and a 309 MB transient copy (JAX keeps
-    the array alive and read-only; the packing code writes it only before the ``device_put``)."""
-    dtype = np.dtype(dtype)
-    size = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(size + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    out = raw[start:start + size].view(dtype).reshape(shape)
-    if fill is not None:
-        out.fill(fill)
-    return out
 
 
 def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
@@ -299,7 +284,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
         n_pad = num_blocks * block_rows
     else:
         n_pad = (chunk * bucket(_ceil(n, chunk))) if bucketed else _ceil(n, chunk) * chunk
-    support = host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
+    support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
     row = 0
     packed.reverse()
     while packed:  # release each packed block once copied
@@ -319,19 +304,19 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
     if layout == "columns":
         sup = np.asarray(support_dev)
         blocks = [sup[b * block_rows:(b + 1) * block_rows] for b in range(num_blocks)]
-        counts = [_row_bincount(blk, d + 1)[:d] for blk in blocks]
-        if stats is None:
-            stats = np.sum(counts, axis=0)
-        num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
-        col_rows = host_array((num_blocks, num_seg, COLUMN_SEGMENT), np.uint16, block_rows)
-        col_item = host_array((num_blocks, num_seg), np.int32, d)
 
         def fill(b):
             _, it = column_segments(blocks[b], d, COLUMN_SEGMENT, out=col_rows[b], counts=counts[b])
             col_item[b, : it.shape[0]] = it
 
-        # blocks are independent and NumPy's sorts and copies release the GIL: one thread per core
+        # blocks are independent and NumPy's counts, sorts and copies release the GIL: one thread per core
         with concurrent.futures.ThreadPoolExecutor(min(num_blocks, os.cpu_count() or 1)) as pool:
+            counts = list(pool.map(lambda blk: _row_bincount(blk, d + 1)[:d], blocks))
+            if stats is None:
+                stats = np.sum(counts, axis=0)
+            num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
+            col_rows = _host.host_array((num_blocks, num_seg, COLUMN_SEGMENT), np.uint16, block_rows)
+            col_item = _host.host_array((num_blocks, num_seg), np.int32, d)
             list(pool.map(fill, range(num_blocks)))
         col_rows, col_item = jax.device_put(col_rows), jax.device_put(col_item)
     return SupportReports(support_dev, jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),

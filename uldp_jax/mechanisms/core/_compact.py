@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.random import threefry_2x32
 
-from uldp_jax.mechanisms.core import _report_space
+from uldp_jax.mechanisms.core import _host, _report_space
 
 COMPACT_MIN_D = 1024  # ul.perturb returns compact reports from this domain size on (and density <= 1/8)
 USER_BLOCK = 8192  # users sampled per jitted call with concrete inputs (bounds the temporaries)
@@ -256,7 +256,12 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
         width = max(width, w)
         late = np.concatenate([late[LATE_BLOCK:], ids[~done]])
         nc += int(not done.all())  # (never seen: a user past num_chunks_for's 12 standard deviations)
-    return CompactBits(jax.device_put(out[:, :width]), d)
+    if width < out.shape[1]:  # trimmed into a 64-byte aligned buffer, which device_put takes without a copy on CPU
+        trimmed = _host.host_array((n, width), out.dtype)
+        trimmed[:] = out[:, :width]
+        out = trimmed
+    return CompactBits(jax.device_put(out), d)
+
 
 
 def _put(out: np.ndarray, start: int, ones: np.ndarray, d: int) -> int:
