@@ -37,8 +37,8 @@ def _curvature(t, total, s, w):
 
 
 def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Model]:
-    r"""``(hvp(p, v, model_at_p=None, cols=None) -> G v, model(p, rows=None, cols=None) -> M)``, one pass each (module docstring): ``G v``
-    exact;
+    r"""``(hvp(p, v, model_at_p=None, cols=None) -> G v, model(p, rows=None, cols=None) -> M)``, one pass each
+    (module docstring): ``G v`` exact;
     ``M`` the preconditioner of ``_em_newton``, held as ``_em_newton.LowRank`` (O(d): no ``d x d`` matrix at any ``d``):
     ``G`` with the off-diagonal of :math:`(1-t)^2 \sum_i c_i y_i y_i^\top` dropped, i.e. :math:`(1-t)^2 \mathrm{diag}(b) + c_0 11^\top + t(1-t)(1 b^\top + b 1^\top)` with
     :math:`b_x = \sum_{i: y_{ix} = 1} c_i` and :math:`c_0 = t^2 \sum_i c_i` (exact diagonal and exact

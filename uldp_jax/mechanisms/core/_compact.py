@@ -232,7 +232,7 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     # The users whose process outlasts the first pass's chunks (~1e-4 of them) are drawn again, alone, with more
     # chunks: chunk j of a user never depends on how many are drawn, so this equals drawing every user at the
     # widest width, without drawing the widest width for all.
-    out = np.full((n, nc0 * CHUNK + 1), d, np.dtype(dtype))
+    out = _host.host_array((n, nc0 * CHUNK + 1), dtype, d)  # aligned: device_put takes it without a copy on CPU
     width, late = 1, []
     for start in range(0, n, USER_BLOCK):
         ids = np.arange(start, min(n, start + USER_BLOCK), dtype=np.int32)
@@ -261,7 +261,6 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
         trimmed[:] = out[:, :width]
         out = trimmed
     return CompactBits(jax.device_put(out), d)
-
 
 
 def _put(out: np.ndarray, start: int, ones: np.ndarray, d: int) -> int:
