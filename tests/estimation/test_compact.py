@@ -94,11 +94,15 @@ def test_extreme_eps_compact_reports_hold_the_own_bit_only(mech):
     assert np.array_equal(np.asarray(traced.ones)[:, :1], ones) and np.all(np.asarray(traced.ones)[:, 1:] == mech.d)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("alloc_sds", [1.0, -10.0])
 @pytest.mark.parametrize("mech", [ul.RAPPOR(1500, 3.0), ul.URAP(3000, tuple(range(0, 3000, 3)), 1.0)])
-def test_late_users_equal_drawing_every_user_wide(monkeypatch, mech):
+def test_late_users_equal_drawing_every_user_wide(monkeypatch, mech, alloc_sds):
     """``ul.perturb`` draws chunks for mean + ``FIRST_SDS`` sd, then the users past them alone, with more: the same
-    reports as drawing every user at the widest width (here most users are late, in many small batches)."""
+    reports as drawing every user at the widest width (here most users are late, in many small batches). The host
+    buffer is narrowed in place (``alloc_sds`` 1: wide enough) or widened by a copy (-10: as wide as the first pass)."""
     monkeypatch.setattr(_compact, "FIRST_SDS", -1.5)
+    monkeypatch.setattr(_compact, "ALLOC_SDS", alloc_sds)
     monkeypatch.setattr(_compact, "LATE_BLOCK", 64)
     monkeypatch.setattr(_compact, "USER_BLOCK", 512)
     items, own, q = mech.compact().params
@@ -108,6 +112,7 @@ def test_late_users_equal_drawing_every_user_wide(monkeypatch, mech):
     wide = _compact.sample_ones(key, xs, items, own, q, mech.d, _compact.num_chunks_for(len(items), float(q)))
     width = ys.ones.shape[1]
     assert width < wide.ones.shape[1]
+    assert ys.ones.unsafe_buffer_pointer() % 64 == 0 or jax.default_backend() != "cpu"  # aligned: no copy
     assert np.array_equal(np.asarray(ys.ones), np.asarray(wide.ones)[:, :width])
     assert np.all(np.asarray(wide.ones)[:, width:] == mech.d)
 

@@ -229,3 +229,15 @@ def test_host_array_is_aligned_and_device_put_aliases_it_on_cpu(dtype, fill):
     del a
     gc.collect()
     np.testing.assert_array_equal(np.asarray(dev), np.broadcast_to(np.arange(37, dtype=dtype), (1000, 37)))
+
+
+@pytest.mark.parametrize("rows,full,width", [(1, 5, 3), (2, 5, 5), (7, 5, 1), (1000, 37, 36), (5000, 721, 705),
+                                             (3, 4, 2), (9000, 40, 39)])
+def test_narrow_rows_in_place_equals_the_first_columns(rows, full, width):
+    """``_host.narrow_rows``: the first ``width`` columns, contiguous at the buffer's (aligned) start, no copy."""
+    buf = _host.host_array((rows, full), np.uint16)
+    buf[:] = np.random.default_rng(rows).integers(0, 60000, (rows, full))
+    ref = buf[:, :width].copy()
+    out = _host.narrow_rows(buf, width, max_rows=4096)
+    np.testing.assert_array_equal(out, ref)
+    assert out.flags.c_contiguous and out.ctypes.data == buf.ctypes.data

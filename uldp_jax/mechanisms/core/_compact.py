@@ -84,6 +84,7 @@ def index_dtype(d: int) -> Any:
 CHUNK = 32  # gaps per chunk of a user's Bernoulli process (static: shapes never depend on the rates)
 FIRST_SDS = 3.0  # ul.perturb's first pass draws the chunks for mean + 3 sd (+ 16) ones; later users alone
 LATE_BLOCK = 256  # users per call of the draws past the first pass (one compiled shape)
+ALLOC_SDS = 1.0  # ul.perturb's host buffer covers mean + sqrt(2 ln n) + ALLOC_SDS sd ones (the widest of n reports)
 
 
 def num_chunks_for(m: int, q: float, sds: float = 12.0) -> int:
@@ -241,12 +242,14 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
         return CompactBits(ones, d)
     qf = float(np.asarray(q, np.float64))
     nc0 = num_chunks_for(s, qf, sds=FIRST_SDS)
-    # One host buffer as wide as the first pass (widened if a late user needs more), filled block by block and
-    # trimmed to the widest report on its way to the device: the host holds the reports about twice at the peak.
-    # The users whose process outlasts the first pass's chunks (~1e-4 of them) are drawn again, alone, with more
-    # chunks: chunk j of a user never depends on how many are drawn, so this equals drawing every user at the
-    # widest width, without drawing the widest width for all.
-    out = _host.host_array((n, nc0 * CHUNK + 1), dtype, d)  # aligned: device_put takes it without a copy on CPU
+    # One aligned host buffer (device_put takes it without a copy on CPU) as wide as the widest of n reports is
+    # likely to be (mean + sqrt(2 ln n) + ``ALLOC_SDS`` sd), filled block by block, narrowed in place to the widest report
+    # (``_host.narrow_rows``) and widened (a copy) only if a late user needs more. The users whose process
+    # outlasts the first pass's chunks (~1e-3 of them) are drawn again, alone, with more chunks: chunk j of a user
+    # never depends on how many are drawn, so this equals drawing every user at the widest width, without drawing
+    # the widest width for all.
+    sds = max(FIRST_SDS, math.sqrt(2.0 * math.log(max(n, 2))) + ALLOC_SDS)
+    out = _host.host_array((n, max(nc0, num_chunks_for(s, qf, sds=sds)) * CHUNK + 1), dtype, d)
     width, late = 1, []
     for start in range(0, n, USER_BLOCK):
         ids = np.arange(start, min(n, start + USER_BLOCK), dtype=np.int32)
@@ -263,18 +266,16 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
         ones, done = _sample_jit(key, jnp.asarray(pad), xs[jnp.asarray(pad)], items, rank, own_prob, q, nc, d)
         ones, done = np.asarray(ones)[:ids.shape[0]], np.asarray(done)[:ids.shape[0]]
         w = max(int(np.max(np.sum(ones < d, axis=1), initial=0)), 1)
-        if w > out.shape[1]:
-            out = np.concatenate([out, np.full((n, w - out.shape[1]), d, out.dtype)], axis=1)
+        if w > out.shape[1]:  # (rare: the buffer covers sqrt(2 ln n) + ALLOC_SDS sd)
+            wider = _host.host_array((n, w), out.dtype, d)
+            wider[:, :out.shape[1]] = out
+            out = wider
         out[ids[done]] = d
         out[ids[done], :w] = ones[done, :w]
         width = max(width, w)
         late = np.concatenate([late[LATE_BLOCK:], ids[~done]])
         nc += int(not done.all())  # (never seen: a user past num_chunks_for's 12 standard deviations)
-    if width < out.shape[1]:  # trimmed into a 64-byte aligned buffer, which device_put takes without a copy on CPU
-        trimmed = _host.host_array((n, width), out.dtype)
-        trimmed[:] = out[:, :width]
-        out = trimmed
-    return CompactBits(jax.device_put(out), d)
+    return CompactBits(jax.device_put(_host.narrow_rows(out, width)), d)  # in place: still aligned, no copy
 
 
 def _put(out: np.ndarray, start: int, ones: np.ndarray, d: int) -> int:
