@@ -225,6 +225,7 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
         out = np.full((int(nseg.sum()), seg), rows_in_block, np.uint16)
     out = out.reshape(-1)[: int(nseg.sum()) * seg]
     key_type = np.uint32 if d < 2**16 else np.uint64  # item << 16 | row (rows < 2**16: MAX_BLOCK_ROWS)
+    slot_type = np.int32 if out.size < 2**31 else np.int64  # (int32 slots: a third of the time of int64 ones)
     row_of = np.repeat(np.arange(min(HOST_ROWS, rows_in_block), dtype=key_type), width)
     for r in range(0, rows_in_block, HOST_ROWS):
         blk = sup[r:r + HOST_ROWS]
@@ -234,9 +235,24 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
         sub = np.diff(starts)
         nnz = int(starts[d])
         # the j-th sorted entry (item x) goes to slot base[x] + (j - first sorted position of x): sequential
-        out[np.arange(nnz) + np.repeat(base - (np.cumsum(sub) - sub), sub)] = keys[:nnz] & key_type(0xFFFF)
+        slots = np.arange(nnz, dtype=slot_type) + np.repeat((base - (np.cumsum(sub) - sub)).astype(slot_type), sub)
+        out[slots] = keys[:nnz].astype(np.uint16)  # the row: the key's low 16 bits
         base += sub
     return out.reshape(-1, seg), np.repeat(np.arange(d, dtype=np.int32), nseg)
+
+
+def _dividing_chunk(n: int, width: int) -> int | None:
+    """A row chunk near ``row_chunk(n, width)`` (a multiple of 8 within -50% .. +50%) that splits ``n`` rows into the
+    column layout's equal blocks with no padding row, or ``None``: ``assemble`` then takes the reports' own buffer as
+    the support lists instead of copying them (347 MB at bench_em's RAPPOR, n = 240,000: chunk 400, not 360)."""
+    num_blocks = _ceil(n, MAX_BLOCK_ROWS)
+    if n % num_blocks:
+        return None
+    per, target = n // num_blocks, row_chunk(n, width)
+    for c in sorted(range(8, 3 * target // 2 + 1, 8), key=lambda c: (abs(c - target), c)):
+        if 2 * c >= target and per % c == 0:
+            return c
+    return None
 
 
 def bucket(k: int) -> int:
@@ -270,7 +286,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
         width = bucket(width) if width > 8 else 1 << (width - 1).bit_length()  # 1, 2, 4, 8, 10, 12, ...
         chunk = _sizing.pow2_floor(max(1, CHUNK_ENTRIES // 4 // width))
     elif chunk is None:
-        chunk = row_chunk(n, width)
+        chunk = (layout == "columns" and _dividing_chunk(n, width)) or row_chunk(n, width)
     chunk = _validate.check_int("chunk", chunk, minimum=1)
     num_blocks, block_rows = 1, 0
     if layout == "columns":
@@ -284,16 +300,21 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
         n_pad = num_blocks * block_rows
     else:
         n_pad = (chunk * bucket(_ceil(n, chunk))) if bucketed else _ceil(n, chunk) * chunk
-    support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
-    row = 0
-    packed.reverse()
-    while packed:  # release each packed block once copied
-        s = packed.pop()
-        support[row:row + s.shape[0], : s.shape[1]] = s
-        support[row:row + s.shape[0], s.shape[1]:] = d
-        row += s.shape[0]
-    del s
-    support[row:] = d
+    one = packed[0]
+    if n_pad == n and len(packed) == 1 and one.shape[1] == width and one.dtype == dtype and one.flags.c_contiguous:
+        support = packed.pop()  # the reports' own buffer (ul.perturb's compact ones, aligned): no copy at all
+    else:
+        support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
+        row = 0
+        packed.reverse()
+        while packed:  # release each packed block once copied
+            s = packed.pop()
+            support[row:row + s.shape[0], : s.shape[1]] = s
+            support[row:row + s.shape[0], s.shape[1]:] = d
+            row += s.shape[0]
+        del s
+        support[row:] = d
+    del one
     w = np.zeros(n_pad, np.float32)
     w[:n] = 1.0
     support_dev = jax.device_put(support)
