@@ -118,7 +118,8 @@ def test_dividing_chunk_splits_the_blocks_without_padding(n, width, chunk):
 
 def test_column_layout_takes_the_reports_buffer_without_a_copy(monkeypatch):
     """Where a chunk splits the rows into equal blocks with no padding row, ``assemble`` takes the compact reports'
-    own (aligned) buffer as the support lists: on CPU the device array aliases it; the rows and counts equal those of the padded copy."""
+    own (aligned) buffer as the support lists: on CPU the device array aliases it; the rows and counts equal those
+    of the padded copy."""
     mech = ul.RAPPOR(1200, 4.0)
     ys = _reports(mech, n=4800)
     monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 2400)  # two blocks of 2400 rows
@@ -126,7 +127,7 @@ def test_column_layout_takes_the_reports_buffer_without_a_copy(monkeypatch):
     assert rep.support.shape[0] == 4800 and rep.block_rows == 2400 and rep.col_rows.shape[0] == 2
     if jax.default_backend() == "cpu":
         assert rep.support.unsafe_buffer_pointer() == ys.ones.unsafe_buffer_pointer()
-    padded = _support.to_support(mech, ys, chunk=104, layout="columns")  # 104 does not divide 2400: a copy
+    padded = _support.to_support(mech, ys, chunk=104, layout="columns")  # 104 does not divide 2400: copied
     assert padded.support.shape[0] > 4800
     np.testing.assert_array_equal(np.asarray(rep.support), np.asarray(padded.support)[:4800])
     np.testing.assert_array_equal(np.asarray(rep.stats), np.asarray(padded.stats))

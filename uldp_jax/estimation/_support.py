@@ -300,8 +300,8 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
         n_pad = num_blocks * block_rows
     else:
         n_pad = (chunk * bucket(_ceil(n, chunk))) if bucketed else _ceil(n, chunk) * chunk
-    one = packed[0]
-    if n_pad == n and len(packed) == 1 and one.shape[1] == width and one.dtype == dtype and one.flags.c_contiguous:
+    if n_pad == n and len(packed) == 1 and packed[0].shape[1] == width and packed[0].dtype == dtype \
+            and packed[0].flags.c_contiguous:
         support = packed.pop()  # the reports' own buffer (ul.perturb's compact ones, aligned): no copy at all
     else:
         support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
@@ -314,7 +314,6 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
             row += s.shape[0]
         del s
         support[row:] = d
-    del one
     w = np.zeros(n_pad, np.float32)
     w[:n] = 1.0
     support_dev = jax.device_put(support)

@@ -1,4 +1,4 @@
-"""The unrolled Threefry-2x32 equals JAX's, and the compact sampler's partial sums equal ``cumsum`` where they matter."""
+"""The unrolled Threefry-2x32 equals JAX's; the compact sampler's partial sums equal ``cumsum`` where they matter."""
 
 import jax
 import jax.numpy as jnp

@@ -36,6 +36,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from uldp_jax.mechanisms.core import _host, _report_space
 from uldp_jax.mechanisms.core._threefry import threefry_2x32
 
@@ -243,8 +244,8 @@ def sample_ones(key: jax.Array, xs: jax.Array, items_s: Any, own_prob: jax.Array
     qf = float(np.asarray(q, np.float64))
     nc0 = num_chunks_for(s, qf, sds=FIRST_SDS)
     # One aligned host buffer (device_put takes it without a copy on CPU) as wide as the widest of n reports is
-    # likely to be (mean + sqrt(2 ln n) + ``ALLOC_SDS`` sd), filled block by block, narrowed in place to the widest report
-    # (``_host.narrow_rows``) and widened (a copy) only if a late user needs more. The users whose process
+    # likely to be (mean + sqrt(2 ln n) + ``ALLOC_SDS`` sd), filled block by block, narrowed in place to the widest
+    # report (``_host.narrow_rows``) and widened (a copy) only if a late user needs more. The users whose process
     # outlasts the first pass's chunks (~1e-3 of them) are drawn again, alone, with more chunks: chunk j of a user
     # never depends on how many are drawn, so this equals drawing every user at the widest width, without drawing
     # the widest width for all.
