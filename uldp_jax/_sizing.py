@@ -14,6 +14,7 @@ import jax
 DEFAULT_CHUNK_BYTES = 2**20
 DEFAULT_COUNTS_REP_CHUNK = 1024  # repetitions vmapped at once on the counts path (O(d) memory each)
 DEFAULT_EM_COL_ENTRIES = 2**16  # gathered entries per column chunk of the EM column pass on CPU
+DEFAULT_REPORT_BATCH_ENTRIES = 2**23  # report entries drawn at once by simulate's report path on CPU
 
 
 def pow2_floor(x: int) -> int:
@@ -38,12 +39,15 @@ class Sizing(NamedTuple):
       rep_batch: repetitions vmapped together on the per-user path.
       counts_rep_chunk: repetitions vmapped together on the counts path.
       em_col_entries: gathered entries per column chunk of the EM column pass (``estimation/_em_passes.py``).
+      report_batch_entries: report entries (users x report width) drawn at once by ``simulate``'s report path
+        (``simulate/_reports_device.py``).
     """
 
     chunk_bytes: int
     rep_batch: int
     counts_rep_chunk: int
     em_col_entries: int = 2**16
+    report_batch_entries: int = 2**23
 
 
 SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
@@ -58,7 +62,10 @@ def sizing(device: Any = None) -> Sizing:
     repetitions vmapped while that fits in 1/8 of the memory. Results are bit-identical for every choice
     (threefry keys; chunks and repetitions are exact int32 sums of ``fold_in``-keyed blocks). The EM column
     pass gathers ``em_col_entries`` entries per chunk: 2**16 on CPU (cache-sized, as before), 1/1024 of the
-    per-user chunk bytes elsewhere; it only splits a map, so EM results are bit-identical across it. The EM row
+    per-user chunk bytes elsewhere; it only splits a map, so EM results are bit-identical across it.
+    ``simulate``'s report path draws ``report_batch_entries`` report entries at once: 2**23 on CPU (its int32
+    temporaries, ~0.6 GB at 2**25, were most of the peak memory of bench_em's RAPPOR simulate; no slower), 2**25
+    elsewhere; its blocks are keyed by their index, so the reports are bit-identical across it. The EM row
     chunk (``estimation._support.CHUNK_ENTRIES``, 2**20 entries) stays fixed on every backend: it sets the order
     of the float accumulations across chunks, and a different order moved EM estimates by up to 6e-5 (RAPPOR,
     d = 40, n = 6000, float32 passes; tests/estimation/test_em_sizing.py), i.e. results would depend on the
@@ -66,7 +73,8 @@ def sizing(device: Any = None) -> Sizing:
     """
     device = jax.devices()[0] if device is None else device
     if device.platform == "cpu":
-        out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK, DEFAULT_EM_COL_ENTRIES)
+        out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK, DEFAULT_EM_COL_ENTRIES,
+                     DEFAULT_REPORT_BATCH_ENTRIES)
     else:
         try:
             limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
@@ -76,5 +84,5 @@ def sizing(device: Any = None) -> Sizing:
         chunk = int(min(2**30, max(2**24, pow2_floor(limit // 64))))
         rep_batch = int(max(1, min(8, limit // 8 // chunk)))
         em_col = chunk // 1024  # gathered entries per column chunk: 2**14 .. 2**20 (1/65536 of the memory)
-        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK, em_col)
+        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK, em_col, 4 * DEFAULT_REPORT_BATCH_ENTRIES)
     return out._replace(**SIZING_OVERRIDE)

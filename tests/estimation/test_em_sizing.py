@@ -76,14 +76,18 @@ def test_chunked_map_is_a_plain_scan_at_batch_one():
         np.testing.assert_array_equal(_sizing.chunked_map(body, xs, batch), jax.lax.map(body, xs))
 
 
-def test_column_pass_on_selected_items(override, monkeypatch):
+@pytest.mark.parametrize("select_all", [1.0, 0.6, 0.0])
+def test_column_pass_on_selected_items(override, monkeypatch, select_all):
     """The column layout's pass on selected items (``cols``: Newton's free items) lists their segments and gathers
-    only those, chunk by chunk, over several row blocks: their sums equal the full pass's to the last bit, the
-    other items get 0, whatever the column chunk (1 segment, a few, all)."""
+    only those, chunk by chunk, over several row blocks, or (more than ``SELECT_ALL`` of the segments selected)
+    sums every segment and masks: the selected items' sums equal the full pass's to the last bit, the other items
+    get 0, whatever the column chunk (1 segment, a few, all) and whichever way was taken."""
     import jax.numpy as jnp
 
-    from uldp_jax.estimation import _em_reports
+    from uldp_jax.estimation import _em_passes, _em_reports
     from uldp_jax.estimation._em_passes import support_pass
+
+    monkeypatch.setattr(_em_passes, "SELECT_ALL", select_all)  # 1.0: always listed; 0.0: always all
 
     monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 1500)  # 4 blocks of rows
     mech = ul.RAPPOR(40, 2.0)
@@ -96,7 +100,7 @@ def test_column_pass_on_selected_items(override, monkeypatch):
         run = support_pass(rep)
         full, a_full, _ = jax.jit(lambda r: run((), terms, rows=r))(f)
         some = jax.jit(lambda r, c: run((), terms, rows=r, cols=c))
-        for frac in (0.0, 0.3, 1.0):
+        for frac in (0.0, 0.3, 0.75, 1.0):  # listed segments, then all of them (masked: SELECT_ALL)
             cols = jnp.asarray(np.random.default_rng(1).random(40) < frac)
             got, a_got, _ = some(f, cols)
             sel = np.asarray(cols)
