@@ -13,7 +13,7 @@ that drives the stopping rule keeps ``p``'s resolution even when the passes run 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -164,6 +164,7 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
     per_block = num_seg // col_chunk
     chunks = rep.col_rows.reshape(num_blocks * per_block, col_chunk, seg)
     offsets = jnp.repeat(jnp.arange(num_blocks, dtype=jnp.int32) * (block_rows + 1), per_block)
+    real_segments = jnp.sum(rep.col_item < d, dtype=jnp.int32)  # segments of an item (the others pad the blocks)
 
     def all_columns(table):
         """Every segment's sum, ``[num_blocks, num_seg]`` (one flat scan over the column chunks)."""
@@ -185,8 +186,7 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
         selected, against ~220 ms for all)."""
         picked = jnp.append(cols, False)[rep.col_item.reshape(-1)]
         count = jnp.sum(picked, dtype=jnp.int32)
-        real = jnp.sum(rep.col_item < d, dtype=jnp.int32)  # segments of an item (the others pad the blocks)
-        return jax.lax.cond(count > SELECT_ALL * real,
+        return jax.lax.cond(count > SELECT_ALL * real_segments,
                             lambda: jnp.where(picked.reshape(num_blocks, num_seg), all_columns(table), 0.0),
                             lambda: _listed_columns(table, picked, count))
 

@@ -117,13 +117,6 @@ def _is_unary(mech: Any) -> bool:
     return True
 
 
-def _block_batch(num_blocks: int, block_entries: int) -> int:
-    """Blocks drawn at once: ``report_batch_entries`` of the sizing policy, as a divisor of the blocks
-    (``_reports_device.dividing_batch``: no concatenated copy of the output)."""
-    per_batch = _sizing.sizing().report_batch_entries
-    return _reports_device.dividing_batch(num_blocks, max(1, min(num_blocks, per_batch // block_entries)))
-
-
 def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
     if rep_batch * rows * per_user > MAX_REPORT_BYTES:
         raise ValueError(f"report_estimates would hold {rep_batch} x {rows} reports of {per_user} bytes at once; "
@@ -138,7 +131,7 @@ def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
         ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
         return _support.pack_bits(mech, mech.perturb_batch(ky, xs), w, width)
 
-    batch = _block_batch(num_blocks, block_size * mech.d)
+    batch = _reports_device.block_batch(num_blocks, block_size * mech.d)
     return _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
 
 
@@ -232,7 +225,7 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
         ones = m.compact().perturb(ky, xs, num_chunks).ones
         return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
 
-    batch = _block_batch(num_blocks, block_size * (num_chunks * _compact.CHUNK + 1))
+    batch = _reports_device.block_batch(num_blocks, block_size * (num_chunks * _compact.CHUNK + 1))
     ones = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
     return ones.reshape(num_blocks * block_size, -1)
 

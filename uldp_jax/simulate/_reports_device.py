@@ -12,7 +12,6 @@ the method and its options: a second ``simulate`` call with other data, key or e
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -23,7 +22,6 @@ from uldp_jax import _sizing
 from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.simulate import _layout as _schedule
-
 
 
 def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
@@ -68,8 +66,7 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
     rows = num_blocks * block_size
     nb, chunk, rows_pad = rows_and_chunk(m, rows)
     width = m.d if num_chunks == 0 else num_chunks * _compact.CHUNK + 1
-    per_batch = _sizing.sizing().report_batch_entries  # report entries drawn at once (sizing policy)
-    batch = dividing_batch(num_blocks, max(1, min(num_blocks, per_batch // (block_size * width))))
+    batch = block_batch(num_blocks, block_size * width)
     n_arr = jnp.int32(n)
 
     def one_rep(r):
@@ -104,6 +101,13 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
         return spec.fn(m, rep, **opts)
 
     return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
+
+
+def block_batch(num_blocks: int, block_entries: int) -> int:
+    """Blocks of ``block_entries`` report entries drawn at once: the sizing policy's ``report_batch_entries``, as a
+    divisor of ``num_blocks`` (``dividing_batch``)."""
+    per_batch = _sizing.sizing().report_batch_entries
+    return dividing_batch(num_blocks, max(1, min(num_blocks, per_batch // block_entries)))
 
 
 def dividing_batch(num_blocks: int, batch: int) -> int:
