@@ -9,7 +9,7 @@ import pytest
 import scipy.optimize
 
 import uldp_jax as ul
-from uldp_jax.estimation import _em, _packed
+from uldp_jax.estimation import _em, _em_packed, _packed
 from uldp_jax.estimation._em_reports import em_reports, to_packed, to_support
 from uldp_jax.simulate import _reports
 
@@ -74,8 +74,20 @@ def _scipy_mle(mech, ys):
     return res.x, nll
 
 
+def _read_by(monkeypatch, read):
+    """Forces the packed passes' way of reading the bytes (``_em_packed.DOT_MIN_BYTES``); JAX's caches are cleared
+    so that no program traced the other way is reused."""
+    monkeypatch.setattr(_em_packed, "DOT_MIN_BYTES", 1 if read == "products" else 10**9)
+    jax.clear_caches()
+
+
+@pytest.mark.parametrize("read", ["default", pytest.param("products", marks=pytest.mark.slow)])  # 11-13 s
 @pytest.mark.parametrize("mech", [ul.RAPPOR(6, 1.0), ul.URAP(6, (0, 2, 3), 1.0)], ids=lambda m: type(m).__name__)
-def test_packed_em_matches_scipy_mle(mech):
+def test_packed_em_matches_scipy_mle(mech, read, monkeypatch):
+    """One byte a report: byte tables by default; ``products`` forces the wide rows' way (also compared with the
+    tables pass by pass in ``test_products_and_byte_tables_same_passes``)."""
+    if read == "products":
+        _read_by(monkeypatch, read)
     ys = ul.perturb(jax.random.key(8), mech, _items(6, 4000, 7))
     p_hat = em_reports(mech, to_packed(mech, ys))[0]
     assert p_hat.dtype == jnp.float32
@@ -83,6 +95,43 @@ def test_packed_em_matches_scipy_mle(mech):
     p = np.asarray(p_hat, np.float64)
     np.testing.assert_allclose(p, want, atol=1e-5, rtol=0)
     assert nll(p / p.sum()) <= nll(want) + 1e-6
+
+
+_WIDE = [ul.RAPPOR(70, 0.5), ul.URAP(150, tuple(range(3, 150, 2)), 1.0)]  # 9 and 10 bytes a report
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("mech", _WIDE, ids=lambda m: type(m).__name__)
+def test_products_and_byte_tables_same_passes(mech, dt):
+    """Wide rows are read by products with the unpacked bits, narrow ones through byte tables: on the same reports
+    the gradient pass, a two-table pass (as in Hessian products) and the gain agree to float rounding."""
+    ys = ul.perturb(jax.random.key(3), mech, _items(mech.d, 6000, 4))
+    rep = to_packed(mech, ys)
+    assert _em_packed.reads_by_products(rep) and not _em_packed.reads_by_products(to_packed(_MECHS[0], ys[:, :20]))
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(dt == np.float64):
+        p = jnp.asarray(rng.dirichlet(np.ones(mech.d)).astype(dt))
+        v = jnp.asarray(rng.standard_normal(mech.d).astype(dt))
+        t = jnp.exp(-jnp.asarray(mech.eps, p.dtype))
+        got = {}
+        for products in (False, True):
+            run = _em_packed.packed_pass(rep, products=products)
+            two = run((p, v), lambda ss, w: (w * (ss[0] + 0.1 * ss[1]), w * ss[1], jnp.sum(w * ss[0])))
+            grad = _em_packed.packed_grad(t, rep, products=products)(p)
+            gain = _em_packed.packed_gain(t, rep, products=products)(p, 0.9 * p + 0.1 / mech.d)
+            assert all(a.dtype == np.dtype(dt) for a in (grad[0], two[0], gain))
+            got[products] = [np.asarray(a, np.float64) for a in (*grad, *two, gain)]
+    for a, b in zip(got[True], got[False]):
+        np.testing.assert_allclose(a, b, rtol=2e-6 if dt == np.float32 else 1e-12, atol=1e-30)
+
+
+@pytest.mark.slow  # two EM compilations a mechanism (~8 s each)
+@pytest.mark.parametrize("mech", _WIDE, ids=lambda m: type(m).__name__)
+def test_products_em_equals_dense_form(mech):
+    """EM on wide packed rows (read by products) equals EM on the dense reports (chunked mat-vecs)."""
+    ys = ul.perturb(jax.random.key(3), mech, _items(mech.d, 6000, 4))
+    np.testing.assert_allclose(np.asarray(em_reports(mech, to_packed(mech, ys))[0]),
+                               np.asarray(em_reports(mech, ys, chunk=512)[0]), atol=1e-5, rtol=0)  # the MLE bar
 
 
 def _compiles(fn):

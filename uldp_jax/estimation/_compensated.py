@@ -9,6 +9,8 @@ terms (RAPPOR at large eps: most reports of the top item have the same ``1/D``),
   ``x - hi`` of up to ``Q/2`` each would still drift by up to :math:`m^2 2^{-25} Q`: 3e-6 relative on RAPPOR at
   eps = 10, d = 32); what ``lo`` sums lose is of order :math:`2^{-48} m^2 Q`, negligible.
 * ``exact_sum(x)``: the sum of the three parts' sums.
+* ``scatter_add(size, idx, x, dtype)`` and ``dot_add(x, bits, dtype)``: a scatter-add and a product with a 0/1
+  matrix, one per part.
 * ``two_sum(acc, b)``: Knuth's error-free addition of ``b`` to the pair ``acc = (s, c)`` (the running sum and
   its rounding error), for sums across chunks; ``total(acc) = s + c``.
 """
@@ -56,6 +58,14 @@ def scatter_add(size: int, idx: jax.Array, x: jax.Array, dtype) -> jax.Array:
     out = [jnp.zeros(size, x.dtype).at[idx].add(jnp.broadcast_to(part[:, None], idx.shape)).astype(dtype)
            for part in split(x, parts_for(idx.shape[0]))]
     return out[0] + (out[1] + out[2]) if len(out) == 3 else out[0] + out[1]
+
+
+def dot_add(x: jax.Array, bits: jax.Array, dtype) -> jax.Array:
+    """``x @ bits`` for a 0/1 matrix ``bits[m, k]`` (``x``'s dtype) without drift: one product of the stacked
+    ``split`` parts (each part's sums are exact in any order, so the product's own order does not matter),
+    summed in ``dtype``."""
+    out = (jnp.stack(split(x, parts_for(x.shape[0]))) @ bits).astype(dtype)
+    return out[0] + (out[1] + out[2]) if out.shape[0] == 3 else out[0] + out[1]
 
 
 def two_sum(acc: tuple[jax.Array, jax.Array], b: jax.Array) -> tuple[jax.Array, jax.Array]:
