@@ -12,6 +12,7 @@ import uldp_jax as ul
 from uldp_jax.estimation import _em, _em_packed, _packed
 from uldp_jax.estimation._em_reports import em_reports, to_packed, to_support
 from uldp_jax.simulate import _reports
+from uldp_jax.simulate._plan import make_plan
 
 _COMPILES = []
 jax.monitoring.register_event_duration_secs_listener(
@@ -155,6 +156,25 @@ def test_second_call_same_bucket_compiles_nothing(make, form):
     _em.em(make(1.0), reports(jax.random.key(0), 1.0, 3000), **opts)  # warm up
     ys2 = reports(jax.random.key(1), 1.3, 2900)
     assert _compiles(lambda: _em.em(make(1.3), ys2, **opts)) == 0
+
+
+@pytest.mark.slow  # ~19 s: two EM programs compiled
+def test_simulate_packs_sparse_reports_of_small_domains(monkeypatch):
+    """Below COMPACT_MIN_D simulate packs a mechanism's reports at any eps, also where support lists would be
+    smaller (RAPPOR(64, 8): ~2 ones a report), and EM answers as on support lists of the same reports."""
+    calls = []
+    packed = _reports._reports_device.packed_estimates
+    monkeypatch.setattr(_reports._reports_device, "packed_estimates", lambda *a, **k: calls.append(1) or packed(*a, **k))
+    mech, xs = ul.RAPPOR(64, 8.0), _items(64, 3000, 5)
+    assert not mech.compact().stats and not _reports._prefers_packed(mech)  # support lists would be smaller
+    key = jax.random.key(4)
+    est = ul.simulate(key, mech, xs=xs, reps=1, methods=("em",)).estimates["em"][0]
+    assert len(calls) == 1
+    plan = make_plan(key, mech, xs=xs, reps=1, methods=("em",))  # the same reports (simulate's layout):
+    ys = _reports.rep_reports(jax.random.fold_in(key, 0), mech, plan.data, plan.n, plan.iid, plan.block_size,
+                              plan.num_blocks)
+    want = em_reports(mech, to_support(mech, np.asarray(ys), layout="rows"))[0]  # EM on support lists
+    np.testing.assert_allclose(np.asarray(est), np.asarray(want), atol=1e-5, rtol=0)
 
 
 def test_simulate_packs_dense_reports():

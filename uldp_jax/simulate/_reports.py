@@ -7,14 +7,17 @@ randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
 
 Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
-``bool[n, d]``. Where bit-packing is the smaller form (many ones, or compact reports that fit
-``MAX_REPORT_BYTES`` packed) they are packed block by block on the device, ``d / 8`` bytes per report
-(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition);
-otherwise (few ones) the positions of the ones become support lists in the column layout, built on the device; a
-grid of bit-vector mechanisms runs point by point in these forms. Other bit-vector reports without a compact form
-become padded support lists (``SupportReports``, row layout), whose width is the widest product-part report over
-all repetitions, found by a first pass that draws the same reports and keeps only their widths (so the reports are
-drawn twice). Other report forms are generated whole per repetition
+``bool[n, d]``. Reports without a compact form (``compact().stats`` off: domains below ``COMPACT_MIN_D``, or many
+ones) are packed block by block on the device, ``d / 8`` bytes per report, whatever their density
+(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition): at
+large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
+pass, and took 1.5-4x longer. Compact reports are packed where that is the smaller form (many ones, or compact
+reports that fit ``MAX_REPORT_BYTES`` packed); otherwise (few ones) the positions of the ones become support lists
+in the column layout, built on the device. A grid of bit-vector mechanisms runs point by point in these forms.
+Single mechanisms whose packed reports would pass ``MAX_REPORT_BYTES`` become padded support lists
+(``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
+first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
+forms are generated whole per repetition
 (dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time, and a grid's points one at a time.
 """
 
@@ -69,8 +72,8 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
     if grid is not None and _is_unary(mech):
-        # bit vectors: each point on its own in its smallest exact form (packed bits where eps is small, column-
-        # layout support lists where it is large), as a single mechanism gets; points of one form and size share
+        # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
+        # support lists for compact reports with few ones); points of one form and size share
         # one compiled program. A common form kept every point's row-layout support lists at the widest point's
         # width: 001 census RAPPOR at eps = (0.1, ln d), one repetition through ul.study, 111 s against 47 s.
         points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
@@ -144,9 +147,11 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
 
         return jax.jit(all_reps if grid is None else _point_by_point(all_reps))
 
-    if grid is None and _prefers_packed(mech):  # a grid keeps support lists (its rates vary by point)
-        _check_bytes(rep_batch, _reports_device.rows_and_chunk(mech, num_blocks * block_size)[2],
-                     _reports_device.rows_and_chunk(mech, 1)[0])
+    nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
+    if grid is None and rep_batch * rows_pad * nb <= MAX_REPORT_BYTES:
+        # bit-packed even where support lists would be smaller (few ones): they need a first pass for their width
+        # and a scatter-add per EM pass, and took 1.5-4x longer (at d = 400-1000, n = 1.2M, eps 6-10: 001's
+        # census and a RAPPOR(1000, 10); experiments/benchmarks/README.md (e)).
         return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps,
                                                 rep_batch, opts)
 
