@@ -45,8 +45,9 @@ DOT_MIN_BYTES = 8  # rows of at least this many bytes are unpacked and read by p
 
 
 def _unpack(by: jax.Array, dt: Any) -> jax.Array:
-    """``uint8[m, B]`` -> ``dt[m, 8 B]`` of 0/1 (bit ``k`` of byte ``j`` in column ``8 j + k``)."""
-    return ((by[:, :, None] >> jnp.arange(8, dtype=by.dtype)) & 1).astype(dt).reshape(by.shape[0], -1)
+    """``uint8[m, B]`` -> ``dt[m, 8 B]`` of 0/1 (``_packed.unpack_bytes``; bit ``k`` of byte ``j`` in column
+    ``8 j + k``)."""
+    return unpack_bytes(by, 8 * by.shape[-1]).astype(dt)
 
 
 def _item_vectors(vs: list, items: jax.Array, num_bytes: int, dt: Any) -> jax.Array:
