@@ -147,9 +147,9 @@ def _point_estimate(mech: Any, spec: Any, opts: dict, stats: Any, n: int, path: 
     return np.asarray(est)[: len(st)]
 
 
-def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
+def estimates(plan: Plan, key: jax.Array, stats: jax.Array, done: dict | None = None) -> dict:
     """``{method: float[(g,) reps, d]}`` for every method of ``plan`` (stats methods from ``stats``; report
-    methods on the regenerated reports behind them).
+    methods on the regenerated reports behind them; ``done``: estimates already made, kept as they are).
 
     A grid on the counts path (no method options) estimates point by point with the single mechanism's jitted
     function, so a grid point's estimates equal a call on that mechanism alone bit for bit (a vmapped grid
@@ -159,7 +159,9 @@ def estimates(plan: Plan, key: jax.Array, stats: jax.Array) -> dict:
     out, n, mech = {}, plan.n, plan.mech
     for m, spec in plan.methods.items():
         opts = plan.options.get(m, {})
-        if spec.input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
+        if done and m in done:
+            out[m] = done[m]
+        elif spec.input == "reports":  # regenerate the reports behind `stats` (same randomness layout)
             out[m] = _reports.report_estimates(key, plan, m)
         elif plan.grid is None:
             out[m] = jnp.asarray(_point_estimate(mech, spec, opts, stats, n, plan.path))
@@ -221,5 +223,10 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
     plan = make_plan(key, mech, xs=xs, p=p, n=n, reps=reps, methods=methods, method_options=method_options,
                      path=path, block_size=block_size, chunk_blocks=chunk_blocks, rep_batch=rep_batch,
                      devices=devices, shard=shard, rep_chunk=rep_chunk, progress=progress)
-    stats = run_stats(plan, key, progress)
-    return SimResult(estimates(plan, key, stats), stats, plan.target, plan.n)
+    stats, done = None, {}
+    first = next((m for m, spec in plan.methods.items() if spec.input == "reports"), None)
+    if first is not None:  # bit-vector reports are aggregated on the device anyway: their sums are the stats
+        done[first], stats = _reports.report_estimates_and_stats(key, plan, first)
+    if stats is None:
+        stats = run_stats(plan, key, progress)
+    return SimResult(estimates(plan, key, stats, done), stats, plan.target, plan.n)

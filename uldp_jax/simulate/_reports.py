@@ -4,7 +4,9 @@
 "em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
 randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs`` + ``mech.perturb_batch``, block
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
-aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``.
+aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``. Where the
+route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
+``simulate`` returns them as its stats instead of drawing the per-user pass as well.
 
 Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
 ``bool[n, d]``. Reports without a compact form (``compact().stats`` off: domains below ``COMPACT_MIN_D``, or many
@@ -66,6 +68,14 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
     Returns:
       ``float[reps, d]`` (``[g, reps, d]`` for a grid).
     """
+    return report_estimates_and_stats(key, plan, method, rep_batch)[0]
+
+
+def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
+                               rep_batch: int = 1) -> tuple[jax.Array, jax.Array | None]:
+    """``(report_estimates(...), int32[reps, num_stats] or None)``: where the route aggregates the reports on the
+    device anyway (bit vectors of one mechanism), their per-bit sums, which are ``simulate``'s per-user stats for
+    the same key and ``block_size`` (so ``simulate`` need not draw them a second time); ``None`` elsewhere."""
     mech, spec, opts = plan.mech, plan.methods[method], dict(plan.options.get(method, {}))
     data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
                                                   plan.reps)
@@ -77,13 +87,15 @@ def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1)
         # one compiled program. A common form kept every point's row-layout support lists at the widest point's
         # width: 001 census RAPPOR at eps = (0.1, ln d), one repetition through ul.study, 111 s against 47 s.
         points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
-        return jnp.stack([_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts,
-                                     None) for pt in points])
+        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None)
+                for pt in points]
+        stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
+        return jnp.stack([est for est, _ in outs]), stats
     return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
 
 
 def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
-    """``report_estimates`` of one mechanism (``grid = None``) or a grid of one kind."""
+    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind."""
     compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
     if compact is not None and compact.stats:
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
@@ -102,7 +114,7 @@ def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_
         return _sizing.chunked_map(lambda r: one_rep(m, r), jnp.arange(reps), rep_batch)
 
     fn = all_reps if grid is None else _point_by_point(all_reps)
-    return jax.jit(fn)(mech)
+    return jax.jit(fn)(mech), None
 
 
 def _point_by_point(fn: Any) -> Any:
@@ -166,13 +178,15 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     def one_rep(m, r):
         sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
                                              width)
+        stats = jnp.sum(st, axis=0)
         if spec.input == "stats":
-            return spec.fn(m, jnp.sum(st, axis=0), n, **opts)
+            return spec.fn(m, stats, n, **opts), stats.astype(jnp.int32)
         rep = _support.SupportReports(sup.reshape(rows, width), wt.reshape(rows), jnp.sum(inv, axis=0),
-                                      jnp.sum(st, axis=0), None, None, chunk, 0)
-        return spec.fn(m, rep, **opts)
+                                      stats, None, None, chunk, 0)
+        return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
 
-    return over_reps(one_rep)(mech)
+    est, stats = over_reps(one_rep)(mech)
+    return est, (stats if grid is None else None)
 
 
 def _prefers_packed(mech: Any) -> bool:
@@ -257,7 +271,7 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
     per_row = nb if packed else widest * np.dtype(_support.index_dtype(mech.d)).itemsize
     if rows_pad * per_row > MAX_REPORT_BYTES:
-        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
     return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
                                             nc, packed, (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1)),
                                                          widest))

@@ -43,8 +43,9 @@ def _hashable(opts: dict) -> tuple | None:
 
 def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
                      num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
-                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0)) -> jax.Array:
-    """``float[reps, d]`` estimates of ``spec`` on every repetition's reports (module docstring).
+                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0)) -> tuple[jax.Array, jax.Array]:
+    """``(float[reps, d] estimates of spec, int32[reps, num_stats] stats)`` of every repetition's reports (module
+    docstring). The stats are the reports' own per-bit sums: ``simulate``'s per-user stats for the same key.
 
     ``num_chunks = 0``: dense reports from ``perturb_batch``; ``> 0``: ``compact().perturb(ky, xs, num_chunks)``,
     bit-packed (``packed``) or as support lists; these go to the method in the column layout
@@ -88,17 +89,17 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
         by, wt, inv, st = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
         stats = jnp.sum(st, axis=0)
         if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts)
+            return spec.fn(m, stats, n, **opts), stats.astype(jnp.int32)
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
             kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
             rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
                                                   min(kept, rows), ones, int(prod_mask.sum()))
-            return spec.fn(m, rep, **opts)
+            return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
                                     jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
-        return spec.fn(m, rep, **opts)
+        return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
 
     return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
 
