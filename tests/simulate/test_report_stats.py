@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.estimation import _registry
-from uldp_jax.simulate import _engine, _reports
+from uldp_jax.estimation import _registry, _support
+from uldp_jax.simulate import _engine, _plan, _reports
 
 
 def _per_user_stats(key, mech, **data):
@@ -75,3 +75,28 @@ def test_stats_without_a_report_route_are_drawn(stats_drawn):
     res = ul.simulate(key, mech, p=p, n=200, reps=2, methods=("em", "emp"), block_size=128)
     assert stats_drawn and _registry.get_method("em", mech).input == "reports"
     np.testing.assert_array_equal(np.asarray(res.stats), _per_user_stats(key, mech, p=p, n=200))
+
+
+@pytest.mark.parametrize("mech", [ul.URAP(1100, range(40), 3.0), ul.RAPPOR(1100, 7.0)], ids=["urap", "rappor"])
+def test_sizing_prepass_matches_the_reports(mech):
+    """The compact route's sizing pre-pass (chunks, product-part rows and ones, widest report per block) equals what
+    the reports drawn with its chunk count hold, and that chunk count finishes every user's process."""
+    key, n, bs = jax.random.fold_in(jax.random.key(4), 0), 700, 128
+    plan = _plan.make_plan(jax.random.key(4), mech, p=np.full(mech.d, 1.0 / mech.d), n=n, block_size=bs,
+                           path="per_user")
+    items_s = _reports._StaticItems(mech.compact().params[0])
+    args = (mech, key, plan.data, jnp.int32(n), plan.iid, bs, plan.num_blocks)
+    per = np.asarray(_reports._chunks_needed(*args, items_s))
+    nc = int(per[:, 0].max())
+    ones = np.asarray(_reports._compact_reports(*args, nc))
+    more = np.asarray(_reports._compact_reports(*args, nc + 1))
+    np.testing.assert_array_equal(more[:, :ones.shape[1]], ones)  # nc chunks finish every user's process
+    assert (more[:, ones.shape[1]:] == mech.d).all()
+    prod, _ = _support.unary_parts(mech)
+    prod = np.append(prod, False)  # padding (d) is no one
+    for b, blk in enumerate(ones.reshape(plan.num_blocks, bs, -1)):
+        real = blk < mech.d
+        users = min(bs, n - b * bs)
+        outside_rows = np.any(real & ~prod[blk], axis=1).sum()
+        want = [users - outside_rows, prod[blk].sum(), real.sum(axis=1).max()]
+        np.testing.assert_array_equal(per[b, 1:], want)
