@@ -79,8 +79,8 @@ def test_stats_without_a_report_route_are_drawn(stats_drawn):
 
 @pytest.mark.parametrize("mech", [ul.URAP(1100, range(40), 3.0), ul.RAPPOR(1100, 7.0)], ids=["urap", "rappor"])
 def test_sizing_prepass_matches_the_reports(mech):
-    """The compact route's sizing pre-pass (chunks, product-part rows and ones, widest report per block) equals what
-    the reports drawn with its chunk count hold, and that chunk count finishes every user's process."""
+    """The compact route's sizing pre-pass (chunks, kept rows and their product-part ones, widest report per block)
+    equals what the reports drawn with its chunk count hold, and that chunk count finishes every user's process."""
     key, n, bs = jax.random.fold_in(jax.random.key(4), 0), 700, 128
     plan = _plan.make_plan(jax.random.key(4), mech, p=np.full(mech.d, 1.0 / mech.d), n=n, block_size=bs,
                            path="per_user")
@@ -97,6 +97,6 @@ def test_sizing_prepass_matches_the_reports(mech):
     for b, blk in enumerate(ones.reshape(plan.num_blocks, bs, -1)):
         real = blk < mech.d
         users = min(bs, n - b * bs)
-        outside_rows = np.any(real & ~prod[blk], axis=1).sum()
-        want = [users - outside_rows, prod[blk].sum(), real.sum(axis=1).max()]
+        outside = np.any(real & ~prod[blk], axis=1)  # uRAP's invertible rows: not in the support lists
+        want = [users - outside.sum(), (prod[blk] & ~outside[:, None]).sum(), real.sum(axis=1).max()]
         np.testing.assert_array_equal(per[b, 1:], want)

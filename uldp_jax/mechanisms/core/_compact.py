@@ -179,6 +179,21 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
     """``(int32[d] per-bit sums, int32[] most chunks a user needed, int32[] most ones in a weighted report)`` of
     the reports ``sample_ones`` draws (same key, same law, same values), without their positions: a ``while_loop``
     over chunks (traceable, exact)."""
+    counts, j, ones, _ = _count_process(key, xs, items_s, own_prob, q, d, weights, True)
+    return counts, j, jnp.max(ones, initial=0)
+
+
+def sample_sizes(key, xs, items_s, own_prob, q, d, weights=None):
+    """``(int32[] most chunks a user needed, int32[n] ones of each weighted report, bool[n] own bit set and
+    weighted)`` of the reports ``sample_ones`` draws: ``sample_counts`` per report instead of per bit, for callers
+    that size buffers."""
+    _, j, ones, own = _count_process(key, xs, items_s, own_prob, q, d, weights, False)
+    return j, ones, own
+
+
+def _count_process(key, xs, items_s, own_prob, q, d, weights, with_counts):
+    """The Bernoulli process of ``sample_ones`` in a ``while_loop``: ``(counts int32[d] or None, chunks,
+    ones per user, own & weight per user)``."""
     items_np = np.asarray(items_s, np.int64)
     s = items_np.shape[0]
     rank = jnp.asarray(_ranks(items_np, d))
@@ -188,7 +203,8 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
     w = jnp.ones(n, bool) if weights is None else weights.astype(bool)
     w_i, own, r, m = jax.vmap(lambda i, x: _user_setup(key, i, x, own_prob, rank, s))(
         jnp.arange(n, dtype=jnp.int32), xs)
-    counts = jnp.zeros(d + 1, jnp.int32).at[jnp.where(own & w, xs, d)].add(1)
+    own_w = own & w
+    counts = jnp.zeros(d + 1, jnp.int32).at[jnp.where(own_w, xs, d)].add(1) if with_counts else jnp.zeros(0)
 
     def cond(c):
         return jnp.any(c[1] <= m)
@@ -197,13 +213,14 @@ def sample_counts(key, xs, items_s, own_prob, q, d, weights=None):
         j, offset, counts, ones = c
         pos, new_off = jax.vmap(lambda w, o, mm: _chunk_positions(w, j, q, o, mm, s + 1))(w_i, offset, m)
         live = (offset <= m)[:, None] & (pos < m[:, None]) & w[:, None]
-        item = items[jnp.minimum(pos + (pos >= r[:, None]), s - 1)]
-        counts = counts.at[jnp.where(live, item, d)].add(1)
+        if with_counts:
+            item = items[jnp.minimum(pos + (pos >= r[:, None]), s - 1)]
+            counts = counts.at[jnp.where(live, item, d)].add(1)
         return j + 1, jnp.where(offset <= m, new_off, offset), counts, ones + jnp.sum(live, axis=1, dtype=jnp.int32)
 
-    init = (jnp.int32(0), jnp.zeros(n, jnp.int32), counts, (own & w).astype(jnp.int32))
+    init = (jnp.int32(0), jnp.zeros(n, jnp.int32), counts, own_w.astype(jnp.int32))
     j, _, counts, ones = jax.lax.while_loop(cond, body, init)
-    return counts[:d], j, jnp.max(ones, initial=0)
+    return (counts[:d] if with_counts else None), j, ones, own_w
 
 
 def _ranks(items_np: np.ndarray, d: int) -> np.ndarray:
