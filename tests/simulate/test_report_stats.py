@@ -28,9 +28,9 @@ _ROUTES = {"rappor-packed": ul.RAPPOR(40, 1.0), "urap-packed": ul.URAP(30, (0, 3
            "urap-compact": ul.URAP(1100, range(40), 6.0), "rappor-compact-support": ul.RAPPOR(1100, 9.0)}
 
 
-@pytest.mark.parametrize("route,model", [(r, "iid") for r in ("rappor-packed", "urap-packed", "rappor-compact-support")]
-                         + [pytest.param("urap-compact", "iid", marks=pytest.mark.slow), ("rappor-packed", "fixed"),
-                            ("urap-compact", "fixed")])
+@pytest.mark.parametrize("route,model", [("rappor-packed", "iid"), ("urap-packed", "iid"), ("rappor-packed", "fixed")]
+                         + [pytest.param(r, m, marks=pytest.mark.slow) for r, m in  # 10-14 s each on 2 cores
+                            (("rappor-compact-support", "iid"), ("urap-compact", "iid"), ("urap-compact", "fixed"))])
 def test_report_route_stats_equal_per_user_stats(route, model, stats_drawn):
     """Every bit-vector route (dense packed, compact packed, compact support lists) hands back the reports' sums:
     equal to the per-user path's stats for the same key and block size, and no second stats pass is drawn."""
