@@ -179,11 +179,12 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
                                              width)
         stats = jnp.sum(st, axis=0)
+        sums = stats.astype(jnp.int32)  # handed back as simulate's stats
         if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts), stats.astype(jnp.int32)
+            return spec.fn(m, stats, n, **opts), sums
         rep = _support.SupportReports(sup.reshape(rows, width), wt.reshape(rows), jnp.sum(inv, axis=0),
                                       stats, None, None, chunk, 0)
-        return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
+        return spec.fn(m, rep, **opts), sums
 
     est, stats = over_reps(one_rep)(mech)
     return est, (stats if grid is None else None)

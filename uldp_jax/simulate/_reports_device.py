@@ -88,18 +88,19 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
 
         by, wt, inv, st = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
         stats = jnp.sum(st, axis=0)
+        sums = stats.astype(jnp.int32)  # handed back as simulate's stats
         if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts), stats.astype(jnp.int32)
+            return spec.fn(m, stats, n, **opts), sums
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
             kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
             rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
                                                   min(kept, rows), ones, int(prod_mask.sum()))
-            return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
+            return spec.fn(m, rep, **opts), sums
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
                                     jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
-        return spec.fn(m, rep, **opts), stats.astype(jnp.int32)
+        return spec.fn(m, rep, **opts), sums
 
     return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
 
