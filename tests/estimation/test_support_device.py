@@ -87,3 +87,63 @@ def test_compact_columns_keeps_rows_in_place_where_all_fit():
     p_dev, info = ul.estimation.em_reports(mech, dev)
     assert bool(info.converged)
     np.testing.assert_allclose(np.asarray(p_dev), np.asarray(ul.estimate(mech, kept, "em")), atol=1e-5)
+
+
+class _OthersOutside:
+    """A bit mechanism whose compact process sets "other" bits outside its product part (none of the library's
+    do): ``own_bit_rows`` does not apply to it."""
+
+    d = 6
+
+    def compact(self):
+        from uldp_jax.mechanisms.core import _records
+        return _records.independent_bits(6, np.arange(6), jnp.full(6, 0.7), 0.2)
+
+    def likelihood(self):
+        from uldp_jax.mechanisms.core import _records
+        return _records.Likelihood(product=(np.arange(6) < 3, True))
+
+
+def test_others_in_product():
+    assert _support.others_in_product(ul.URAP(40, (3, 9, 20), 2.0))
+    assert _support.others_in_product(ul.RAPPOR(40, 2.0))
+    assert not _support.others_in_product(_OthersOutside())
+
+
+@pytest.mark.parametrize("sensitive", [(0, 1, 2), tuple(range(0, 30, 3)), tuple(range(30))], ids=["3", "10", "30"])
+def test_own_bit_rows_equals_compact_rows(sensitive):
+    """Per user (one comparison per entry, one scatter per user) the same weights and inverted counts as
+    ``compact_rows``' per-entry test (times the mask, as simulate's report route weights them), masked users
+    included (their rows all padding, as simulate draws them)."""
+    mech = ul.URAP(30, sensitive, 1.5)
+    xs = jnp.asarray(np.random.default_rng(2).integers(0, 30, 3000), jnp.int32)
+    mask = jnp.asarray(np.arange(3000) % 9 != 4)
+    ones = mech.compact().perturb(jax.random.key(5), xs, 2).ones
+    ones = jnp.where(mask[:, None], ones, jnp.asarray(mech.d, ones.dtype))
+    row = _support.compact_rows(mech, ul.CompactBits(ones, mech.d), 64)
+    weight, inverted = jax.jit(lambda o, x, w: _support.own_bit_rows(mech, o, x, w))(ones, xs, mask)
+    np.testing.assert_array_equal(np.asarray(weight), np.asarray(row.weight)[:3000] * np.asarray(mask))
+    np.testing.assert_array_equal(np.asarray(inverted), np.asarray(row.inverted))
+    num_inverted = int(np.sum(np.asarray(inverted)))
+    assert num_inverted == int(np.sum(np.asarray(mask))) - int(np.sum(np.asarray(weight)))
+    assert (num_inverted > 0) == (len(sensitive) < 30)  # every item sensitive: no invertible report
+
+
+def test_compact_columns_cleans_rows_of_weight_zero():
+    """``clean=True``: rows of weight 0 that still hold entries (invertible reports left by ``own_bit_rows``) give
+    the layout of the same rows padded, whether the bound moves the kept rows or leaves them in place."""
+    mech = ul.URAP(40, tuple(range(12)), 3.0)
+    xs = jnp.asarray(np.arange(4000) % 40, jnp.int32)
+    ys = mech.compact().perturb(jax.random.key(1), xs, 1)
+    mask = jnp.ones(4000, bool)
+    weight, inverted = _support.own_bit_rows(mech, ys.ones, xs, mask)
+    padded = jnp.where(weight[:, None] > 0, ys.ones, jnp.asarray(mech.d, ys.ones.dtype))
+    stats = mech.aggregate(ys)
+    n_kept = int(np.sum(np.asarray(weight) > 0))
+    ones = int(np.sum(np.asarray(padded) < mech.d))
+    for kept in (n_kept + 5, 4000):  # the move, and rows in place
+        args = (inverted, stats, mech.d, kept, ones, 12)
+        got = _support_device.compact_columns(ys.ones, weight, *args, clean=True)
+        want = _support_device.compact_columns(padded, weight, *args)
+        for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -229,7 +229,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
     # where every "other" item is in the product part, a report leaves it only by its own bit: count per report,
     # so that the ones of the rows EM keeps are bounded, not every report's (uRAP's invertible rows hold ones
     # too: at bench_em's setting 6.2M kept of 27.7M, and the column layout was sized for all of them)
-    per_report = prod_mask.shape[0] == d and bool(np.all(prod_mask[items_s.items]))
+    per_report = _support.others_in_product(m)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)

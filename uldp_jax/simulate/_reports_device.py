@@ -62,13 +62,14 @@ def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, ii
 
 def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec, opts):
     opts = dict(opts)
-    prod_mask, _ = _support.unary_parts(m)
+    prod_mask, has_inv = _support.unary_parts(m)
     items = jnp.asarray(np.flatnonzero(prod_mask), jnp.int32)
     rows = num_blocks * block_size
     nb, chunk, rows_pad = rows_and_chunk(m, rows)
     width = m.d if num_chunks == 0 else num_chunks * _compact.CHUNK + 1
     batch = block_batch(num_blocks, block_size * width)
     n_arr = jnp.int32(n)
+    by_user = num_chunks > 0 and not packed and _support.others_in_product(m)
 
     def one_rep(r):
         key_r = jax.random.fold_in(key, r)
@@ -83,6 +84,9 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             if sizes[2]:  # no report has more ones (the caller's pre-pass): the rest is padding
                 ones = ones[:, :sizes[2]]
             ones = jnp.where(w[:, None], ones, jnp.asarray(m.d, ones.dtype))
+            if by_user:  # invertible reports found per user; their rows are padded after the column move
+                wt, inv = _support.own_bit_rows(m, ones, xs, w)
+                return ones, wt, inv, _compact.aggregate(_compact.CompactBits(ones, m.d))
             sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
             return sup.support, sup.weight * w, sup.inverted, sup.stats
 
@@ -95,7 +99,8 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             sup = by.reshape(rows, by.shape[-1])
             kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
             rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
-                                                  min(kept, rows), ones, int(prod_mask.sum()))
+                                                  min(kept, rows), ones, int(prod_mask.sum()),
+                                                  clean=by_user and has_inv)
             return spec.fn(m, rep, **opts), sums
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
