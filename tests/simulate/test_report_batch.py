@@ -88,7 +88,7 @@ def test_report_path_holds_the_reports_once(override, monkeypatch):
 
     def measure(*args):
         jax.clear_caches()  # traced anew: the patched rule is read when tracing
-        compiled = jax.jit(_reports_device._all_reps, static_argnums=tuple(range(3, 14))).lower(*args).compile()
+        compiled = jax.jit(_reports_device._all_reps, static_argnums=_reports_device.STATIC_ARGNUMS).lower(*args).compile()
         seen["temp"] = compiled.memory_analysis().temp_size_in_bytes
         seen["width"] = args[11][2]  # sizes = (rows, ones, width): the support lists' width
         return compiled(*args[:3])

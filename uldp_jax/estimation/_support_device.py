@@ -45,9 +45,14 @@ def num_segments(ones: int, items: int, block_rows: int, width: int, seg: int = 
 
 
 def block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGMENT) -> tuple[jax.Array, jax.Array]:
+    """``_block_columns`` without the segment count."""
+    return _block_columns(sup, d, num_seg, seg)[:2]
+
+
+def _block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGMENT):
     """``_support.column_segments`` of one block ``sup[B, L]`` (items padded with ``d``; each row's items
-    distinct) into ``(uint16[num_seg, seg], int32[num_seg])``, padded with ``B`` and ``d``. ``num_seg`` must
-    bound the segments (``num_segments``); entries past it are dropped.
+    distinct) into ``(uint16[num_seg, seg], int32[num_seg], int32[] segments needed)``, padded with ``B`` and
+    ``d``. ``num_seg`` must bound the segments (``num_segments``); entries past it are dropped.
 
     The per-item counts come in row chunks (``_compact.aggregate``) and each row's entries are written into the
     segments inside the scan that places them, so no ``B x L`` int32 temporary (slots, row ids, indices) is held:
@@ -68,19 +73,21 @@ def block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGMEN
     col = jnp.full(num_seg * seg, rows, jnp.uint16)
     (_, col), _ = jax.lax.scan(row, (base, col), jnp.arange(rows), unroll=SCAN_UNROLL)
     item = jnp.searchsorted(seg_end, jnp.arange(num_seg, dtype=jnp.int32), side="right").astype(jnp.int32)
-    return col.reshape(num_seg, seg), item
+    return col.reshape(num_seg, seg), item, seg_end[-1]
 
 
 def compact_columns(support: jax.Array, weight: jax.Array, inverted: jax.Array, stats: jax.Array, d: int,
-                    kept_rows: int, ones: int, items: int, clean: bool = False) -> SupportReports:
+                    kept_rows: int, ones: int, items: int, clean: bool = False, check: bool = False) -> Any:
     """Column-layout ``SupportReports`` from row-layout support lists ``support[n, L]`` with ``weight[n]`` (rows of
     weight 0 hold only padding), in JAX. ``kept_rows`` (static) bounds the rows of weight > 0, ``ones`` (static)
     their entries and ``items`` the distinct items; rows past ``kept_rows`` after the stable move are dropped.
     ``clean``: rows of weight 0 may hold entries (``_support.own_bit_rows``' invertible reports); the move leaves
-    them out, and where no move is needed they are padded here."""
+    them out, and where no move is needed they are padded here. ``check``: returns ``(reports, passed)``,
+    ``passed`` true where the bounds dropped a row or an entry (the caller's sizes were predicted, not counted)."""
     n, width = support.shape
     chunk, num_blocks, block_rows = layout_sizes(max(kept_rows, 1), width)
     n_pad = num_blocks * block_rows
+    passed = jnp.sum(weight > 0) > n_pad if check and n > n_pad else jnp.bool_(False)
     if n_pad > n:
         support = jnp.pad(support, ((0, n_pad - n), (0, 0)), constant_values=d)
         weight = jnp.pad(weight, (0, n_pad - n))
@@ -94,5 +101,6 @@ def compact_columns(support: jax.Array, weight: jax.Array, inverted: jax.Array, 
         support = jnp.where(weight[:, None] > 0, support, jnp.asarray(d, support.dtype))
     num_seg = num_segments(ones, items, block_rows, width)
     blocks = support.reshape(num_blocks, block_rows, width)
-    col_rows, col_item = jax.lax.map(lambda b: block_columns(b, d, num_seg), blocks)
-    return SupportReports(support, weight, inverted, stats, col_rows, col_item, int(chunk), int(block_rows))
+    col_rows, col_item, needed = jax.lax.map(lambda b: _block_columns(b, d, num_seg), blocks)
+    rep = SupportReports(support, weight, inverted, stats, col_rows, col_item, int(chunk), int(block_rows))
+    return (rep, passed | jnp.any(needed > num_seg)) if check else rep

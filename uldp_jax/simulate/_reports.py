@@ -15,7 +15,9 @@ ones) are packed block by block on the device, ``d / 8`` bytes per report, whate
 large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
 pass, and took 1.5-4x longer. Compact reports are packed where that is the smaller form (many ones, or compact
 reports that fit ``MAX_REPORT_BYTES`` packed); otherwise (few ones) the positions of the ones become support lists
-in the column layout, built on the device. A grid of bit-vector mechanisms runs point by point in these forms.
+in the column layout, built on the device; their sizes are predicted from the rates and the population
+(``_report_bounds``) and checked on the reports, with an exact first pass only where a report passes them. A grid
+of bit-vector mechanisms runs point by point in these forms.
 Single mechanisms whose packed reports would pass ``MAX_REPORT_BYTES`` become padded support lists
 (``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
 first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
@@ -36,7 +38,7 @@ from uldp_jax import _sizing, _validate
 from uldp_jax.estimation import _packed, _support
 from uldp_jax.mechanisms.core import _compact, _report_space
 from uldp_jax.simulate import _layout as _schedule
-from uldp_jax.simulate import _reports_device
+from uldp_jax.simulate import _report_bounds, _reports_device
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 
@@ -81,24 +83,26 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
                                                   plan.reps)
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
+    pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
     if grid is not None and _is_unary(mech):
         # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
         # support lists for compact reports with few ones); points of one form and size share
         # one compiled program. A common form kept every point's row-layout support lists at the widest point's
         # width: 001 census RAPPOR at eps = (0.1, ln d), one repetition through ul.study, 111 s against 47 s.
         points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
-        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None)
+        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None, pop)
                 for pt in points]
         stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
         return jnp.stack([est for est, _ in outs]), stats
-    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
+    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
 
 
-def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
-    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind."""
+def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
+    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind; ``pop``: the
+    plan's ``(xs, target)``."""
     compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
     if compact is not None and compact.stats:
-        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
+        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(_report_space.num_stats(mech)) if mech.report_kind == "bits" else 4
@@ -262,32 +266,56 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
     return ones.reshape(num_blocks * block_size, -1)
 
 
-def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
+def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop=(None, None)):
     """Report-based estimates from compact reports (``CompactBits``), every repetition on the device.
 
     Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
-    ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) is
-    found by one first pass of ``sample_counts`` over all repetitions (cheap: no positions kept; the only host
-    read). Each block's ones are bit-packed on the device (``_packed.pack_ones``: ``d / 8`` bytes per report)
-    and the method gets ``PackedReports``: no report leaves the device, no host loop over repetitions. Where
+    ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) and the
+    support lists' sizes are predicted (below), else found by one first pass of ``sample_sizes`` /
+    ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
+    on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
+    (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
+    repetitions. Where
     the packed bytes of one repetition would pass ``MAX_REPORT_BYTES`` the reports go to the method as
     ``CompactBits``, one repetition at a time (``_compact_on_host``).
+
+    Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``), the
+    first pass is skipped: the compiled route checks the predicted sizes on the reports it draws, and only where
+    they were passed (chance ``_report_bounds.MISS`` a call) does the call run the first pass and draw again.
     """
+    predicted = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid) if pop[1] is not None else None
+    if predicted is not None:
+        out = _sized_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, *predicted,
+                               check=True)
+        if out is not None and not bool(np.any(np.asarray(out[2]))):
+            return out[:2]
     items_s = _StaticItems(mech.compact().params[0])
-    n_arr = jnp.int32(n)
-    per = np.asarray(_chunks_all(mech, key, data, n_arr, iid, block_size, num_blocks, items_s, reps), np.int64)
+    per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps),
+                     np.int64)
     nc = max(int(per[..., 0].max()), 1)
     kept, ones = (int(v) for v in per[..., 1:3].sum(axis=1).max(axis=0))  # bounds over repetitions
-    widest = min(_support.bucket(max(int(per[..., 3].max()), 1)), nc * _compact.CHUNK + 1)
+    widest = max(int(per[..., 3].max()), 1)
+    out = _sized_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, nc, kept, ones, widest)
+    if out is None:
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
+    return out
+
+
+def _sized_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, nc, kept, ones, widest,
+                     check=False):
+    """``packed_estimates`` with ``nc`` chunks per user and (support lists) the kept rows, their ones and the
+    widest report bounded as given (bucketed here); ``None`` where one repetition's reports would pass
+    ``MAX_REPORT_BYTES`` on the device."""
+    widest = min(_support.bucket(widest), nc * _compact.CHUNK + 1)
     nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
     packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
     per_row = nb if packed else widest * np.dtype(_support.index_dtype(mech.d)).itemsize
     if rows_pad * per_row > MAX_REPORT_BYTES:
-        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
+        return None
     return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
                                             nc, packed, (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1)),
-                                                         widest))
+                                                         widest), check)
 
 
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7, 8))
