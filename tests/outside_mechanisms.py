@@ -1,15 +1,18 @@
 """Mechanisms written as a user would, outside the package, shared by several test files.
 
 ``Keep`` is README's ``KeepRR`` (keeps x w.p. e^eps / (e^eps + d - 1), else another item uniformly), without any
-constructor check: grids and entry points must validate it themselves.
+constructor check: grids and entry points must validate it themselves. ``OthersOutside`` is only the two records
+of a bit mechanism whose compact process sets "other" bits outside its product part (none of the library's do).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import uldp_jax as ul
+from uldp_jax.mechanisms.core import _records
 
 
 class Keep(ul.Mechanism):
@@ -38,3 +41,15 @@ class Keep(ul.Mechanism):
 
     def privacy_spec(self):
         return ul.PrivacySpec.ldp(self.d, self.eps)
+
+
+class OthersOutside:
+    """Six bits: the compact process sets every other bit w.p. 0.2, but the product part is the first three."""
+
+    d = 6
+
+    def compact(self):
+        return _records.independent_bits(6, np.arange(6), jnp.full(6, 0.7), 0.2)
+
+    def likelihood(self):
+        return _records.Likelihood(product=(np.arange(6) < 3, True))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from tests.outside_mechanisms import OthersOutside
 from uldp_jax.estimation import _support, _support_device
 
 
@@ -89,25 +90,10 @@ def test_compact_columns_keeps_rows_in_place_where_all_fit():
     np.testing.assert_allclose(np.asarray(p_dev), np.asarray(ul.estimate(mech, kept, "em")), atol=1e-5)
 
 
-class _OthersOutside:
-    """A bit mechanism whose compact process sets "other" bits outside its product part (none of the library's
-    do): ``own_bit_rows`` does not apply to it."""
-
-    d = 6
-
-    def compact(self):
-        from uldp_jax.mechanisms.core import _records
-        return _records.independent_bits(6, np.arange(6), jnp.full(6, 0.7), 0.2)
-
-    def likelihood(self):
-        from uldp_jax.mechanisms.core import _records
-        return _records.Likelihood(product=(np.arange(6) < 3, True))
-
-
 def test_others_in_product():
     assert _support.others_in_product(ul.URAP(40, (3, 9, 20), 2.0))
     assert _support.others_in_product(ul.RAPPOR(40, 2.0))
-    assert not _support.others_in_product(_OthersOutside())
+    assert not _support.others_in_product(OthersOutside())
 
 
 @pytest.mark.parametrize("sensitive", [(0, 1, 2), tuple(range(0, 30, 3)), tuple(range(30))], ids=["3", "10", "30"])

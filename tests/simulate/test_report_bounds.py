@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from tests.outside_mechanisms import OthersOutside
 from uldp_jax.simulate import _plan, _report_bounds, _reports
 
 
@@ -60,17 +61,6 @@ def test_predicted_sizes_bound_the_reports(mech, model):
 
 
 def test_no_prediction_where_others_leave_the_product_part():
-    class OthersOutside:  # "other" bits outside the product part (none of the library's mechanisms)
-        d = 6
-
-        def compact(self):
-            from uldp_jax.mechanisms.core import _records
-            return _records.independent_bits(6, np.arange(6), jnp.full(6, 0.7), 0.2)
-
-        def likelihood(self):
-            from uldp_jax.mechanisms.core import _records
-            return _records.Likelihood(product=(np.arange(6) < 3, True))
-
     assert _report_bounds.predicted_sizes(OthersOutside(), None, np.full(6, 1 / 6), 100, 1, True) is None
 
 
@@ -80,6 +70,31 @@ def first_passes(monkeypatch):
     run = _reports._chunks_all
     monkeypatch.setattr(_reports, "_chunks_all", lambda *a, **k: calls.append(1) or run(*a, **k))
     return calls
+
+
+def test_bounds_taken_only_where_they_pay():
+    """Packed reports: at most 1/16 more chunks than a typical draw; support lists: a typical draw's sizes."""
+    pay = _reports._bounds_pay
+    assert pay((206, True, (0, 0, 0)), (204, True, (0, 0, 0))) and pay((17, True, (0, 0, 0)), (16, True, (0, 0, 0)))
+    assert not pay((2, True, (0, 0, 0)), (1, True, (0, 0, 0)))
+    assert pay((6, False, (57344, 6291456, 192)), (6, False, (57344, 6291456, 192)))
+    assert not pay((6, False, (57344, 7340032, 192)), (6, False, (57344, 6291456, 192)))
+    assert not pay((2, False, (6144, 114688, 48)), (2, False, (6144, 114688, 40)))
+
+
+@pytest.mark.slow  # 10 s on 2 cores
+def test_no_first_pass_where_the_bounds_pay(first_passes, monkeypatch):
+    """uRAP with few sensitive items (packed, one chunk a user): the reports are drawn once, and the answer is the
+    exact route's."""
+    mech = ul.URAP(1100, range(40), 6.0)
+    key, xs = jax.random.key(2), jnp.asarray(np.arange(3000) % 1100, jnp.int32)
+    got = ul.simulate(key, mech, xs=xs, reps=2, methods=("em",), block_size=512)
+    assert first_passes == []
+    monkeypatch.setattr(_report_bounds, "predicted_sizes", lambda *a, **k: None)
+    exact = ul.simulate(key, mech, xs=xs, reps=2, methods=("em",), block_size=512)
+    assert first_passes == [1]
+    np.testing.assert_array_equal(np.asarray(got.stats), np.asarray(exact.stats))
+    np.testing.assert_array_equal(np.asarray(got.estimates["em"]), np.asarray(exact.estimates["em"]))
 
 
 _MISSES = {"chunks": lambda nc, kept, ones, widest: (nc - 1, kept, ones, widest),
@@ -98,6 +113,7 @@ def test_a_passed_size_falls_back_to_the_exact_route(monkeypatch, first_passes):
     mech = ul.URAP(1100, range(400), 6.0)
     key, xs = jax.random.key(7), jnp.asarray(np.arange(12_000) % 1100, jnp.int32)
     predict = _report_bounds.predicted_sizes
+    monkeypatch.setattr(_reports, "_bounds_pay", lambda bound, typical: True)  # here a bucket wider: taken anyway
 
     def run(sizes):
         jax.clear_caches()
@@ -108,12 +124,12 @@ def test_a_passed_size_falls_back_to_the_exact_route(monkeypatch, first_passes):
 
     want = run(predict)
     assert want[2] == 0  # predicted sizes held: one pass over the reports
-    exact = run(lambda *a: None)  # the first pass from the start
+    exact = run(lambda *a, **k: None)  # the first pass from the start
     assert exact[2] == 1
     np.testing.assert_array_equal(exact[0], want[0])
     np.testing.assert_allclose(exact[1], want[1], atol=1e-6)
     for miss, shrink in _MISSES.items():
-        got = run(lambda *a, shrink=shrink: shrink(*predict(*a)))
+        got = run(lambda *a, shrink=shrink, **k: shrink(*predict(*a, **k)))
         assert got[2] == 1, miss  # noticed: sized again by the first pass
         np.testing.assert_array_equal(got[0], exact[0], err_msg=miss)
         np.testing.assert_array_equal(got[1], exact[1], err_msg=miss)
