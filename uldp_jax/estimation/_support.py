@@ -148,8 +148,10 @@ def others_in_product(mech: Any) -> bool:
     then a compact report leaves the product part only by its own bit (uRAP: its sensitive bits are the product
     part), and ``own_bit_rows`` finds the invertible reports per user instead of per entry."""
     compact = mech.compact()
+    if compact is None or compact.params is None:
+        return False
     prod_mask, _ = unary_parts(mech)
-    if compact is None or prod_mask.shape[0] != mech.d:
+    if prod_mask.shape[0] != mech.d:
         return False
     items = compact.params[0]
     if not _validate.is_concrete(items):

@@ -276,13 +276,12 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
     on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
     (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
-    repetitions. Where
-    the packed bytes of one repetition would pass ``MAX_REPORT_BYTES`` the reports go to the method as
-    ``CompactBits``, one repetition at a time (``_compact_on_host``).
+    repetitions. Where the packed bytes of one repetition would pass ``MAX_REPORT_BYTES`` the reports go to the
+    method as ``CompactBits``, one repetition at a time (``_compact_on_host``).
 
     Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``) and
-    the bounds, bucketed, are what a typical draw needs anyway, the first pass is skipped: the compiled route
-    checks the predicted sizes on the reports it draws, and only where they were passed (chance
+    the bounds cost little against a typical draw's sizes (``_bounds_pay``), the first pass is skipped: the
+    compiled route checks the predicted sizes on the reports it draws, and only where they were passed (chance
     ``_report_bounds.MISS`` a call) does the call run the first pass and draw again.
     """
     rows = num_blocks * block_size
