@@ -95,6 +95,13 @@ def test_others_in_product():
     assert _support.others_in_product(ul.RAPPOR(40, 2.0))
     assert not _support.others_in_product(OthersOutside())
 
+    class NoParams(OthersOutside):  # a compact record without the independent-bits parameters
+        def compact(self):
+            from uldp_jax.mechanisms.core import _records
+            return _records.Compact(perturb=lambda *a, **k: None, preferred=False)
+
+    assert not _support.others_in_product(NoParams())
+
 
 @pytest.mark.parametrize("sensitive", [(0, 1, 2), tuple(range(0, 30, 3)), tuple(range(30))], ids=["3", "10", "30"])
 def test_own_bit_rows_equals_compact_rows(sensitive):
