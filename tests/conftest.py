@@ -225,3 +225,16 @@ def pytest_unconfigure(config):
             os.environ.pop("XLA_FLAGS", None)
         else:
             os.environ["XLA_FLAGS"] = flags
+
+
+@pytest.fixture
+def calls_to(monkeypatch):
+    """``calls_to(module, name)``: patches ``module.name`` to count its calls (behaviour unchanged) and returns the
+    list that grows by one entry a call (``monkeypatch`` restores the function)."""
+
+    def spy(module, name):
+        calls, fn = [], getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: calls.append(1) or fn(*a, **k))
+        return calls
+
+    return spy

@@ -65,11 +65,9 @@ def test_no_prediction_where_others_leave_the_product_part():
 
 
 @pytest.fixture
-def first_passes(monkeypatch):
-    calls = []
-    run = _reports._chunks_all
-    monkeypatch.setattr(_reports, "_chunks_all", lambda *a, **k: calls.append(1) or run(*a, **k))
-    return calls
+def first_passes(calls_to):
+    """Counts the exact sizing passes (``_chunks_all``)."""
+    return calls_to(_reports, "_chunks_all")
 
 
 def test_bounds_taken_only_where_they_pay():
@@ -133,3 +131,17 @@ def test_a_passed_size_falls_back_to_the_exact_route(monkeypatch, first_passes):
         assert got[2] == 1, miss  # noticed: sized again by the first pass
         np.testing.assert_array_equal(got[0], exact[0], err_msg=miss)
         np.testing.assert_array_equal(got[1], exact[1], err_msg=miss)
+
+
+@pytest.mark.slow
+def test_grid_point_by_point_equals_a_loop(first_passes):
+    """A ``jax.vmap`` grid of eps through the compact route (each point sized on its own, predicted bounds where they
+    pay) gives each point's single-mechanism answer and stats."""
+    key, xs = jax.random.key(11), jnp.asarray(np.arange(3000) % 1100, jnp.int32)
+    eps = [3.0, 6.0]
+    grid = jax.vmap(lambda e: ul.URAP(1100, range(40), e))(jnp.asarray(eps))
+    res = ul.simulate(key, grid, xs=xs, reps=2, methods=("em",), block_size=512)
+    for i, e in enumerate(eps):
+        one = ul.simulate(key, ul.URAP(1100, range(40), e), xs=xs, reps=2, methods=("em",), block_size=512)
+        np.testing.assert_array_equal(np.asarray(res.stats[i]), np.asarray(one.stats))
+        np.testing.assert_allclose(np.asarray(res.estimates["em"][i]), np.asarray(one.estimates["em"]), atol=1e-6)

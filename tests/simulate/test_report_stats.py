@@ -16,12 +16,9 @@ def _per_user_stats(key, mech, **data):
 
 
 @pytest.fixture
-def stats_drawn(monkeypatch):
+def stats_drawn(calls_to):
     """Counts the per-user stats passes of ``simulate`` (``run_stats``)."""
-    calls = []
-    run = _engine.run_stats
-    monkeypatch.setattr(_engine, "run_stats", lambda *a, **k: calls.append(1) or run(*a, **k))
-    return calls
+    return calls_to(_engine, "run_stats")
 
 
 _ROUTES = {"rappor-packed": ul.RAPPOR(40, 1.0), "urap-packed": ul.URAP(30, (0, 3, 7), 2.0),
