@@ -235,6 +235,8 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
         raise TypeError(f"Expected stats to hold counts (integers), got dtype {arr.dtype}.")
     if not np.all(np.isfinite(arr)):
         raise ValueError("Expected stats to be finite counts.")
+    if mech.report_kind == "real":  # sums of real-valued reports (SHE): any finite value, not counts
+        return
     if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
         raise ValueError("Expected stats to hold whole counts, got non-integer values "
                          "(aggregate reports with ul.aggregate(mech, ys)).")
