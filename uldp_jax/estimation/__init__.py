@@ -6,6 +6,7 @@ from uldp_jax.estimation._em_core import init as em_init
 from uldp_jax.estimation._em_core import run as em_run
 from uldp_jax.estimation._em_core import step as em_step
 from uldp_jax.estimation._em_reports import PackedReports, SupportReports, em_reports, to_packed, to_support
+from uldp_jax.estimation._grr_mle import grr_mle, water_filling
 from uldp_jax.estimation._empirical import channel_inverse, empirical, empirical_variance
 from uldp_jax.estimation._postprocess import base_cut, clip, norm_sub, project
 from uldp_jax.estimation._registry import Method, get_method, method_names, register_method
@@ -32,6 +33,7 @@ __all__ = [
     "empirical_threshold",
     "empirical_variance",
     "get_method",
+    "grr_mle",
     "histogram_update",
     "likelihood_update",
     "method_names",
@@ -42,4 +44,5 @@ __all__ = [
     "squarem_step",
     "to_packed",
     "to_support",
+    "water_filling",
 ]
