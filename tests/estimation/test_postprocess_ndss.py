@@ -117,6 +117,7 @@ def test_power_and_power_ns_match_the_reference():
     assert abs(ns.sum() - 1) < 1e-9 and np.all(ns >= 0)
 
 
+@pytest.mark.slow
 def test_registered_methods_run_through_estimate():
     m = ul.OUE(6, 1.0)
     xs = jnp.asarray(np.repeat(np.arange(6), [300, 200, 100, 50, 0, 0]), jnp.int32)
