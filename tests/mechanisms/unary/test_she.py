@@ -67,7 +67,8 @@ def test_estimate_is_unbiased_with_the_closed_form_variance():
 
 
 def test_counts_law_is_the_aggregate_law():
-    """``counts().fixed`` (n_j + b (G - G')) against aggregating per-user reports: two-sample KS per item."""
+    """``counts().fixed`` and ``reports().sample`` (both n_j + b (G - G')) against aggregating per-user reports:
+    two-sample KS per item."""
     m = ul.SHE(3, 2.0)
     counts = jnp.asarray([30.0, 15.0, 5.0])
     xs = jnp.asarray(np.repeat(np.arange(3), [30, 15, 5]), jnp.int32)
@@ -76,8 +77,10 @@ def test_counts_law_is_the_aggregate_law():
         fixed = ul.mechanisms.core._records.counts_of(m).fixed
         a = np.asarray(jax.vmap(lambda k: fixed(k, jnp.asarray(counts, jnp.float64)))(keys))
     b = np.asarray(jax.vmap(lambda k: m.aggregate(m.perturb_batch(jax.random.fold_in(k, 1), xs)))(keys))
-    for j in range(3):
-        assert testing.fits(stats.ks_2samp(a[:, j], b[:, j]), alpha=testing.ALPHA / 3)
+    c = np.asarray(jax.vmap(lambda k: ul.mechanisms.core.sample_stats(m, jax.random.fold_in(k, 2), xs, None))(keys))
+    for j in range(3):  # the exact counts law and the per-user path's report-free statistic, against the reports
+        assert testing.fits(stats.ks_2samp(a[:, j], b[:, j]), alpha=testing.ALPHA / 6)
+        assert testing.fits(stats.ks_2samp(c[:, j], b[:, j]), alpha=testing.ALPHA / 6)
 
 
 def test_em_on_the_laplace_likelihood_is_the_mle():

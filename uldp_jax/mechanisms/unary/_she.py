@@ -87,7 +87,20 @@ class SHE(_base.Mechanism):
         return jnp.sum(ys, axis=0)
 
     def reports(self) -> _records.Reports:
-        return _records.Reports(stats=self.d, check=self._check, bits=32.0 * self.d)
+        """``d`` sums; ``32 d`` bits a report (float32); the statistic of ``xs`` drawn without the ``n x d`` reports
+        (``sample_stats``): the same law as summing them (the counts law below, on ``bincount(xs)``)."""
+        return _records.Reports(stats=self.d, check=self._check, bits=32.0 * self.d, sample=self._sample_stats)
+
+    def _sample_stats(self, key: jax.Array, xs: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+        w = jnp.ones(xs.shape, jnp.float32) if weights is None else jnp.asarray(weights, jnp.float32)
+        counts = jnp.zeros((self.d,), jnp.float32).at[xs].add(w)
+        return self._laplace_sums(key, counts)
+
+    def _laplace_sums(self, key: jax.Array, counts: jax.Array) -> jax.Array:
+        """``counts + scale (G - G')``, ``G, G' ~ Gamma(n, 1)`` per item: the sum of ``n`` reports' noise."""
+        n = jnp.sum(counts)
+        g = jax.random.gamma(key, jnp.full((2, self.d), n, counts.dtype), dtype=counts.dtype)
+        return counts + jnp.asarray(self.scale, counts.dtype) * (g[0] - g[1])
 
     def _check(self, ys: Any) -> None:
         shape, dtype = getattr(ys, "shape", None), getattr(ys, "dtype", None)
@@ -106,12 +119,7 @@ class SHE(_base.Mechanism):
     def counts(self) -> _records.Counts:
         """Exact: ``S_j = n_j + scale (G_j - G'_j)``, ``G, G'`` iid ``Gamma(n, 1)`` per item (``n`` users in all)."""
 
-        def fixed(key: jax.Array, counts: jax.Array) -> jax.Array:
-            n = jnp.sum(counts)
-            g = jax.random.gamma(key, jnp.full((2, self.d), n, counts.dtype), dtype=counts.dtype)
-            return counts + jnp.asarray(self.scale, counts.dtype) * (g[0] - g[1])
-
-        return _records.counts_record(self, fixed, draws=lambda iid: float(3 * self.d))
+        return _records.counts_record(self, self._laplace_sums, draws=lambda iid: float(3 * self.d))
 
     def likelihood(self) -> _records.Likelihood:
         r"""EM on the exact density: :math:`f(y|x) \propto e^{(|y_x| - |y_x - 1|)/b}` per report (row-scaled into
