@@ -79,8 +79,10 @@ def pure_terms(mech: Any, ys: Any) -> SupportRatio:
 
 def glutf_terms(mech: Any, ys: Any) -> SupportRatio:
     """``SupportRatio`` of a GLUTF mechanism: the protected reports' factors (base support over the sensitive
-    items; ``f(1-z)(t + (1-t) k/s)`` at every non-sensitive item), their 0/1 weights, the invertible counts."""
-    t = jnp.exp(-jnp.asarray(mech.eps))
+    items; ``f(1-z)(t + (1-t) k/s)`` at every non-sensitive item), their 0/1 weights, the invertible counts.
+    ``t`` is the base's own support ratio where it is not ``e^{-eps}`` (``pure().ratio``: THE, not tight)."""
+    ratio = mech.base.pure().ratio
+    t = jnp.exp(-jnp.asarray(mech.eps)) if ratio is None else jnp.asarray(ratio)
     sup = report_support(mech.base, ys.base)  # [n, s]
     k = jnp.sum(sup, axis=1)
     empty = k == 0  # every factor carries t: divided by t (row scales do not change EM; t underflows at eps ~ 87)

@@ -39,6 +39,7 @@ class Pure(NamedTuple):
     share: Any = None  # max_{i,m} p_im / sum_t p_tm over the outputs; None: GLUTF reads it off the channel
     z_max: Callable[[int], Any] | None = None  # s -> GLUTF's largest valid z over s sensitive items; None: channel
     z_published: Any = None  # 003's published (ULDP-violating) z for this base; None: 003 publishes none
+    ratio: Any = None  # t of the support-ratio likelihood t + (1 - t) 1[x in S(y)]; None: e^{-eps} (tight bases)
 
 
 class Compact(NamedTuple):

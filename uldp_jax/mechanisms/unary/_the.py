@@ -163,7 +163,7 @@ class THE(_base.Mechanism):
         return _records.Likelihood(report=self._report_terms, log_channel=lambda: self.channel_matrix(log=True))
 
     def _report_terms(self, ys: Any) -> _likelihood.SupportRatio:
-        t = jnp.exp(-the_exact_eps(self.eps, self.theta))
+        t = self.pure().ratio
         sup = _likelihood.report_support(self, ys)
         n = sup.shape[0]
         empty = ~jnp.any(sup, axis=1)  # t on every item: a row scale, stored as 1 (t may underflow)
@@ -187,6 +187,8 @@ class THE(_base.Mechanism):
     def pure(self) -> _records.Pure:
         """Pure LDP (a report supports its set bits): ``(p, q)``. The largest share of one report,
         ``max_{i,y} P(y|i) / sum_t P(y|t)``, is at a single set bit: ``r / (r + s - 1)`` with THE's own ratio
-        ``r = e^{the_exact_eps}``; GLUTF's ``z`` then follows from its general rule (003 Theorem 1)."""
+        ``r = e^{the_exact_eps}``; GLUTF's ``z`` then follows from its general rule (003 Theorem 1). ``ratio``:
+        the support ratio ``1/r`` of THE's likelihood, which GLUTF's EM uses in place of ``e^{-eps}``."""
         p, q = self.probs()
-        return _records.Pure(p, q, share=_th.ratio_share(the_exact_eps(self.eps, self.theta), self.d))
+        return _records.Pure(p, q, share=_th.ratio_share(the_exact_eps(self.eps, self.theta), self.d),
+                             ratio=jnp.exp(-the_exact_eps(self.eps, self.theta)))
