@@ -65,8 +65,8 @@ def _factories() -> dict:
 
 def _real_valued(make) -> bool:
     """A mechanism with real-valued reports (SHE): no finite channel, audited from its density
-    (``density_log_ratios()``); it runs the density checks at the end of this file instead of the channel ones."""
-    return make(1.0).density_log_ratios() is not None
+    (``likelihood().density``); it runs the density checks at the end of this file instead of the channel ones."""
+    return likelihood_of(make(1.0)).density is not None
 
 
 FACTORIES = {n: f for n, f in _factories().items() if not _real_valued(f)}

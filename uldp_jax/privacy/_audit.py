@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _grid_check, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _grid_check, _records, _reports, _spec
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
@@ -47,7 +47,7 @@ class AuditReport(NamedTuple):
       excess: largest ``log-ratio - E[x, x']`` over constrained pairs (<= 0 when private).
       tol: tolerance used.
       source: ``"channel"`` (the exact finite channel) or ``"density"``: real-valued reports (SHE), whose
-        log-ratios are the exact suprema of the report density's ratio (``density_log_ratios()``); no finite
+        log-ratios are the exact suprema of the report density's ratio (``likelihood().density``); no finite
         channel is formed, so the output counts are 0.
     """
 
@@ -245,9 +245,9 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
     if shape:
         return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*shape), _reports.unbatch(mech))],
                               shape)
-    ratios = mech.density_log_ratios() if isinstance(mech, _base.Mechanism) else None
-    if ratios is not None:
-        return _density_audit(mech, ratios, E, tol)
+    density = _records.likelihood_of(mech).density if isinstance(mech, _base.Mechanism) else None
+    if density is not None:  # real-valued reports: no finite channel
+        return _density_audit(mech, density(), E, tol)
     check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q
@@ -318,7 +318,7 @@ def _density_audit(mech: Any, ratios: Any, E: Any, tol: float) -> AuditReport:
     L = np.asarray(ratios, dtype=np.float64)
     d = L.shape[0] if L.ndim == 2 else -1
     if L.shape != (d, d) or np.any(np.isnan(L)) or np.any(L < 0) or np.any(np.diag(L) != 0):
-        raise ValueError(f"{name}.density_log_ratios() must be a float [d, d] matrix of sup log-ratios "
+        raise ValueError(f"{name}.likelihood().density() must be a float [d, d] matrix of sup log-ratios "
                          f"(non-negative, no NaN, zero diagonal), got shape {L.shape}.")
     spec = mech.privacy_spec()
     check_spec(spec, d, np.ones(1, bool), name)

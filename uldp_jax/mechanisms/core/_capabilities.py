@@ -72,12 +72,6 @@ class CapabilityDefaults:
         computes risks exactly from the channel moments (``theory/_exact.py``)."""
         return type(self)._closed_form
 
-    def density_log_ratios(self) -> Any:
-        """For real-valued reports (no finite channel; SHE): float64 ``[d, d]`` with ``L[x, x'] = sup_y log f(y|x)
-        - log f(y|x')``, exact from the report density; ``ul.audit`` checks the claimed guarantee on it (its
-        report says ``source="density"``). ``None`` (default): the mechanism has a finite channel."""
-        return None
-
     def pure(self) -> _records.Pure | None:
         """003 Def 6's ``(p*, q*, z*)`` (and GLUTF's closed forms for a pure LDP base) as a ``Pure`` record of
         traceable values, or ``None`` for a mechanism that is not pure."""

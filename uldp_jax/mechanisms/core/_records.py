@@ -162,7 +162,9 @@ class Likelihood(NamedTuple):
     ``num_tags`` bot items). ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
     and column order, computed without forming ``Q`` (bit-product channels underflow float64 at large
     ``d * eps``); ``None``: ``ul.audit`` takes logs of ``channel_matrix()``. The audit checks it against the
-    channel wherever float64 can tell.
+    channel wherever float64 can tell. ``density() -> float64 [d, d]``: for real-valued reports (SHE), which have
+    no finite channel, ``L[x, x'] = sup_y log f(y|x) - log f(y|x')`` exact from the report density; ``ul.audit``
+    checks the claimed guarantee on it (``AuditReport.source == "density"``).
     """
 
     ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
@@ -172,6 +174,7 @@ class Likelihood(NamedTuple):
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
     log_channel: Callable[[], tuple[Any, Any]] | None = None  # () -> (log Q, protected); None: log(channel)
     inputs: int | None = None  # the channel's rows; None: d
+    density: Callable[[], np.ndarray] | None = None  # () -> [d, d] sup log density ratios; None: a finite channel
 
 
 def likelihood_of(mech: Any) -> Likelihood:

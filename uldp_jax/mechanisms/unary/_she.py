@@ -7,7 +7,8 @@ A report ``y`` of input ``x`` has density :math:`\prod_j \frac{1}{2b} e^{-|y_j -
 .. math:: \log\frac{f(y|x)}{f(y|x')} = \frac{|y_x - 0| - |y_x - 1| + |y_{x'} - 1| - |y_{x'} - 0|}{b} \le \frac{2}{b},
 
 with equality at :math:`y_x \ge 1`, :math:`y_{x'} \le 0` (a set of positive probability): the exact level is
-``2 / scale`` for every pair, eps-LDP iff ``scale >= 2 / eps`` (``density_log_ratios``, read by ``ul.audit``).
+``2 / scale`` for every pair, eps-LDP iff ``scale >= 2 / eps`` (``density_log_ratios``: ``likelihood().density``,
+read by ``ul.audit``).
 """
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ class SHE(_base.Mechanism):
 
     def likelihood(self) -> _records.Likelihood:
         r"""EM on the exact density: :math:`f(y|x) \propto e^{(|y_x| - |y_x - 1|)/b}` per report (row-scaled into
-        ``(0, 1]``; the other coordinates' factors are common to every ``x``)."""
-        return _records.Likelihood(report=self._report_terms)
+        ``(0, 1]``; the other coordinates' factors are common to every ``x``); the audit: ``density``, the exact
+        sup log density ratios (no finite channel)."""
+        return _records.Likelihood(report=self._report_terms, density=self.density_log_ratios)
 
     def _report_terms(self, ys: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         ys = jnp.asarray(ys)
