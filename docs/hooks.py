@@ -3,7 +3,8 @@
 * ``<!-- uldp:mechanisms -->`` (mechanisms.md): one row per mechanism class exported by ``uldp_jax``, with the
   guarantee ``ul.audit`` reads off the exact channel of a small instance, and the docstring's references. The
   examples are the registry's (``mechanisms/core/_registry.py``); a mechanism exported without one fails the build.
-* ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and NOTES.
+* ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and its
+  summary's claim lines (the notes stay in the repository).
 * ``<!-- uldp:include PATH -->``: the text of a repository file (e.g. experiments/benchmarks/README.md).
 """
 
@@ -75,15 +76,30 @@ def _demote(md: str) -> str:
     return re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", md, flags=re.M)
 
 
+def _claims(summary: str) -> str:
+    """The claim lines of a committed ``summary.md`` (its bullets: each a paper's claim and what the run shows)."""
+    return "\n".join(ln for ln in summary.splitlines() if ln.startswith("- "))
+
+
 def _gallery() -> str:
+    """Each committed experiment: its title, plots and claim lines; the development notes stay in the repository
+    (``experiments/NAME/NOTES.md``), linked, not copied."""
     out = []
     for name in _experiment_folders():
         folder = os.path.join(EXPERIMENTS, name)
-        out.append(f"## {name}\n")
+        with open(os.path.join(folder, "NOTES.md"), encoding="utf-8") as fh:
+            title = fh.readline().lstrip("# ").strip()
+        out.append(f"## {name}\n\n{title}\n")
         for png in sorted(glob.glob(os.path.join(folder, "*.png"))):
             out.append(f"![{name}: {os.path.basename(png)}](reproductions/{name}/{os.path.basename(png)})\n")
-        with open(os.path.join(folder, "NOTES.md"), encoding="utf-8") as fh:
-            out.append(_demote(fh.read()) + "\n")
+        summary = os.path.join(folder, "summary.md")
+        if os.path.exists(summary):
+            with open(summary, encoding="utf-8") as fh:
+                claims = _claims(fh.read())
+            if claims:
+                out.append("The paper's claims and what this run shows (`summary.md`):\n\n" + claims + "\n")
+        out.append(f"Configuration, sizes and notes: `experiments/{name}/` in the repository (`NOTES.md`, "
+                   "`run_config.json`, `results.csv`).\n")
     return "\n".join(out)
 
 
