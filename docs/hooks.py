@@ -6,6 +6,9 @@
 * ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and its
   summary's claim lines (the notes stay in the repository).
 * ``<!-- uldp:include PATH -->``: the text of a repository file (e.g. experiments/benchmarks/README.md).
+* ``<!-- uldp:api MODULE -->`` (the API pages): one ``::: MODULE.NAME`` entry per public function and class the
+  module exports (its ``__all__``, else its public names defined in uldp_jax), so a new export is documented
+  without editing the page.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def _claims(summary: str) -> str:
 
 def _gallery() -> str:
     """Each committed experiment: its title, plots and claim lines; the development notes stay in the repository
-    (``experiments/NAME/NOTES.md``), linked, not copied."""
+    (each experiment folder's NOTES.md), linked, not copied."""
     out = []
     for name in _experiment_folders():
         folder = os.path.join(EXPERIMENTS, name)
@@ -103,6 +106,17 @@ def _gallery() -> str:
     return "\n".join(out)
 
 
+def _api_entries(module_name: str) -> str:
+    import importlib
+
+    mod = importlib.import_module(module_name)
+    names = getattr(mod, "__all__", None) or sorted(n for n in dir(mod) if not n.startswith("_"))
+    keep = [n for n in names if not n.startswith("_") and (inspect.isfunction(getattr(mod, n, None))
+            or inspect.isclass(getattr(mod, n, None)))
+            and getattr(getattr(mod, n), "__module__", "").startswith("uldp_jax")]
+    return "\n\n".join(f"::: {module_name}.{n}" for n in keep) + "\n"
+
+
 def on_files(files, config):
     for name in _experiment_folders():
         for png in sorted(glob.glob(os.path.join(EXPERIMENTS, name, "*.png"))):
@@ -115,6 +129,8 @@ def on_page_markdown(markdown, page, config, files):
         markdown = markdown.replace("<!-- uldp:mechanisms -->", _mechanism_table())
     if "<!-- uldp:reproductions -->" in markdown:
         markdown = markdown.replace("<!-- uldp:reproductions -->", _gallery())
+    for m in re.finditer(r"<!-- uldp:api (\S+) -->", markdown):
+        markdown = markdown.replace(m.group(0), _api_entries(m.group(1)))
     for m in re.finditer(r"<!-- uldp:include (\S+) -->", markdown):
         with open(os.path.join(ROOT, m.group(1)), encoding="utf-8") as fh:
             markdown = markdown.replace(m.group(0), _demote(fh.read()))
