@@ -150,15 +150,15 @@ SCRIPT = textwrap.dedent(f"""
 """)
 
 
-def _in_pty(cols: int) -> str:
-    """SCRIPT's output with stdout and stderr on a pseudo-terminal ``cols`` wide."""
+def _in_pty(cols: int, rows: int = 24) -> str:
+    """SCRIPT's output with stdout and stderr on a pseudo-terminal ``cols`` wide and ``rows`` high."""
     import fcntl
     import pty
     import struct
     import termios
 
     leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT], stdin=follower, stdout=follower, stderr=follower,
                             close_fds=True, env={**os.environ, "COLUMNS": str(cols)} if cols else
                             {k: v for k, v in os.environ.items() if k != "COLUMNS"})
@@ -185,13 +185,14 @@ def test_bar_in_a_terminal_moves_before_the_first_update():
     out = _in_pty(100)
     assert "END" in out
     before = out[:out.index("1/3")]
-    assert "3 reps x 10 users; compiling ..." in before  # the size and the status, before any unit returned
+    assert "compiling ... 3 reps x 10 users" in before  # the status and the size, before any unit returned
     assert "00:01" in before  # the elapsed time was redrawn while no update came
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX pseudo-terminal")
-def test_terminal_of_width_zero_gets_plain_lines():
-    lines = [ln.strip() for ln in _in_pty(0).replace("\r", "\n").splitlines() if ln.strip()]
+@pytest.mark.parametrize("cols, rows", [(0, 24), (100, 0)])  # tqdm draws nothing on either
+def test_terminal_of_width_or_height_zero_gets_plain_lines(cols, rows):
+    lines = [ln.strip() for ln in _in_pty(cols, rows).replace("\r", "\n").splitlines() if ln.strip()]
     assert lines[0] == "simulate: 3 reps x 10 users; compiling ..."
     assert any(ln.startswith("simulate: 0/3 reps (") and "compiling ..." in ln for ln in lines)  # a heartbeat
     assert any(ln.startswith("simulate: 1/3 reps (") and "s left" in ln for ln in lines)
@@ -231,4 +232,4 @@ def test_bar_in_a_notebook_kernel():
     err = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
     out = "".join(o.get("text", "") for o in outputs if o.get("name") == "stdout")
     assert "interactive: True auto: True" in out  # a kernel's stderr counts as watched
-    assert "3 reps x 10 users; compiling ..." in err and "3/3" in err
+    assert "compiling ... 3 reps x 10 users" in err and "3/3" in err

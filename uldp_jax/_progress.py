@@ -11,8 +11,8 @@ it stays silent.
 
 What a bar says: the run's size and ``compiling ...`` before the first unit of work returns (the first call
 compiles its kernels), then done/total units with the time left at the rate so far; its elapsed time is redrawn
-every ``REFRESH_S`` seconds (plain lines: every ``HEARTBEAT_S``). Where stderr is a terminal of width 0, or tqdm
-is missing, it prints plain lines.
+every ``REFRESH_S`` seconds (plain lines: every ``HEARTBEAT_S``). Where stderr is a terminal of width or height
+0, or tqdm is missing, it prints plain lines.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class TqdmProgress:
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm
 
-        first = f"{size}; {COMPILING}" if size else COMPILING
+        first = f"{COMPILING} {size}" if size else COMPILING
         self.delay, self.start = delay, time.perf_counter()
         self.bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, delay=delay,
                         postfix=first)
@@ -179,14 +179,21 @@ class _Nested:
         pass
 
 
-def terminal_width(stream: Any = None) -> int | None:
-    """The columns of the terminal behind ``stream`` (default ``sys.stderr``); ``None`` where it is not a terminal
-    (a notebook, a file). A terminal of width 0 (some CI runners, ``stty cols 0``) gets plain lines."""
+def terminal_size(stream: Any = None) -> tuple[int, int] | None:
+    """``(columns, rows)`` of the terminal behind ``stream`` (default ``sys.stderr``); ``None`` where it is not a
+    terminal (a notebook, a file)."""
     stream = sys.stderr if stream is None else stream
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        return tuple(os.get_terminal_size(stream.fileno()))
     except (AttributeError, OSError, ValueError, TypeError):  # no fileno (a notebook), or not a terminal
         return None
+
+
+def sizeless_terminal(stream: Any = None) -> bool:
+    """Whether ``stream`` is a terminal of width or height 0 (some CI runners, ``script`` without a terminal,
+    ``stty cols 0``), where tqdm draws nothing: such a terminal gets plain lines."""
+    size = terminal_size(stream)
+    return size is not None and min(size) == 0
 
 
 def interactive(stream: Any = None) -> bool:
@@ -229,7 +236,7 @@ def wanted(progress: Any) -> bool:
 
 def _bar(total: int, desc: str, unit: str, delay: float, size: str | None) -> Any:
     """tqdm where it can draw (not on a terminal of width 0, and when importable), else plain lines."""
-    if terminal_width() == 0:
+    if sizeless_terminal():
         return StderrProgress(total, desc, unit=unit, delay=delay, size=size)
     try:
         return TqdmProgress(total, desc, unit=unit[:-1] if unit.endswith("s") else unit, delay=delay, size=size)
@@ -291,7 +298,7 @@ def progress_bar(total: int, desc: str, enabled: bool = True, unit: str = "step"
     """
     if not enabled:
         bar: Any = NullProgress()
-    elif terminal_width() == 0:
+    elif sizeless_terminal():
         bar = StderrProgress(total, desc, unit=unit + "s")
     else:
         try:
