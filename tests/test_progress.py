@@ -19,10 +19,17 @@ def test_stderr_lines_without_tqdm(monkeypatch, capsys):
     assert isinstance(_progress.make_progress(True, 4), _progress.StderrProgress)
 
 
-def test_tqdm_bar_and_off(capsys):
+def test_tqdm_bar_and_off(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "interactive", lambda stream=None: True)  # as in a terminal or a notebook
     with _progress.progress_bar(2, "sweep") as bar:
+        assert isinstance(bar._bar, _progress.TqdmProgress)
         bar.update(2, note="done")
     assert "sweep" in capsys.readouterr().err
+    monkeypatch.undo()
+    with _progress.progress_bar(2, "sweep") as bar:  # pytest's captured stderr is a log: plain lines
+        assert isinstance(bar._bar, _progress.StderrProgress)
+        bar.update(2)
+    assert capsys.readouterr().err.splitlines()[-1].startswith("sweep: 2/2 steps (")
     with _progress.progress_bar(2, "sweep", enabled=False) as bar:
         bar.update(2)
     assert capsys.readouterr().err == ""

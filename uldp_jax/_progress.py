@@ -12,7 +12,7 @@ it stays silent.
 What a bar says: the run's size and ``compiling ...`` before the first unit of work returns (the first call
 compiles its kernels), then done/total units with the time left at the rate so far; its elapsed time is redrawn
 every ``REFRESH_S`` seconds (plain lines: every ``HEARTBEAT_S``). Where stderr is a terminal of width or height
-0, or tqdm is missing, it prints plain lines.
+0, not watched (a log file, a pipe), or tqdm is missing, it prints plain lines.
 """
 
 from __future__ import annotations
@@ -235,8 +235,9 @@ def wanted(progress: Any) -> bool:
 
 
 def _bar(total: int, desc: str, unit: str, delay: float, size: str | None) -> Any:
-    """tqdm where it can draw (not on a terminal of width 0, and when importable), else plain lines."""
-    if sizeless_terminal():
+    """tqdm where someone watches and it can draw (a terminal with a size, or a notebook; tqdm importable), else
+    plain lines (a log file gets a line an update and a heartbeat, not a redrawn bar every second)."""
+    if sizeless_terminal() or not interactive():
         return StderrProgress(total, desc, unit=unit, delay=delay, size=size)
     try:
         return TqdmProgress(total, desc, unit=unit[:-1] if unit.endswith("s") else unit, delay=delay, size=size)
@@ -298,7 +299,7 @@ def progress_bar(total: int, desc: str, enabled: bool = True, unit: str = "step"
     """
     if not enabled:
         bar: Any = NullProgress()
-    elif sizeless_terminal():
+    elif sizeless_terminal() or not interactive():  # a log: lines, not a bar redrawn every second
         bar = StderrProgress(total, desc, unit=unit + "s")
     else:
         try:
