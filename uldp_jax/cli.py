@@ -25,6 +25,7 @@ import json
 import os
 import sys
 
+from uldp_jax import _progress
 from uldp_jax._version import __version__
 
 
@@ -124,7 +125,7 @@ def _known(name: str) -> None:
 
 
 def _run(name: str, args) -> None:
-    from uldp_jax import _progress, experiments
+    from uldp_jax import experiments
     from uldp_jax.experiments._runner import parse_set
     from uldp_jax.experiments._runner import UsageError
     _known(name)
