@@ -39,6 +39,7 @@ def test_readme_stays_short():
     assert len(lines) <= 150, f"README has {len(lines)} lines (at most 150: issue 51)"
 
 
+@pytest.mark.slow  # 15.6 s on the loaded 2-core machine (compiling audit, perturb and two estimators)
 def test_first_example_prints_labelled_results(capsys):
     runpy.run_path(str(SNIPPETS / "first_example.py"), run_name="__main__")
     out = capsys.readouterr().out.splitlines()
