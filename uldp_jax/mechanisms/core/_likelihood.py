@@ -80,21 +80,59 @@ def pure_terms(mech: Any, ys: Any) -> SupportRatio:
                         jnp.zeros(mech.d, t.dtype))
 
 
-def glutf_terms(mech: Any, ys: Any) -> SupportRatio:
-    """``SupportRatio`` of a GLUTF mechanism: the protected reports' factors (base support over the sensitive
-    items; ``f(1-z)(t + (1-t) k/s)`` at every non-sensitive item), their 0/1 weights, the invertible counts."""
-    t = jnp.exp(-jnp.asarray(mech.eps))
-    sup = report_support(mech.base, ys.base)  # [n, s]
-    k = jnp.sum(sup, axis=1)
-    empty = k == 0  # every factor carries t: divided by t (row scales do not change EM; t underflows at eps ~ 87)
-    low = jnp.where(empty, 1.0, t).astype(t.dtype)
-    other = (mech.f_protected() * jnp.where(empty, 1.0, t + (1.0 - t) * k / mech.s)).astype(t.dtype)
+def glutf_terms(mech: Any, ys: Any) -> Any:
+    """GLUTF's per-report likelihood from the base's own: a ``SupportRatio`` (the protected reports' base support
+    over the sensitive items with the base's factors; ``f(1-z)`` times the base factor averaged over the sensitive
+    items at every non-sensitive item; 0/1 weights; the invertible counts), or dense ``(L, w, N)`` where the base's
+    likelihood is dense.
+
+    The base factors come from the base's ``likelihood().report``, else its ``product`` rates
+    (``product_log_odds``), else the support ratio GLUTF read off its channel (``mech.support_ratio``); never
+    from ``t = exp(-eps)`` alone, which a user's base need not follow.
+
+    Raises:
+      ValueError: a base with none of these (name the likelihood to define).
+    """
     protected = ys.has_base & (ys.item < 0)
     item = jnp.where(ys.item >= 0, ys.item, 0)
-    N = jnp.zeros(mech.d, t.dtype).at[item].add((ys.item >= 0).astype(t.dtype))
-    return SupportRatio(sup, jnp.asarray(mech.sensitive, jnp.int32), low, jnp.ones_like(low), other,
-                        protected.astype(t.dtype), N)
+    fp = mech.f_protected()
+    base = _base_factors(mech, ys.base)
+    dtype = jnp.result_type(fp, float)
+    N = jnp.zeros(mech.d, dtype).at[item].add((ys.item >= 0).astype(dtype))
+    if not isinstance(base, tuple):  # dense base factors L_b float[n, s]
+        sens = jnp.asarray(mech.sensitive, jnp.int32)
+        Lb = jnp.asarray(base, dtype)
+        L = jnp.broadcast_to((fp * jnp.mean(Lb, axis=1))[:, None], (Lb.shape[0], mech.d)).at[:, sens].set(Lb)
+        return L, protected.astype(dtype), N
+    sup, low, high = base
+    k = jnp.sum(sup, axis=1)
+    # an empty support's factors are all ``low``, stored as 1 (row scales do not change EM; t underflows at eps ~ 87)
+    other = (fp * (low + (high - low) * k / mech.s)).astype(low.dtype)
+    return SupportRatio(sup, jnp.asarray(mech.sensitive, jnp.int32), low, high, other,
+                        protected.astype(low.dtype), N.astype(low.dtype))
 
+
+def _base_factors(mech: Any, ys_base: Any) -> Any:
+    """``(support bool[n, s], low float[n], high float[n])`` of the base reports, or dense ``L_b float[n, s]``."""
+    base = mech.base
+    rec = likelihood_of(base)
+    if rec.report is not None:
+        terms = rec.report(ys_base)
+        if isinstance(terms, SupportRatio):
+            return terms.bits, terms.low, terms.high
+        return terms[0]
+    if rec.product is not None:
+        t = jnp.exp(-jnp.asarray(product_log_odds(base)))
+    elif getattr(mech, "support_ratio", None) is not None:
+        t = jnp.asarray(mech.support_ratio, jnp.result_type(float))
+    else:
+        raise ValueError(f"GLUTF's EM over {type(base).__name__}: the base gives no per-report likelihood "
+                         "(likelihood().report or product) and its channel has no support-ratio form; define the "
+                         "base's likelihood().report.")
+    sup = report_support(base, ys_base)
+    empty = ~jnp.any(sup, axis=1)
+    low = jnp.where(empty, 1.0, t).astype(t.dtype)
+    return sup, low, jnp.ones(sup.shape[0], t.dtype)
 
 def bit_log_odds(own: Any, other: Any) -> jax.Array:
     r"""The log-odds ratio of a product bit, :math:`w = \log\frac{a(1-b)}{(1-a)b}` with ``own`` :math:`= a =
