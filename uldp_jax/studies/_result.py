@@ -126,22 +126,42 @@ class StudyResult:
             values = z["values"]
         return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
 
+    def rerun(self, factories: dict, **changes: Any) -> "StudyResult":
+        """Runs the study again from its stored configuration, or extended by ``changes``.
+
+        The key, grids, ``n``, ``reps``, methods, built-in metrics and ``p`` come from ``config``; the
+        factories are passed again (files keep their source text in ``config["factories"]``, never run).
+        ``changes`` are ``ul.study`` arguments to override: ``n=[...]``, ``reps=...``, ``eps=[...]``, ``key=...``,
+        ``xs=...`` (required for the fixed and population models), callable ``metrics=``. With no changes the
+        rows equal this result's.
+
+        Raises:
+          ValueError: what the file does not keep and ``changes`` must supply (see ``studies._rerun``).
+        """
+        from uldp_jax.studies import _rerun, _run  # ul.study builds StudyResult: imported here, not at the top
+
+        key, factories, kw = _rerun.study_arguments(self.config, factories, changes)
+        return _run.study(key, factories, **kw)
+
     def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True,
-             theory: bool = True) -> Any:
-        """Error against eps, one panel per n, one line per mechanism x method, with +-1 SE bands.
+             theory: bool = True, x: str | None = None) -> Any:
+        """Error against a swept parameter (eps), one panel per n, with +-1 SE bands: colour = mechanism, line
+        style = method, marker = the value of each other swept parameter (one line per value: an eps x theta grid
+        never mixes theta values), legend outside the panels (``studies._plot``).
 
         Args:
           metric: the metric to draw (default: the first one).
           methods: the methods to draw (default: all).
           ax: a sequence of matplotlib axes, one per n (default: a new figure).
           logy: log-scaled error axis.
-          theory: draw each line's theory value (dashed, same colour) where it has one.
+          theory: draw each line's theory value (a wide translucent line in its colour) where it has one.
+          x: the swept parameter on the x axis (default ``"eps"``, else the first grid).
 
         Returns:
           The matplotlib figure.
 
         Raises:
           ImportError: when matplotlib is not installed.
-          ValueError: without an ``eps`` grid, or for an unknown metric or method.
+          ValueError: ``x`` not a swept parameter, or an unknown metric or method.
         """
-        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory)
+        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory, x=x)
