@@ -94,3 +94,13 @@ def test_simulate_and_estimate_agree_on_the_same_reports():
     # the reports behind repetition 0, estimated with ul.estimate, give simulate's emp estimate
     stats = np.asarray(res.stats[0], np.float64)
     np.testing.assert_allclose(res.estimates["emp"][0], ul.estimate_from_stats(mech, stats, 400), rtol=1e-5)
+
+
+def test_em_without_a_likelihood_names_what_to_define(reports):
+    class NoLikelihood(JBit):
+        def likelihood(self):
+            return None
+
+    mech, ys = reports
+    with pytest.raises(ValueError, match=r"EM on NoLikelihood's reports .* needs their likelihood"):
+        ul.estimate(NoLikelihood(4, 1.0), ys, "em")
