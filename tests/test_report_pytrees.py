@@ -87,6 +87,7 @@ def test_emp_equals_the_affine_inverse_of_aggregate(reports):
                                rtol=1e-5)
 
 
+@pytest.mark.slow  # a simulate compile
 def test_simulate_and_estimate_agree_on_the_same_reports():
     mech = JBit(4, 1.0)
     res = ul.simulate(jax.random.key(1), mech, xs=np.arange(400) % 4, reps=2, methods=("emp", "em"))
