@@ -8,7 +8,8 @@ split evenly over that call's grid points, so summing them over the rows of one 
 study's totals. ``values`` keeps every repetition's metric value (``float64[rows, reps]``).
 
 ``save(path)`` writes ``<path>.json`` (configuration, library and JAX versions, rows) and ``<path>.npz``
-(``values``); ``load`` reads them back. No code is stored (factories and metric callables by name only).
+(``values``); ``load`` reads them back. Factories are kept as ``module:qualname`` and source text, to read and to
+pass again to ``rerun``, never executed from a file (metric callables by name only).
 """
 
 from __future__ import annotations
@@ -43,8 +44,10 @@ class StudyResult:
     """The result of ``ul.study``.
 
     Attributes:
-      config: the study's configuration (JSON-able: grids, n, reps, methods, metrics, sampling model, key data,
-        ``p`` or the population's size and SHA-256; factories by name only).
+      config: the study's configuration (JSON-able: grids, n, reps, methods and the per-mechanism, per-n
+        table ``methods_by_mechanism``, metrics, sampling model, key data, ``p`` (per ``d`` for a domain sweep) or
+        the population's size and SHA-256, each factory's ``module:qualname`` and source text, and
+        ``theory_errors``: why a mechanism has no theory column).
       timing: ``{"wall_s", "compile_s", "compile_requests", "cache_hits"}`` of the whole study: seconds, XLA
         compile requests (JAX's "stage" programs excluded) and how many of them JAX's persistent compilation
         cache served (the rest were compiled; ``compile_s`` counts tracing, lowering and compile-or-load).
