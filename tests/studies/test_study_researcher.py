@@ -157,10 +157,10 @@ def test_a_saved_study_keeps_its_factories_and_reruns(small, tmp_path):
     back = StudyResult.load(tmp_path / "s")
     src = back.config["factories"]["GRR"]
     assert "ul.GRR(D, eps)" in src["source"] and src["qualname"].endswith("<lambda>")
-    again = back.rerun({"GRR": GRR, "OUE": OUE})
+    again = ul.study(**back.study_arguments({"GRR": GRR, "OUE": OUE}))
     assert [(r["mechanism"], r["eps"], r["n"], r["method"], r["metric"], r["mean"]) for r in again.rows()] == [
         (r["mechanism"], r["eps"], r["n"], r["method"], r["metric"], r["mean"]) for r in small.rows()]
-    more = back.rerun({"GRR": GRR, "OUE": OUE}, reps=4, methods="emp")
+    more = ul.study(**back.study_arguments({"GRR": GRR, "OUE": OUE}, reps=4, methods="emp"))
     assert more.config["reps"] == 4 and {r["method"] for r in more.rows()} == {"emp"}
 
 

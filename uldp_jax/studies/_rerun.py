@@ -1,4 +1,4 @@
-"""``StudyResult.rerun``: the same study again (or extended) from what a saved study keeps.
+"""``StudyResult.study_arguments``: the same study again (or extended) from what a saved study keeps.
 
 A study file keeps the key's data, the grids, ``n``, ``reps``, the methods table, the built-in metrics, the
 sampling model with ``p`` (or the population's SHA-256), and each factory's ``module:qualname`` and source text.

@@ -9,7 +9,7 @@ study's totals. ``values`` keeps every repetition's metric value (``float64[rows
 
 ``save(path)`` writes ``<path>.json`` (configuration, library and JAX versions, rows) and ``<path>.npz``
 (``values``); ``load`` reads them back. Factories are kept as ``module:qualname`` and source text, to read and to
-pass again to ``rerun``, never executed from a file (metric callables by name only).
+pass again to ``study_arguments``, never executed from a file (metric callables by name only).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 from uldp_jax._version import __version__
-from uldp_jax.studies import _plot
+from uldp_jax.studies import _plot, _rerun
 
 _FLOATS = ("mean", "se", "theory", "z", "compile_s", "run_s")
 
@@ -129,22 +129,20 @@ class StudyResult:
             values = z["values"]
         return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
 
-    def rerun(self, factories: dict, **changes: Any) -> "StudyResult":
-        """Runs the study again from its stored configuration, or extended by ``changes``.
+    def study_arguments(self, factories: dict, **changes: Any) -> dict:
+        """The arguments of ``ul.study`` that run this study again, or extended by ``changes``:
+        ``ul.study(**res.study_arguments(factories))`` gives this result's rows.
 
-        The key, grids, ``n``, ``reps``, methods, built-in metrics and ``p`` come from ``config``; the
-        factories are passed again (files keep their source text in ``config["factories"]``, never run).
-        ``changes`` are ``ul.study`` arguments to override: ``n=[...]``, ``reps=...``, ``eps=[...]``, ``key=...``,
-        ``xs=...`` (required for the fixed and population models), callable ``metrics=``. With no changes the
-        rows equal this result's.
+        The key, grids, ``n``, ``reps``, methods (table), built-in metrics and ``p`` come from ``config``; the
+        factories are passed again (a file keeps their source text in ``config["factories"]``, never run).
+        ``changes`` override ``ul.study`` arguments: ``n=[...]``, ``reps=...``, ``eps=[...]``, ``key=...``,
+        ``xs=...`` (required for the fixed and population models), callable ``metrics=``.
 
         Raises:
-          ValueError: what the file does not keep and ``changes`` must supply (see ``studies._rerun``).
+          ValueError: what the file does not keep and ``changes`` must supply (``studies._rerun``).
         """
-        from uldp_jax.studies import _rerun, _run  # ul.study builds StudyResult: imported here, not at the top
-
-        key, factories, kw = _rerun.study_arguments(self.config, factories, changes)
-        return _run.study(key, factories, **kw)
+        key, mechanisms, kw = _rerun.study_arguments(self.config, factories, changes)
+        return dict(key=key, mechanisms=mechanisms, **kw)
 
     def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True,
              theory: bool = True, x: str | None = None) -> Any:

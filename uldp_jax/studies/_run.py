@@ -259,7 +259,7 @@ def _source(fn: Any) -> dict:
 
 def _config(spec: _spec.StudySpec, key: jax.Array) -> dict:
     """The study's configuration as JSON-able data: the grids, sizes, key data, methods table, and each factory's
-    ``module:qualname`` and source text (kept to read, never executed: ``StudyResult.rerun`` takes the
+    ``module:qualname`` and source text (kept to read, never executed: ``StudyResult.study_arguments`` takes the
     factories again)."""
     metrics = {k: (m if isinstance(m, str) else f"callable:{_spec.callable_name(m) or repr(m)}")
                for k, m in spec.metrics.items()}
