@@ -145,10 +145,14 @@ class Likelihood(NamedTuple):
     * ``ops``: ``(matvec: p -> p Q, rmatvec: v -> Q v)``, traceable and cheaper than the dense channel, for EM on
       the output histogram of item reports (one jitted solver; without it the dense ``channel_matrix()`` is built
       once, concrete parameters and small domains only);
-    * ``product``: ``(product bool[d], invertible)`` when a bit-vector report ``y`` has likelihood
-      :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
-      encodings) and, if ``invertible``, a bit set outside ``product`` identifies its input (uRAP's
-      non-sensitive bits); EM then runs on the reported ones (``estimation._em_reports``);
+    * ``product``: ``(product bool[d], invertible, log_odds)`` when a bit-vector report ``y`` has likelihood
+      :math:`P(y|x) \propto t + (1 - t) y_x` for every ``x`` in ``product`` and, if ``invertible``, a bit set
+      outside ``product`` identifies its input (uRAP's non-sensitive bits); EM then runs on the reported ones
+      (``estimation._em_reports``). ``t = e^{-w}`` with ``w = log_odds``, the bits' log-odds ratio
+      ``log[a (1 - b) / ((1 - a) b)]`` for ``a = P(y_x = 1 | x)``, ``b = P(y_x = 1 | u != x)``
+      (``mechanisms.core._likelihood.bit_log_odds(a, b)``; ``eps`` for the unary encodings, not for a
+      thresholded histogram). Without the third entry the rates come from ``compact().params``, else from the
+      exact channel's bit marginals (``_likelihood.product_log_odds``), never from ``eps``;
     * ``report(ys)``: per-report factors, ``(L float[n, d], w float[n], N float[d])`` (report ``i``, weight
       ``w_i``, has likelihood proportional to ``L[i, x]``; ``N`` counts invertible reports per item) or the
       compact ``SupportRatio`` form of ``mechanisms.core._likelihood`` (the library's mechanisms).
@@ -168,7 +172,7 @@ class Likelihood(NamedTuple):
     """
 
     ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
-    product: tuple[np.ndarray, bool] | None = None  # (product bool[d], invertible); None: not product-Bernoulli
+    product: tuple | None = None  # (product bool[d], invertible[, log_odds]); None: not product-Bernoulli
     report: Callable[[Any], Any] | None = None  # ys -> SupportRatio or (L, w, N); None: no per-report factors
     index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
