@@ -40,10 +40,11 @@ def _spread(Q: np.ndarray, L: np.ndarray, cols: np.ndarray) -> tuple[float, int]
     """
     q = Q[:, cols].T
     zeros_differ = np.any((q > 0) != (L > 0), axis=1)
+    both = (q > 0) & (L > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(q > 0, np.log(q) - np.log(np.where(L > 0, L, 1.0)), np.nan)
-    spread = np.nanmax(r, axis=1) - np.nanmin(r, axis=1)
-    spread = np.where(zeros_differ, np.inf, np.nan_to_num(spread, nan=0.0))
+        r = np.log(np.where(both, q, 1.0)) - np.log(np.where(both, L, 1.0))
+    spread = np.where(both.any(axis=1), np.where(both, r, -np.inf).max(1) - np.where(both, r, np.inf).min(1), 0.0)
+    spread = np.where(zeros_differ, np.inf, spread)
     i = int(np.argmax(spread))
     return float(spread[i]), int(cols[i])
 
