@@ -30,7 +30,7 @@ def _check(mech, **kw):
 
 @pytest.mark.parametrize("mech, row, says", [
     (cm.KeyIgnored(4, 1.0), "keys", "ignores its key"),
-    (cm.NumpyRandom(4, 1.0), "keys", "not from its key"),
+    (cm.NumpyRandom(4, 1.0), "keys", "NumPy"),
     (cm.NegativeReports(4, 1.0), "reports", "gave report -1"),
     (cm.PairReports(4, 1.0), "reports", "gave report [0, 0]"),
     (cm.FractionLeak(4, 1.0), "reports", "float32"),

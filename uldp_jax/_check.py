@@ -3,11 +3,11 @@
 Nine rows, each on what the mechanism hands over, never on the code path under test (``uldp_jax/checks/``):
 
 * **audit**: ``ul.audit`` on the exact channel (the claimed guarantee, checked exactly);
-* **keys**: the reports depend on the key and only on it (two keys, ``ul.simulate``'s repetitions 0 and 1, give
-  different reports under ``jax.jit``; one key gives the same twice): a ``perturb_batch`` that ignores its key or
-  draws with NumPy fails;
-* **reports**: every sampled report lies in the declared report space, is a column of the channel and carries
-  nothing beyond it; a report outside is named with its input (negative items, a ``[n, 2]`` array, float items);
+* **keys**: the reports depend on the key (two keys, ``ul.simulate``'s repetitions 0 and 1, give different
+  reports, compiled as ``ul.simulate`` runs it): a ``perturb_batch`` that ignores its key or draws with NumPy
+  fails;
+* **reports**: every sampled report lies in the declared report space and is a column of the channel; a report
+  outside is named with its input (negative items, a ``[n, 2]`` array, float items);
 * **sampler**: ``draws`` reports of each input from one batched ``perturb_batch`` call, a Pearson chi-square test
   of each against its row of the channel at the Bonferroni level ``(alpha / 2) / d``;
 * **leak**: a black-box lower bound on the eps the sampler spends (``ul.audit_sampler``'s method: events chosen
@@ -84,7 +84,7 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
       key: PRNG key for the sampled rows. Default ``jax.random.key(0)``: ``check`` is a diagnostic with a fixed,
         documented seed (the same mechanism gets the same verdict); pass a key to draw again.
       draws: reports per input in the sampler test.
-      trials: reports per input in the black-box eps bound.
+      trials: fresh reports per input in the black-box eps bound (rounded up to a multiple of ``draws``).
       alpha: false-alarm probability of the whole check (the sampler and leak rows, ``alpha / 2`` each).
       statistic: ``float[num_outputs, num_stats]``, the statistic one report of each channel column adds to
         ``aggregate`` (for a custom report kind; items, bit vectors and ``likelihood().support`` give it).
@@ -117,22 +117,21 @@ def check(mech: _base.Mechanism, *, key: jax.Array | None = None, draws: int = D
         return CheckReport(type(mech).__name__, tuple(rows))
     Q, m = ch.Q, ch.Q.shape[1]
     S = _estimator.report_statistic(mech, m, statistic)
-    keys_row = _sample.check_keys(key, mech, Q)
-    sample = _sample.draw(jax.random.fold_in(key, 2), mech, Q.shape[0], draws)
-    cols, sampled = None, not isinstance(sample, CheckRow)
-    if not sampled:
-        reports_row = sampler_row = skip("reports", sample.detail)
-        sampler_row = skip("sampler", sample.detail)
+    rep_keys = (jax.random.fold_in(key, 0), jax.random.fold_in(key, 1))  # ul.simulate's repetitions 0 and 1
+    sample = _sample.draw(rep_keys[0], mech, Q.shape[0], draws)
+    cols = None
+    if isinstance(sample, CheckRow):
+        keys_row, reports_row, sampler_row = (skip(n, sample.detail) for n in ("keys", "reports", "sampler"))
     else:
+        keys_row = _sample.check_keys(rep_keys, mech, Q, sample)
         reports_row, cols = _sample.check_reports(mech, sample, m)
         sampler_row = (skip("sampler", "reports outside the report space (see the reports row)") if cols is None
                        else _sample.check_sampler(sample, cols, Q, alpha / 2.0))
     if cols is None:
         leak_row = skip("leak", "no sampled reports in the channel's columns (see the reports row)")
     else:
-        sel = _leak.column_counts(sample.xs, cols, Q.shape[0], m)
-        bound = _leak.eps_bound(jax.random.fold_in(key, 4), mech, sel, draws, np.asarray(ch.protected, bool),
-                                trials, alpha / 2.0)
+        bound = _leak.eps_bound(jax.random.fold_in(key, 4), mech, sample.xs, cols, m,
+                                np.asarray(ch.protected, bool), trials, alpha / 2.0)
         leak_row = _leak.check_leak(bound)
         testing.counted(leak_row.status != "FAIL")  # one check of the statistical budget, at level alpha / 2
     debias_row = _estimator.check_debias(mech, Q, S)

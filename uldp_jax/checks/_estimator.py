@@ -29,6 +29,7 @@ from uldp_jax.estimation import _empirical
 from uldp_jax.mechanisms.core import _estimation, _records, _report_space, _reports
 from uldp_jax.privacy import _channel
 
+_aggregate = jax.jit(lambda mech, ys, w: mech.aggregate(ys, w))  # one program for the d inputs' weights
 DEBIAS_ATOL = 1e-6  # |debias(E stats | x) - e_x| allowed (float64 evaluation of an exact identity)
 DEBIAS_NS = (1000.0, 17.0)  # the numbers of users the point masses are debiased at
 AFFINE_COLUMNS = 8  # report columns whose statistics (and a mixture of them) test affinity
@@ -72,9 +73,8 @@ def statistic_mismatch(mech: Any, S: Statistic, m: int, xs: np.ndarray, ys: Any,
     """Where ``aggregate`` of each input's sampled reports differs from their column counts ``@ S`` (or None)."""
     d = int(xs.max()) + 1
     draws = xs.shape[0] // d
-    for x in range(d):
-        block = jax.tree.map(lambda a, x=x: a[x * draws:(x + 1) * draws], ys)
-        got = np.asarray(mech.aggregate(block), np.float64)
+    for x in range(d):  # aggregate with a 0/1 weight per user: one shape for every input
+        got = np.asarray(_aggregate(mech, ys, jnp.asarray(xs == x)), np.float64)
         want = S.of(np.bincount(cols[x * draws:(x + 1) * draws], minlength=m).astype(np.float64))
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=1e-6):
             return (f"aggregate of input {x}'s {draws} reports is not their column counts @ statistic "

@@ -9,8 +9,8 @@ Clopper-Pearson bound on a fresh one; the reported pair is the one chosen on the
 holds at ``1 - alpha`` without a union over pairs). ``ul.check`` runs it on its own reports rather than through
 ``ul.audit_sampler``: the selection sample is the sampler row's (already drawn), the events are sets of channel
 columns for every report kind (``likelihood().index``: hashed and custom reports included, where
-``ul.audit_sampler`` falls back to support cells), and the fresh reports come from ``perturb_batch`` in chunks,
-so no program is compiled for the check.
+``ul.audit_sampler`` falls back to support cells), and the fresh reports come from the sampler row's compiled
+``perturb_batch`` on the same inputs, so nothing new is compiled.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.checks import _sample
 from uldp_jax.checks._report import CheckRow, skip
 from uldp_jax.mechanisms.core import _records
 from uldp_jax.privacy import _empirical_eps as emp
 
-CHUNK_REPORTS = 1 << 20  # reports per perturb_batch call of the fresh sample (bounds memory)
 PAIR_CELLS = 1 << 22  # pairs x columns ranked at once when choosing events
 
 
@@ -44,20 +44,21 @@ def column_counts(xs: np.ndarray, cols: np.ndarray, d: int, m: int) -> np.ndarra
     return np.bincount(xs.astype(np.int64) * m + cols, minlength=d * m).reshape(d, m)
 
 
-def fresh_counts(key: jax.Array, mech: Any, d: int, m: int, trials: int) -> np.ndarray:
-    """``int64[d, m]``: column counts of ``trials`` fresh reports of each input (chunk ``c`` keyed
+def fresh_counts(key: jax.Array, mech: Any, xs: np.ndarray, m: int, trials: int) -> tuple[np.ndarray, int]:
+    """``(int64[d, m], reports per input)``: column counts of at least ``trials`` fresh reports of each input, in
+    batches of the inputs ``xs`` (the sampler row's: one shape, so nothing new is compiled; batch ``c`` keyed
     ``fold_in(key, c)``)."""
     index = _records.likelihood_of(mech).index
-    b = max(1, min(trials, CHUNK_REPORTS // d))
+    d = int(xs.max()) + 1
+    per_batch = xs.shape[0] // d
     counts = np.zeros((d, m), np.int64)
-    for c in range(-(-trials // b)):  # a few chunks of users, never a loop over users
-        size = min(b, trials - c * b)
-        xs = np.repeat(np.arange(d, dtype=np.int32), size)
-        cols = np.asarray(index(mech.perturb_batch(jax.random.fold_in(key, c), jnp.asarray(xs))), np.int64)
+    batches = -(-trials // per_batch)
+    for c in range(batches):  # a few batches of users, never a loop over users
+        cols = np.asarray(index(_sample.perturb(mech, jax.random.fold_in(key, c), jnp.asarray(xs))), np.int64)
         if cols.shape != xs.shape or cols.min() < 0 or cols.max() >= m:
             raise ValueError(f"fresh reports outside the channel's {m} columns")
         counts += column_counts(xs, cols, d, m)
-    return counts
+    return counts, batches * per_batch
 
 
 def _choose(sel: np.ndarray, n_sel: int, E: np.ndarray, allowed: np.ndarray, alpha: float):
@@ -75,11 +76,13 @@ def _choose(sel: np.ndarray, n_sel: int, E: np.ndarray, allowed: np.ndarray, alp
     return best[1:]
 
 
-def eps_bound(key: jax.Array, mech: Any, sel: np.ndarray, n_sel: int, protected: np.ndarray, trials: int,
-              alpha: float) -> Bound | CheckRow:
-    """The black-box bound at confidence ``1 - alpha`` from selection counts ``sel int64[d, m]`` (``n_sel`` reports
-    per input) and ``trials`` fresh reports per input (or a skip row naming why it could not run)."""
-    d, m = sel.shape
+def eps_bound(key: jax.Array, mech: Any, xs: np.ndarray, cols: np.ndarray, m: int, protected: np.ndarray,
+              trials: int, alpha: float) -> Bound | CheckRow:
+    """The black-box bound at confidence ``1 - alpha``: events chosen on the sampler row's reports (inputs ``xs``,
+    channel columns ``cols``), bounded on at least ``trials`` fresh reports per input (or a skip row naming why it
+    could not run)."""
+    d = int(xs.max()) + 1
+    sel, n_sel = column_counts(xs, cols, d, m), xs.shape[0] // d
     spec = mech.privacy_spec()
     E = np.asarray(spec.E, np.float64)
     ldp_like = spec.invertible_inputs is None
@@ -88,7 +91,7 @@ def eps_bound(key: jax.Array, mech: Any, sel: np.ndarray, n_sel: int, protected:
         return skip("leak", "the claim constrains no pair of inputs")
     x, x2, mask = _choose(sel, n_sel, E, allowed, alpha)
     try:
-        fresh = fresh_counts(key, mech, d, m, trials)
+        fresh, trials = fresh_counts(key, mech, xs, m, trials)
     except (TypeError, ValueError, NotImplementedError) as err:
         return skip("leak", err)
     bound = float(emp.bound(fresh[x, mask].sum(), trials, fresh[x2, mask].sum(), trials, alpha))

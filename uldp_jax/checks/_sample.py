@@ -1,9 +1,9 @@
 """The sampler rows of ``ul.check``: one batch of reports of every input, then
 
-* ``keys``: the reports are a function of the key and of nothing else: two keys (``ul.simulate``'s repetitions 0
-  and 1, ``fold_in(key, r)``) give different reports (a ``perturb_batch`` that ignores its key does not), and the
-  same key gives the same reports twice (NumPy or Python randomness does not: run eagerly it changes on every
-  call, compiled it is frozen into constants, the same reports for every key and repetition);
+* ``keys``: the reports depend on the key: compiled as ``ul.simulate`` runs it, two keys (its repetitions 0 and
+  1, ``fold_in(key, r)``) give different reports (a ``perturb_batch`` that ignores its key does not, nor one that
+  draws with NumPy or Python randomness: compiling freezes its numbers into constants, the same reports for
+  every key and every repetition);
 * ``reports``: every report lies in the declared report space (``check_reports``: the item / bit-vector forms or
   the mechanism's own ``reports().check``) and is a column of the channel (``likelihood().index``). A report
   outside is named, with its input: a negative item, an ``[n, 2]`` array, a float item whose fraction names the
@@ -26,8 +26,10 @@ from uldp_jax import testing
 from uldp_jax.checks._report import CheckRow, skip
 from uldp_jax.mechanisms.core import _records, _reports
 
+# Every sampled row calls perturb_batch through this one compiled function, as ``ul.simulate`` runs it: one
+# program per mechanism class and batch shape (eps is a traced leaf), reused by every call of the check.
+perturb = jax.jit(lambda mech, key, xs: mech.perturb_batch(key, xs))
 KEY_COLLISION = 1e-12  # P(an honest sampler repeats every report for a second key) at most this: no budget
-MAX_KEY_USERS = 1 << 14  # users in the keys row's batch
 
 
 class Sample(NamedTuple):
@@ -42,7 +44,7 @@ def draw(key: jax.Array, mech: Any, d: int, draws: int) -> Sample | CheckRow:
     """``draws`` reports of each of the ``d`` inputs from one batched ``perturb_batch`` call (or a skip row)."""
     xs = np.repeat(np.arange(d, dtype=np.int32), draws)
     try:
-        ys = mech.perturb_batch(key, jnp.asarray(xs))
+        ys = perturb(mech, key, jnp.asarray(xs))
     except (TypeError, NotImplementedError) as err:
         return skip("sampler", err)
     return Sample(xs, ys, xs.shape[0])
@@ -53,33 +55,28 @@ def _same(a: Any, b: Any) -> bool:
     return len(la) == len(lb) and all(np.array_equal(np.asarray(u), np.asarray(v)) for u, v in zip(la, lb))
 
 
-def check_keys(key: jax.Array, mech: Any, Q: np.ndarray) -> CheckRow:
-    """The ``keys`` row: reports change with the key and only with it (see the module docstring)."""
-    d = Q.shape[0]
+def check_keys(keys: tuple[jax.Array, jax.Array], mech: Any, Q: np.ndarray, sample: Sample) -> CheckRow:
+    """The ``keys`` row (see the module docstring): ``sample`` was drawn with ``keys[0]``; one more batch of the
+    same inputs with ``keys[1]`` (the same compiled program)."""
     log_c = float(np.sum(np.log(np.maximum(np.sum(Q**2, axis=1), 1e-300))))  # log P(one user of each x repeats)
+    reps = sample.n // Q.shape[0]
     if log_c > -1e-12:
         return skip("keys", "every input has one report (a deterministic channel): nothing depends on the key")
-    reps = min(max(1, math.ceil(math.log(KEY_COLLISION) / log_c)), max(1, MAX_KEY_USERS // d))
     if reps * log_c > math.log(KEY_COLLISION):
-        return skip("keys", f"the channel is too close to deterministic: {reps * d} users repeat with "
+        return skip("keys", f"the channel is too close to deterministic: {sample.n} users repeat with "
                     f"probability {math.exp(reps * log_c):.2g} > {KEY_COLLISION:g}")
-    xs = jnp.tile(jnp.arange(d, dtype=jnp.int32), reps)
-    k0, k1 = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
+    xs = jnp.asarray(sample.xs)
     try:
-        a, b, again = mech.perturb_batch(k0, xs), mech.perturb_batch(k1, xs), mech.perturb_batch(k0, xs)
+        other = perturb(mech, keys[1], xs)
     except (TypeError, NotImplementedError) as err:
         return skip("keys", err)
-    users = f"{reps * d} users ({reps} of each input)"
-    if _same(a, b):
+    users = f"{sample.n} users ({reps} of each input)"
+    if _same(sample.ys, other):
         return CheckRow("keys", "FAIL", f"the same reports of {users} for two keys (ul.simulate's repetitions 0 "
-                        "and 1): perturb_batch ignores its key")
-    if not _same(a, again):
-        return CheckRow("keys", "FAIL", f"two calls with one key gave different reports of {users}: "
-                        "perturb_batch draws randomness that is not from its key (NumPy, Python random); "
-                        "compiled, as ul.simulate runs it, those numbers are frozen: every key and every "
-                        "repetition gives the same reports")
-    return CheckRow("keys", "pass", f"{users}: two keys give different reports, one key the same twice "
-                    f"(an honest sampler repeats with probability <= {KEY_COLLISION:g})")
+                        "and 1), compiled as ul.simulate runs it: perturb_batch ignores its key, or draws with "
+                        "NumPy / Python randomness, which compiling freezes into constants")
+    return CheckRow("keys", "pass", f"{users}: two keys give different reports (an honest sampler repeats "
+                    f"with probability <= {KEY_COLLISION:g})")
 
 
 def _report_at(sample: Sample, i: int) -> str:
