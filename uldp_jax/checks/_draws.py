@@ -1,13 +1,13 @@
 """The ``draws`` row of ``ul.check``: the width of the random words ``perturb_batch`` draws, read from its jaxpr
-under ``jax_enable_x64`` (nothing is run).
+under ``jax_enable_x64`` (nothing is run but the estimate below, for narrow words).
 
 * A draw without a dtype (``jax.random.uniform(k, shape)``) becomes 64-bit under ``jax_enable_x64``: twice the
   random words per user and different reports. That is a cost, not a wrong law: ``warn``, ``ok`` unchanged.
 * A draw narrower than 32 bits (``jax.random.uniform(k, shape, jnp.float16)``: multiples of ``2^-10``) rounds
   the probabilities the sampler realizes, so its law is not the channel the audit checked, and at small eps the
   rounding alone can spend several times the claimed eps: ``FAIL``, with the eps the sampler realizes, estimated
-  from ``REALIZED_DRAWS`` reports of each input (item and bit reports: the largest log-ratio of two inputs'
-  frequencies of one protected column, with its standard error, beside the claim).
+  from ``REALIZED_REPORTS / d`` reports of each input, at most 2^23 (item and bit reports: the largest log-ratio
+  of two inputs' frequencies of one protected column, with its standard error, beside the claim).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from uldp_jax.checks._report import CheckRow, skip
 from uldp_jax.mechanisms.core import _compact
 
-REALIZED_DRAWS = 1 << 22  # reports per input when estimating the eps narrow random words realize
+REALIZED_REPORTS = 1 << 24  # reports in all (at most 2^23 per input) estimating the eps narrow words realize
 REALIZED_MIN_COUNT = 1000  # a column enters the estimate where both inputs reported it at least this often
 
 
@@ -55,14 +55,14 @@ def _columns(mech: Any, ys: Any) -> jax.Array:
     return (bits << jnp.arange(bits.shape[-1], dtype=jnp.int32)).sum(axis=-1)
 
 
-def realized_eps(key: jax.Array, mech: Any, Q: np.ndarray, protected: np.ndarray, E: np.ndarray,
-                 draws: int = REALIZED_DRAWS) -> str | None:
+def realized_eps(key: jax.Array, mech: Any, Q: np.ndarray, protected: np.ndarray, E: np.ndarray) -> str | None:
     """``"realized eps ~ 0.0039 +- 0.0005 (inputs 0, 1, column 0; claimed 0.001)"``: the pair and protected
     column whose frequency log-ratio most exceeds the claim ``E[x, x']``, from ``draws`` reports of each input
     (compiled, in chunks); ``None`` for reports that are neither items nor bits."""
     if mech.report_kind not in ("item", "bits"):
         return None
     d, m = Q.shape
+    draws = min(1 << 23, REALIZED_REPORTS // d)
     b = max(1, min(draws, (1 << 20) // d))
     steps = -(-draws // b)
     xs = jnp.repeat(jnp.arange(d, dtype=jnp.int32), b)

@@ -105,8 +105,8 @@ def check_reports(mech: Any, sample: Sample, m: int) -> tuple[CheckRow, np.ndarr
     try:
         _reports.check_reports(mech, sample.ys)
     except (TypeError, ValueError) as err:
-        return CheckRow("reports", "FAIL", f"outside the declared report space: {_report_at(sample, _first_outside(sample, m, item))} "
-                        f"({err})"), None
+        example = _report_at(sample, _first_outside(sample, m, item))
+        return CheckRow("reports", "FAIL", f"outside the declared report space: {example} ({err})"), None
     try:
         cols = np.asarray(_records.likelihood_of(mech).index(sample.ys))
     except (TypeError, ValueError, NotImplementedError) as err:
