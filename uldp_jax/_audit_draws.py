@@ -111,8 +111,9 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
       ValueError: a report outside ``[0, m)`` (outputs mode).
     """
     I = len(inputs)
-    b_sub = int(max(1, min(trials, BATCH_REPORTS // (I * max(width, 1)))))
-    inner = int(max(1, min(-(-trials // b_sub), CALL_REPORTS // (I * b_sub * max(width, 1)) or 1)))
+    # batch sizes rounded up to powers of two: a few compiled shapes serve every number of trials
+    b_sub = int(max(1, min(_pow2(trials), _pow2(BATCH_REPORTS // (I * max(width, 1))) // 2 or 1)))
+    inner = int(max(1, min(_pow2(-(-trials // b_sub)), CALL_REPORTS // (I * b_sub * max(width, 1)) or 1)))
     per_call = b_sub * inner
     xs = jnp.asarray(inputs, jnp.int32)
     for c in range(-(-trials // per_call)):
@@ -127,6 +128,10 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
             yield Counts(np.asarray(table, np.int64).reshape(I, m), remaining)
         else:
             yield Counts(tuple(np.asarray(a, np.int64) for a in acc), remaining)
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
 
 
 def mechanism_cells(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> jax.Array:
@@ -167,8 +172,9 @@ class HostReports:
     """Turns a Python callable's reports into counts: items, bit vectors, hashable reports (a growing dictionary of
     report columns) or, with ``support``, support vectors. The first report fixes the form."""
 
-    def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None):
-        self.fn, self.vectorized, self.support, self.m = fn, vectorized, support, num_outputs
+    def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None,
+                 events: str = "auto"):
+        self.fn, self.vectorized, self.support, self.m, self.events = fn, vectorized, support, num_outputs, events
         self.form: str | None = None
         self.index: dict[Any, int] = {}
 
@@ -187,7 +193,9 @@ class HostReports:
         if arr.ndim == 0 and arr.dtype.kind in "iub":
             return "items"
         if arr.ndim == 1 and arr.dtype.kind in "iub" and np.all((arr == 0) | (arr == 1)):
-            return "bits" if arr.size <= MAX_BITS else "long-bits"
+            return "bits" if arr.size <= MAX_BITS and self.events != "support" else "long-bits"
+        if self.events == "support":
+            raise ValueError("events='support' needs bit-vector reports or support= (which items a report supports).")
         return "hashable"
 
     @property

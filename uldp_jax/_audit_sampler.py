@@ -209,7 +209,7 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         if kind == "jax":
             mode, m, width = _function_form(sampler, d, num_outputs, events)
         else:
-            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs)
+            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs, events)
             mode, m, width = "?", num_outputs or 0, 1
     name = name or (repr(sampler) if kind == "mechanism" else getattr(sampler, "__name__", type(sampler).__name__))
     tested = _inputs(inputs, d)
@@ -251,8 +251,9 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         fresh = draws.add(fresh, c)
         bar.update(I * c.n)
         fa, fb = _pair_cells(fresh, mode, pi[best:best + 1], pj[best:best + 1], xi[best:best + 1], xj[best:best + 1])
-        fa, fb = _widen(fa, chosen.mask.shape[1]), _widen(fb, chosen.mask.shape[1])
-        one = emp.Events(chosen.mask[best:best + 1], chosen.score[best:best + 1])
+        w = max(fa.shape[1], chosen.mask.shape[1])
+        one = emp.Events(_widen(chosen.mask[best:best + 1], w), chosen.score[best:best + 1])
+        fa, fb = _widen(fa, w), _widen(fb, w)
         curve_n.append(I * (sel.n + fresh.n))
         curve_eps.append(float(emp.event_bounds(one, fa, fresh.n, fb, fresh.n, alpha, delta)[0]))
     bar.close()
@@ -268,6 +269,7 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     eps_delta = tuple((float(dl), float(emp.bound(A, fresh.n, B, fresh.n, alpha, dl)))
                       for dl in sorted(set(DELTAS) | {delta}))
     eps_lower = max(float(pair_eps[best]), 0.0)
+    pvalue = emp.claim_pvalue(A, fresh.n, B, fresh.n, float(claimed[best]), delta)
 
     breaches: list = []
     if mode == "outputs" and spec.invertible_inputs is not None:
@@ -280,7 +282,7 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         event = " or ".join(_CELL_TEXT[c] for c in np.flatnonzero(mask_all[best])[::-1])
     return SamplerAudit(
         eps_lower=eps_lower, claimed=float(claimed[best]), ok=bool(eps_lower <= claimed[best] and not breaches),
-        confidence=float(confidence), delta=delta, pair=(int(xi[best]), int(xj[best])), event=event,
+        confidence=float(confidence), pvalue=pvalue, delta=delta, pair=(int(xi[best]), int(xj[best])), event=event,
         pairs=np.stack([xi, xj], axis=1), pair_eps=np.maximum(pair_eps, 0.0), pair_claimed=claimed,
         eps_delta=eps_delta, invertible_ok=not breaches, invertible_breaches=tuple(breaches),
         trials=I * per_input, select_trials=n_sel, fresh_trials=n_fresh,
