@@ -285,6 +285,7 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         confidence=float(confidence), pvalue=pvalue, delta=delta, pair=(int(xi[best]), int(xj[best])), event=event,
         pairs=np.stack([xi, xj], axis=1), pair_eps=np.maximum(pair_eps, 0.0), pair_claimed=claimed,
         eps_delta=eps_delta, invertible_ok=not breaches, invertible_breaches=tuple(breaches),
+        event_counts=(int(A), int(B), int(fresh.n)),
         trials=I * per_input, select_trials=n_sel, fresh_trials=n_fresh,
         curve=(np.asarray(curve_n, np.float64), np.asarray(curve_eps, np.float64)), events_from=mode,
         kind=spec.kind, sampler=name)

@@ -20,7 +20,7 @@ from uldp_jax import testing
 from uldp_jax.privacy import _clopper_pearson as cp
 from uldp_jax.privacy import _empirical_eps as emp
 
-from . import peer_ports as pp
+from uldp_jax.experiments import _audit_peer_ports as pp
 
 
 @pytest.fixture(scope="module")

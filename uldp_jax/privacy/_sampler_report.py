@@ -32,6 +32,7 @@ class SamplerAudit:
       eps_delta: ``((delta, eps), ...)``: the overall event's bound at several ``delta`` (approximate LDP).
       invertible_ok: no non-protected output was seen from a sensitive input or from two inputs (ULDP).
       invertible_breaches: ``((output, inputs), ...)`` the breaches seen.
+      event_counts: ``(A, B, n)``: fresh reports of ``x`` and of ``x'`` in the overall event, of ``n`` each.
       trials: reports drawn in all (both samples, all inputs).
       select_trials: reports per input in the selection sample.
       fresh_trials: reports per input in the fresh sample.
@@ -57,6 +58,7 @@ class SamplerAudit:
     eps_delta: tuple[tuple[float, float], ...]
     invertible_ok: bool
     invertible_breaches: tuple[tuple[int, tuple[int, ...]], ...]
+    event_counts: tuple[int, int, int]
     trials: int
     select_trials: int
     fresh_trials: int
@@ -64,6 +66,15 @@ class SamplerAudit:
     events_from: str
     kind: str
     sampler: str
+
+    @property
+    def eps_point(self) -> tuple[float, float]:
+        """``(log(A / B), se)``: the overall event's empirical log-ratio (a point estimate, not a bound) and its
+        delta-method standard error ``sqrt(1/A - 1/n + 1/B - 1/n)`` (``inf`` where a count is 0)."""
+        A, B, n = self.event_counts
+        if A == 0 or B == 0:
+            return (float("inf") if A else float("nan"), float("inf"))
+        return float(np.log(A / B)), float(np.sqrt(max(1 / A - 1 / n + 1 / B - 1 / n, 0.0)))
 
     @property
     def verdict(self) -> str:

@@ -1,8 +1,10 @@
-"""Small ports of outside LDP clients, as plain NumPy callables, to test ``ul.audit_sampler`` on known defects.
+"""Small ports of outside LDP clients, as plain NumPy callables, for ``ul.audit_sampler``'s tests and the
+``audit-peers`` experiment.
 
-Each is a few lines ported (not copied wholesale, and not committed as outside code) from the client it names, with
-its defect kept exactly; the experiment ``uldp run audit-peers`` audits the real packages. Each takes a NumPy
-``Generator`` so that the tests are reproducible.
+Each is a few lines re-written from the client it names (credited below; no outside file is committed), with its
+behaviour, defect included, kept exactly. ``audit-peers`` audits the real pure-LDP packages where they are installed
+and these ports where the code is not a package (zitengsun/hadamard_response) or as a cross-check. Each takes a NumPy
+``Generator`` so that runs are reproducible.
 """
 
 from __future__ import annotations
@@ -50,11 +52,31 @@ def rappor_claimed_eps(f: float) -> float:
     return 2.0 * math.log((1 - 0.5 * f) / (0.5 * f))
 
 
+def zitengsun_ss_faithful(eps: float, k: int, rng: np.random.Generator):
+    """zitengsun/hadamard_response ``Subsetselection.encode_symbol`` (Acharya, Sun, Zhang, "Hadamard response",
+    AISTATS 2019; ``Subsetselection.py``): the faithful subset selection of Ye and Barg, a uniform subset of
+    ``s = ceil(k / (e^eps + 1))`` items that holds the own item w.p. ``p``. eps-LDP."""
+    s, p, _ = _ss_params(eps, k)
+
+    def perturb(x: int) -> np.ndarray:
+        out = np.zeros(k, dtype=bool)
+        others = np.delete(np.arange(k), x)
+        if rng.random() < p:
+            out[x] = True
+            out[rng.choice(others, s - 1, replace=False)] = True
+        else:
+            out[rng.choice(others, s, replace=False)] = True
+        return out
+
+    return perturb
+
+
 def zitengsun_ss_fast(eps: float, k: int, rng: np.random.Generator):
     """zitengsun/hadamard_response ``Subsetselection.encode_string_fast`` (Acharya, Sun, Zhang; ``Subsetselection.py``),
     vectorised over users: instead of a uniform subset of ``s = ceil(k / (e^eps + 1))`` items it sets the own bit
     w.p. ``p = s e^eps / (s e^eps + k - s)`` and every other bit independently w.p. ``q = (s - p) / (k - 1)``.
-    Their ratio ``p (1 - q) / (q (1 - p))`` exceeds ``e^eps`` (``true_eps``)."""
+    Their ratio ``p (1 - q) / (q (1 - p))`` exceeds ``e^eps`` (``zitengsun_ss_true_eps``). ``encode_string_light`` and
+    ``encode_string_compress`` draw each report by the same per-bit rule (the latter returns the ones' positions)."""
     s, p, q = _ss_params(eps, k)
 
     def perturb(xs: np.ndarray) -> np.ndarray:
