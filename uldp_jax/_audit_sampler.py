@@ -21,7 +21,7 @@ import numpy as np
 
 from uldp_jax import _audit_draws as draws
 from uldp_jax import _progress, _validate
-from uldp_jax.mechanisms.core import _base, _grid_check, _report_space
+from uldp_jax.mechanisms.core import _base, _grid_check, _records, _report_space
 from uldp_jax.mechanisms.core._spec import PrivacySpec
 from uldp_jax.privacy import _empirical_eps as emp
 from uldp_jax.privacy._sampler_report import SamplerAudit
@@ -129,9 +129,11 @@ def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray,
 
 
 def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array, inputs: np.ndarray, trials: int,
-          host: draws.HostReports | None):
+          host: draws.HostReports | None, path: str = "reports"):
     if kind == "python":
         return draws.host_draws(host, inputs, trials)
+    if path == "counts":
+        return draws.count_sampler_draws(sampler, key, inputs, trials)
     if kind == "mechanism":
         fn = draws.mechanism_cells if mode == "outputs" else draws.mechanism_support
         return draws.device_draws(sampler, fn, None, mode, m, width, key, inputs, trials)
@@ -142,8 +144,8 @@ def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array
 def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | None = None, trials: int = 1_000_000,
                   confidence: float = 0.99, delta: float = 0.0, inputs: Any = None, num_outputs: int | None = None,
                   protected: Any = None, support: Callable | None = None, vectorized: bool = False,
-                  events: str = "auto", select_fraction: float = 0.2, progress: Any = "auto",
-                  name: str | None = None) -> SamplerAudit:
+                  events: str = "auto", select_fraction: float = 0.2, path: str = "reports",
+                  progress: Any = "auto", name: str | None = None) -> SamplerAudit:
     r"""Empirical lower bound on the privacy loss a sampler spends, with its confidence, pair and event.
 
     For every ordered pair ``(x, x')`` of tested inputs that the claim constrains, an event ``S`` (a set of
@@ -171,6 +173,9 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
       vectorized: the Python callable takes an array of inputs.
       events: ``"auto"``, ``"outputs"`` (sets of report columns) or ``"support"`` (support cells).
       select_fraction: share of each input's reports used to choose the events.
+      path: ``"reports"`` (``perturb_batch``, one report a trial) or, for a mechanism with item reports and an exact
+        count sampler (``counts().fixed``: GRR, uRR, the Hadamard family), ``"counts"``: the histograms that sampler
+        draws (the one ``ul.simulate``'s counts path uses), O(d) work per batch instead of O(n).
       progress: ``"auto"``, True, False or ``"stderr"`` (as ``ul.simulate``).
       name: how the report names the sampler.
 
@@ -190,6 +195,8 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     if events not in ("auto", "outputs", "support"):
         raise ValueError(f"Expected events={events!r} to be 'auto', 'outputs' or 'support'.")
     progress = _progress.check(progress)
+    if path not in ("reports", "counts"):
+        raise ValueError(f"Expected path={path!r} to be 'reports' or 'counts'.")
     alpha, delta = 1.0 - float(confidence), float(delta)
     kind = _sampler_kind(sampler)
     host = None
@@ -201,6 +208,14 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         d = int(sampler.d)
         spec = _resolve_spec(sampler.privacy_spec() if spec is None else spec, d, type(sampler).__name__)
         mode, m, width = _mechanism_form(sampler, events)
+        if path == "counts" and not (mode == "outputs" and sampler.report_kind == "item"
+                                     and _records.counts_of(sampler) is not None
+                                     and _records.counts_of(sampler).fixed is not None
+                                     and int(_report_space.num_stats(sampler)) == m):
+            raise ValueError(f"path='counts': {type(sampler).__name__} has no exact count sampler of its report "
+                             "histogram (counts().fixed over item reports); use path='reports'.")
+    elif path == "counts":
+        raise ValueError("path='counts' needs a ul.Mechanism with an exact count sampler.")
     else:
         label = getattr(sampler, "__name__", type(sampler).__name__)
         d = _validate.check_int("d", d, minimum=2) if d is not None else None
@@ -223,12 +238,12 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     bar = _progress.make_progress(progress, I * per_input, desc="audit_sampler")
     k_sel, k_fresh = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
     sel = None
-    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host):
+    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path):
         sel = draws.add(sel, c)
         bar.update(I * c.n)
     if kind == "python":
         mode = host.mode
-    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host)
+    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path)
 
     E = np.asarray(spec.E, np.float64)
     pi, pj = np.nonzero(~np.eye(I, dtype=bool) & np.isfinite(E[np.ix_(tested, tested)]))

@@ -272,3 +272,18 @@ def test_bad_samplers_raise(key):
     grid = jax.vmap(lambda e: ul.GRR(4, e))(jnp.array([0.5, 1.0]))
     with pytest.raises(ValueError, match="grid"):
         ul.audit_sampler(key, grid)
+
+
+@pytest.mark.slow
+def test_counts_path_follows_the_report_path(key):
+    """``path="counts"`` (GRR's exact count sampler) draws the same per-input histograms' law as ``perturb_batch``:
+    the bounds agree within their sampling spread and neither alarms."""
+    grr = ul.GRR(4, 1.0)
+    fast = ul.audit_sampler(key, grr, trials=400_000, inputs=(0, 1), path="counts", progress=False)
+    slow = ul.audit_sampler(key, grr, trials=400_000, inputs=(0, 1), progress=False)
+    assert fast.trials == slow.trials and abs(fast.eps_lower - slow.eps_lower) < 0.1
+    assert testing.fits(fast.pvalue), fast
+    with pytest.raises(ValueError, match="count sampler"):
+        ul.audit_sampler(key, ul.OUE(4, 1.0), path="counts")
+    with pytest.raises(ValueError, match="path"):
+        ul.audit_sampler(key, grr, path="fast")
