@@ -30,7 +30,7 @@ MAX_BITS = 16  # bit vectors up to this length are enumerated (2^16 report colum
 MAX_CELLS = 2**16  # report columns counted per input in the outputs form
 BATCH_REPORTS = 2**20  # reports per sampler call (all tested inputs together): bounds the device memory
 CALL_REPORTS = 2**23  # reports per device call (one progress update)
-HOST_BATCH = 2**15  # reports per host loop chunk (Python callables)
+HOST_BATCH = 2**16  # reports per host loop chunk (Python callables)
 
 
 class Counts(NamedTuple):
