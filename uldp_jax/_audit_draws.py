@@ -24,11 +24,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms.core import _records
+
 MAX_BITS = 16  # bit vectors up to this length are enumerated (2^16 report columns); longer ones use support events
 MAX_CELLS = 2**16  # report columns counted per input in the outputs form
 BATCH_REPORTS = 2**20  # reports per sampler call (all tested inputs together): bounds the device memory
 CALL_REPORTS = 2**23  # reports per device call (one progress update)
-HOST_BATCH = 2**15  # reports per host loop chunk (Python callables)
+HOST_BATCH = 2**16  # reports per host loop chunk (Python callables)
 
 
 class Counts(NamedTuple):
@@ -111,8 +113,9 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
       ValueError: a report outside ``[0, m)`` (outputs mode).
     """
     I = len(inputs)
-    b_sub = int(max(1, min(trials, BATCH_REPORTS // (I * max(width, 1)))))
-    inner = int(max(1, min(-(-trials // b_sub), CALL_REPORTS // (I * b_sub * max(width, 1)) or 1)))
+    # batch sizes rounded up to powers of two: a few compiled shapes serve every number of trials
+    b_sub = int(max(1, min(_pow2(trials), _pow2(BATCH_REPORTS // (I * max(width, 1))) // 2 or 1)))
+    inner = int(max(1, min(_pow2(-(-trials // b_sub)), CALL_REPORTS // (I * b_sub * max(width, 1)) or 1)))
     per_call = b_sub * inner
     xs = jnp.asarray(inputs, jnp.int32)
     for c in range(-(-trials // per_call)):
@@ -127,6 +130,46 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
             yield Counts(np.asarray(table, np.int64).reshape(I, m), remaining)
         else:
             yield Counts(tuple(np.asarray(a, np.int64) for a in acc), remaining)
+
+
+COUNT_CHUNK = 2**22  # reports per input per count-sampler draw (float32 carries such counts exactly)
+COUNT_CALL_CHUNKS = 8  # count-sampler draws per device call
+
+
+@functools.partial(jax.jit, static_argnames=("inner",))
+def _count_sampler_counts(mech: Any, key: jax.Array, inputs: jax.Array, start: jax.Array, remaining: jax.Array, *,
+                          inner: int) -> jax.Array:
+    """``int32[I, m]``: ``inner`` draws of the mechanism's exact count sampler (``counts().fixed``) for
+    ``COUNT_CHUNK`` users holding each input (the last ones cut to ``remaining`` users in all)."""
+    fixed = _records.counts_of(mech).fixed
+    d = mech.d
+
+    def body(acc, j):
+        n = jnp.clip(remaining - j * COUNT_CHUNK, 0, COUNT_CHUNK).astype(jnp.float32)
+        k = jax.random.fold_in(key, start + j)
+        rows = jax.vmap(lambda kk, x: fixed(kk, n * jax.nn.one_hot(x, d, dtype=jnp.float32)))(
+            jax.random.split(k, inputs.shape[0]), inputs)
+        return acc + jnp.round(rows).astype(jnp.int32), None
+
+    m = jax.eval_shape(lambda: fixed(key, jnp.zeros(d, jnp.float32))).shape[-1]
+    acc, _ = jax.lax.scan(body, jnp.zeros((inputs.shape[0], m), jnp.int32), jnp.arange(inner))
+    return acc
+
+
+def count_sampler_draws(mech: Any, key: jax.Array, inputs: np.ndarray, trials: int) -> Iterator[Counts]:
+    """Yields ``outputs`` counts drawn by the mechanism's exact count sampler (``path="counts"``: the sampler
+    ``ul.simulate``'s counts path uses), ``CALL_REPORTS`` reports per input per device call at most."""
+    inner = COUNT_CALL_CHUNKS  # one compiled shape for every number of trials: an empty chunk costs O(d)
+    per_call = inner * COUNT_CHUNK
+    xs = jnp.asarray(inputs, jnp.int32)
+    for c in range(-(-trials // per_call)):
+        remaining = min(per_call, trials - c * per_call)
+        table = _count_sampler_counts(mech, key, xs, jnp.int32(c * inner), jnp.int32(remaining), inner=inner)
+        yield Counts(np.asarray(table, np.int64), remaining)
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()
 
 
 def mechanism_cells(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> jax.Array:
@@ -167,8 +210,9 @@ class HostReports:
     """Turns a Python callable's reports into counts: items, bit vectors, hashable reports (a growing dictionary of
     report columns) or, with ``support``, support vectors. The first report fixes the form."""
 
-    def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None):
-        self.fn, self.vectorized, self.support, self.m = fn, vectorized, support, num_outputs
+    def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None,
+                 events: str = "auto"):
+        self.fn, self.vectorized, self.support, self.m, self.events = fn, vectorized, support, num_outputs, events
         self.form: str | None = None
         self.index: dict[Any, int] = {}
 
@@ -187,7 +231,9 @@ class HostReports:
         if arr.ndim == 0 and arr.dtype.kind in "iub":
             return "items"
         if arr.ndim == 1 and arr.dtype.kind in "iub" and np.all((arr == 0) | (arr == 1)):
-            return "bits" if arr.size <= MAX_BITS else "long-bits"
+            return "bits" if arr.size <= MAX_BITS and self.events != "support" else "long-bits"
+        if self.events == "support":
+            raise ValueError("events='support' needs bit-vector reports or support= (which items a report supports).")
         return "hashable"
 
     @property
@@ -200,12 +246,10 @@ class HostReports:
             self.form = self._decide(ys[0])
         if self.mode == "support":
             s = np.asarray(self.support(ys) if self.form == "support" else np.asarray(ys), bool)
-            own = s[np.arange(len(xs)), xs]
-            S1 = np.zeros((I, s.shape[1]), np.int64)
-            S0 = np.zeros_like(S1)
-            np.add.at(S1, rows[own], s[own])
-            np.add.at(S0, rows[~own], s[~own])
-            return (S1, S0, np.bincount(rows[own], minlength=I).astype(np.int64))
+            own = s[np.arange(len(xs)), xs].reshape(I, -1, 1)  # xs is repeat(inputs, b): rows are blocks
+            s = s.reshape(I, own.shape[1], -1)
+            return ((own & s).sum(axis=1, dtype=np.int64), (~own & s).sum(axis=1, dtype=np.int64),
+                    own.sum(axis=(1, 2), dtype=np.int64))
         if self.form == "items":
             cells = np.asarray(ys, np.int64)
         elif self.form == "bits":

@@ -21,7 +21,7 @@ import numpy as np
 
 from uldp_jax import _audit_draws as draws
 from uldp_jax import _progress, _validate
-from uldp_jax.mechanisms.core import _base, _grid_check, _report_space
+from uldp_jax.mechanisms.core import _base, _grid_check, _records, _report_space
 from uldp_jax.mechanisms.core._spec import PrivacySpec
 from uldp_jax.privacy import _empirical_eps as emp
 from uldp_jax.privacy._sampler_report import SamplerAudit
@@ -129,9 +129,11 @@ def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray,
 
 
 def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array, inputs: np.ndarray, trials: int,
-          host: draws.HostReports | None):
+          host: draws.HostReports | None, path: str = "reports"):
     if kind == "python":
         return draws.host_draws(host, inputs, trials)
+    if path == "counts":
+        return draws.count_sampler_draws(sampler, key, inputs, trials)
     if kind == "mechanism":
         fn = draws.mechanism_cells if mode == "outputs" else draws.mechanism_support
         return draws.device_draws(sampler, fn, None, mode, m, width, key, inputs, trials)
@@ -142,8 +144,8 @@ def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array
 def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | None = None, trials: int = 1_000_000,
                   confidence: float = 0.99, delta: float = 0.0, inputs: Any = None, num_outputs: int | None = None,
                   protected: Any = None, support: Callable | None = None, vectorized: bool = False,
-                  events: str = "auto", select_fraction: float = 0.2, progress: Any = "auto",
-                  name: str | None = None) -> SamplerAudit:
+                  events: str = "auto", select_fraction: float = 0.2, path: str = "reports",
+                  progress: Any = "auto", name: str | None = None) -> SamplerAudit:
     r"""Empirical lower bound on the privacy loss a sampler spends, with its confidence, pair and event.
 
     For every ordered pair ``(x, x')`` of tested inputs that the claim constrains, an event ``S`` (a set of
@@ -171,6 +173,9 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
       vectorized: the Python callable takes an array of inputs.
       events: ``"auto"``, ``"outputs"`` (sets of report columns) or ``"support"`` (support cells).
       select_fraction: share of each input's reports used to choose the events.
+      path: ``"reports"`` (``perturb_batch``, one report a trial) or, for a mechanism with item reports and an exact
+        count sampler (``counts().fixed``: GRR, uRR, the Hadamard family), ``"counts"``: the histograms that sampler
+        draws (the one ``ul.simulate``'s counts path uses), O(d) work per batch instead of O(n).
       progress: ``"auto"``, True, False or ``"stderr"`` (as ``ul.simulate``).
       name: how the report names the sampler.
 
@@ -190,6 +195,8 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     if events not in ("auto", "outputs", "support"):
         raise ValueError(f"Expected events={events!r} to be 'auto', 'outputs' or 'support'.")
     progress = _progress.check(progress)
+    if path not in ("reports", "counts"):
+        raise ValueError(f"Expected path={path!r} to be 'reports' or 'counts'.")
     alpha, delta = 1.0 - float(confidence), float(delta)
     kind = _sampler_kind(sampler)
     host = None
@@ -201,6 +208,14 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         d = int(sampler.d)
         spec = _resolve_spec(sampler.privacy_spec() if spec is None else spec, d, type(sampler).__name__)
         mode, m, width = _mechanism_form(sampler, events)
+        if path == "counts" and not (mode == "outputs" and sampler.report_kind == "item"
+                                     and _records.counts_of(sampler) is not None
+                                     and _records.counts_of(sampler).fixed is not None
+                                     and int(_report_space.num_stats(sampler)) == m):
+            raise ValueError(f"path='counts': {type(sampler).__name__} has no exact count sampler of its report "
+                             "histogram (counts().fixed over item reports); use path='reports'.")
+    elif path == "counts":
+        raise ValueError("path='counts' needs a ul.Mechanism with an exact count sampler.")
     else:
         label = getattr(sampler, "__name__", type(sampler).__name__)
         d = _validate.check_int("d", d, minimum=2) if d is not None else None
@@ -209,7 +224,7 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         if kind == "jax":
             mode, m, width = _function_form(sampler, d, num_outputs, events)
         else:
-            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs)
+            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs, events)
             mode, m, width = "?", num_outputs or 0, 1
     name = name or (repr(sampler) if kind == "mechanism" else getattr(sampler, "__name__", type(sampler).__name__))
     tested = _inputs(inputs, d)
@@ -223,12 +238,12 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     bar = _progress.make_progress(progress, I * per_input, desc="audit_sampler")
     k_sel, k_fresh = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
     sel = None
-    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host):
+    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path):
         sel = draws.add(sel, c)
         bar.update(I * c.n)
     if kind == "python":
         mode = host.mode
-    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host)
+    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path)
 
     E = np.asarray(spec.E, np.float64)
     pi, pj = np.nonzero(~np.eye(I, dtype=bool) & np.isfinite(E[np.ix_(tested, tested)]))
@@ -246,15 +261,14 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
                                alpha, delta)
     best = int(np.argmax(chosen.score - claimed))
 
-    fresh, curve_n, curve_eps = None, [], []
+    fresh, curve = None, []  # curve: (reports drawn, A, B, n) of the overall event after each chunk
     for c in fresh_chunks:
         fresh = draws.add(fresh, c)
         bar.update(I * c.n)
         fa, fb = _pair_cells(fresh, mode, pi[best:best + 1], pj[best:best + 1], xi[best:best + 1], xj[best:best + 1])
-        fa, fb = _widen(fa, chosen.mask.shape[1]), _widen(fb, chosen.mask.shape[1])
-        one = emp.Events(chosen.mask[best:best + 1], chosen.score[best:best + 1])
-        curve_n.append(I * (sel.n + fresh.n))
-        curve_eps.append(float(emp.event_bounds(one, fa, fresh.n, fb, fresh.n, alpha, delta)[0]))
+        w = max(fa.shape[1], chosen.mask.shape[1])
+        ev = _widen(chosen.mask[best:best + 1], w)[0]
+        curve.append((I * (sel.n + fresh.n), _widen(fa, w)[0][ev].sum(), _widen(fb, w)[0][ev].sum(), fresh.n))
     bar.close()
 
     a2, b2 = _pair_cells(fresh, mode, pi, pj, xi, xj)
@@ -265,9 +279,10 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     pair_eps = emp.event_bounds(events_all, a2, fresh.n, b2, fresh.n, alpha, delta)
     A = float(a2[best][mask_all[best]].sum())
     B = float(b2[best][mask_all[best]].sum())
-    eps_delta = tuple((float(dl), float(emp.bound(A, fresh.n, B, fresh.n, alpha, dl)))
-                      for dl in sorted(set(DELTAS) | {delta}))
+    deltas = np.array(sorted(set(DELTAS) | {delta}))
+    eps_delta = tuple(zip(deltas.tolist(), emp.bound(A, fresh.n, B, fresh.n, alpha, deltas).tolist()))
     eps_lower = max(float(pair_eps[best]), 0.0)
+    pvalue = emp.claim_pvalue(A, fresh.n, B, fresh.n, float(claimed[best]), delta)
 
     breaches: list = []
     if mode == "outputs" and spec.invertible_inputs is not None:
@@ -280,12 +295,19 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         event = " or ".join(_CELL_TEXT[c] for c in np.flatnonzero(mask_all[best])[::-1])
     return SamplerAudit(
         eps_lower=eps_lower, claimed=float(claimed[best]), ok=bool(eps_lower <= claimed[best] and not breaches),
-        confidence=float(confidence), delta=delta, pair=(int(xi[best]), int(xj[best])), event=event,
+        confidence=float(confidence), pvalue=pvalue, delta=delta, pair=(int(xi[best]), int(xj[best])), event=event,
         pairs=np.stack([xi, xj], axis=1), pair_eps=np.maximum(pair_eps, 0.0), pair_claimed=claimed,
         eps_delta=eps_delta, invertible_ok=not breaches, invertible_breaches=tuple(breaches),
+        event_counts=(int(A), int(B), int(fresh.n)),
         trials=I * per_input, select_trials=n_sel, fresh_trials=n_fresh,
-        curve=(np.asarray(curve_n, np.float64), np.asarray(curve_eps, np.float64)), events_from=mode,
+        curve=_curve(curve, alpha, delta), events_from=mode,
         kind=spec.kind, sampler=name)
+
+
+def _curve(points: list, alpha: float, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The overall event's bound after each fresh chunk, in one vectorised Clopper-Pearson call."""
+    drawn, A, B, n = (np.asarray(v, np.float64) for v in zip(*points))
+    return drawn, np.asarray(emp.bound(A, n, B, n, alpha, delta), np.float64)
 
 
 def _widen(t: np.ndarray, m: int) -> np.ndarray:

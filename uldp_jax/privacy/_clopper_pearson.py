@@ -48,6 +48,18 @@ def _bisect_tail(a: jax.Array, b: jax.Array, target: jax.Array) -> tuple[jax.Arr
     return lo, hi
 
 
+def _solve(a: np.ndarray, b: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Low end of the bisection bracket of ``I_p(a, b) = target``, elementwise; inputs are flattened and padded to a
+    power-of-two length so that a few compiled shapes serve every call."""
+    shape = a.shape
+    flat = [np.ravel(v) for v in (a, b, target)]
+    size = max(8, 1 << max(flat[0].size - 1, 0).bit_length())
+    padded = [np.pad(v, (0, size - v.size), constant_values=1.0 if i < 2 else 0.5) for i, v in enumerate(flat)]
+    with jax.enable_x64(True):
+        lo, _ = _bisect_tail(*(jnp.asarray(v, jnp.float64) for v in padded))
+    return np.asarray(lo, np.float64)[: flat[0].size].reshape(shape)
+
+
 def lower(k: Any, n: Any, alpha: Any) -> np.ndarray:
     """One-sided lower ``1 - alpha`` bound on ``p`` from ``k`` successes in ``n`` trials (float64, broadcast).
 
@@ -56,11 +68,9 @@ def lower(k: Any, n: Any, alpha: Any) -> np.ndarray:
     """
     k, n, alpha = _check(k, n, alpha)
     pos = k > 0
-    with jax.enable_x64(True):
-        # P(Bin(n, p) >= k) = I_p(k, n - k + 1) increases in p: the bound is the root of I_p = alpha, taken low.
-        a, b = jnp.asarray(np.where(pos, k, 1.0)), jnp.asarray(np.where(pos, n - k + 1.0, 1.0))
-        lo, _ = _bisect_tail(a, b, jnp.asarray(alpha * (1.0 - SLACK)))
-        return np.where(pos, np.asarray(lo, np.float64), 0.0)
+    # P(Bin(n, p) >= k) = I_p(k, n - k + 1) increases in p: the bound is the root of I_p = alpha, taken low.
+    lo = _solve(np.where(pos, k, 1.0), np.where(pos, n - k + 1.0, 1.0), alpha * (1.0 - SLACK))
+    return np.where(pos, lo, 0.0)
 
 
 def upper(k: Any, n: Any, alpha: Any) -> np.ndarray:
@@ -71,9 +81,7 @@ def upper(k: Any, n: Any, alpha: Any) -> np.ndarray:
     """
     k, n, alpha = _check(k, n, alpha)
     below = k < n
-    with jax.enable_x64(True):
-        # P(Bin(n, p) <= k) = I_{1-p}(n - k, k + 1) (a lower tail, no cancellation near 1) increases in 1 - p:
-        # the root in 1 - p is taken low, so p is taken high.
-        a, b = jnp.asarray(np.where(below, n - k, 1.0)), jnp.asarray(np.where(below, k + 1.0, 1.0))
-        lo, _ = _bisect_tail(a, b, jnp.asarray(alpha * (1.0 - SLACK)))
-        return np.where(below, 1.0 - np.asarray(lo, np.float64), 1.0)
+    # P(Bin(n, p) <= k) = I_{1-p}(n - k, k + 1) (a lower tail, no cancellation near 1) increases in 1 - p:
+    # the root in 1 - p is taken low, so p is taken high.
+    lo = _solve(np.where(below, n - k, 1.0), np.where(below, k + 1.0, 1.0), alpha * (1.0 - SLACK))
+    return np.where(below, 1.0 - lo, 1.0)

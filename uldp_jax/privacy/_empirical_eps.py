@@ -145,3 +145,20 @@ def invertible_violations(counts: np.ndarray, inputs: np.ndarray, protected: np.
         if len(who) > 1 or not invertible_inputs[who[0]]:
             out.append((int(y), who))
     return out
+
+
+def claim_pvalue(a: float, n_a: int, b: float, n_b: int, claimed: float, delta: float = 0.0) -> float:
+    """p-value of the claim ``eps <= claimed`` for one event: the smallest ``alpha`` at which ``bound`` exceeds
+    ``claimed`` (1.0 when no ``alpha < 1`` does). Read off two nested log-spaced grids of ``alpha`` and rounded up to
+    a grid point, so it is never smaller than the exact value (a conservative p-value)."""
+    lo, hi = -300.0, np.log10(1.0 - 1e-12)
+    for _ in range(2):
+        grid = np.linspace(lo, hi, 128)
+        above = bound(a, n_a, b, n_b, 10.0**grid, delta) > claimed
+        if not above.any():
+            return 1.0
+        first = int(np.argmax(above))
+        if first == 0:
+            return float(10.0**grid[0])
+        lo, hi = grid[first - 1], grid[first]
+    return float(10.0**hi)

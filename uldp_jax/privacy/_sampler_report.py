@@ -21,6 +21,8 @@ class SamplerAudit:
       claimed: the claimed eps of the attaining pair (``spec.E[x, x']``; the spec's eps for LDP and ULDP).
       ok: the bound does not exceed the claim (and no invertible output was seen breached, for ULDP).
       confidence: level of every bound (``1 - alpha``).
+      pvalue: p-value of the claim on the overall event: the smallest ``1 - confidence`` at which the bound would
+        exceed ``claimed`` (conservative; 1.0 when none would). ``ok`` is ``pvalue > 1 - confidence``.
       delta: the approximate-LDP ``delta`` the bound is taken at (0: pure LDP).
       pair: ``(x, x')`` attaining the overall bound (chosen on the selection sample).
       event: the outputs of its event (a tuple of report columns), or its description (``"supports x, not x'"``).
@@ -30,6 +32,7 @@ class SamplerAudit:
       eps_delta: ``((delta, eps), ...)``: the overall event's bound at several ``delta`` (approximate LDP).
       invertible_ok: no non-protected output was seen from a sensitive input or from two inputs (ULDP).
       invertible_breaches: ``((output, inputs), ...)`` the breaches seen.
+      event_counts: ``(A, B, n)``: fresh reports of ``x`` and of ``x'`` in the overall event, of ``n`` each.
       trials: reports drawn in all (both samples, all inputs).
       select_trials: reports per input in the selection sample.
       fresh_trials: reports per input in the fresh sample.
@@ -45,6 +48,7 @@ class SamplerAudit:
     claimed: float
     ok: bool
     confidence: float
+    pvalue: float
     delta: float
     pair: tuple[int, int]
     event: Any
@@ -54,6 +58,7 @@ class SamplerAudit:
     eps_delta: tuple[tuple[float, float], ...]
     invertible_ok: bool
     invertible_breaches: tuple[tuple[int, tuple[int, ...]], ...]
+    event_counts: tuple[int, int, int]
     trials: int
     select_trials: int
     fresh_trials: int
@@ -61,6 +66,15 @@ class SamplerAudit:
     events_from: str
     kind: str
     sampler: str
+
+    @property
+    def eps_point(self) -> tuple[float, float]:
+        """``(log(A / B), se)``: the overall event's empirical log-ratio (a point estimate, not a bound) and its
+        delta-method standard error ``sqrt(1/A - 1/n + 1/B - 1/n)`` (``inf`` where a count is 0)."""
+        A, B, n = self.event_counts
+        if A == 0 or B == 0:
+            return (float("inf") if A else float("nan"), float("inf"))
+        return float(np.log(A / B)), float(np.sqrt(max(1 / A - 1 / n + 1 / B - 1 / n, 0.0)))
 
     @property
     def verdict(self) -> str:
@@ -72,7 +86,8 @@ class SamplerAudit:
     def table(self, max_rows: int = 12) -> str:
         """The pairs with the largest bounds, one line each: ``x  x'  eps_lower  claimed``."""
         order = np.argsort(-np.where(np.isfinite(self.pair_eps), self.pair_eps, -1e300), kind="stable")
-        lines = [f"  {'x':>5} {'x_':>5}  {'eps_lower':>10}  {'claimed':>8}"]
+        lines = ["  pairs (each bound at the confidence on its own; their maximum is not a bound, the overall one is):",
+                 f"  {'x':>5} {'x_':>5}  {'eps_lower':>10}  {'claimed':>8}"]
         for i in order[:max_rows]:
             x, x_ = self.pairs[i]
             lines.append(f"  {x:>5} {x_:>5}  {_fmt(self.pair_eps[i]):>10}  {self.pair_claimed[i]:>8.4g}")
@@ -87,7 +102,7 @@ class SamplerAudit:
         lines = [head,
                  f"  empirical {what} lower bound {_fmt(self.eps_lower)} at confidence {self.confidence:g} "
                  f"(pair {self.pair}, event {_event_text(self.event)})",
-                 f"  verdict: {self.verdict}",
+                 f"  verdict: {self.verdict} (p-value of the claim {self.pvalue:.3g})",
                  f"  {self.trials:,} reports ({self.select_trials:,} per input to choose events, "
                  f"{self.fresh_trials:,} per input to bound them); events from {self.events_from}"]
         if not self.invertible_ok:
