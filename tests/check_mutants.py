@@ -232,8 +232,8 @@ class CMS(ul.Mechanism):
 class THE(ul.Mechanism):
     """Thresholded histogram encoding (Wang et al. 2017): bit ``j`` is ``1[x == j] + Laplace(2 / eps) > theta``,
     so the own bit is 1 w.p. ``p``, every other w.p. ``q``, and the bits' rate ``(1-p) q / (p (1-q))`` is not
-    ``exp(-eps)``. Honest everywhere except ``Likelihood(product=...)``, which EM reads with ``t = exp(-eps)``
-    (``likelihood``)."""
+    ``exp(-eps)``. Honest everywhere except ``Likelihood(product=...)``, which gives EM the log-odds ``eps``
+    (``t = exp(-eps)``, the unary encodings' rate) (``likelihood``)."""
 
     d: int = ul.static_field()
     eps: float
@@ -261,7 +261,7 @@ class THE(ul.Mechanism):
         return probs.prod(-1), jnp.ones(2**self.d, dtype=bool)
 
     def likelihood(self):
-        return _records.Likelihood(product=(np.ones(self.d, bool), False))
+        return _records.Likelihood(product=(np.ones(self.d, bool), False, self.eps))
 
     def privacy_spec(self):
         return ul.PrivacySpec.ldp(self.d, self.eps)

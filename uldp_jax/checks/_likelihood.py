@@ -5,10 +5,11 @@ Each form gives a model :math:`L(y, x)` of the report likelihood up to a factor 
 every column ``y`` of the channel is proportional to it, :math:`Q(y|x) = c(y) L(y, x)` for every input ``x``
 (zeros included). Checked, in float64, wherever the record has them:
 
-* ``product = (mask, invertible)``: :math:`L(y, x) = t + (1 - t) y_x` with :math:`t = e^{-\varepsilon}` for ``x`` in
+* ``product = (mask, invertible[, w])``: :math:`L(y, x) = t + (1 - t) y_x` with :math:`t = e^{-w}` (``w`` the
+  record's log-odds ratio, :math:`\varepsilon` without one) for ``x`` in
   ``mask``, :math:`t` for the other inputs, and (``invertible``) a column with one bit set outside ``mask``
-  comes from that bit's input alone: on every bit-pattern column. A sampler whose bits follow other rates than
-  :math:`e^{-\varepsilon}` (thresholded histogram encoding, say) fails, with the rate its channel implies;
+  comes from that bit's input alone: on every bit-pattern column. A record whose rate is not its bits' (a
+  thresholded histogram encoding given ``w = eps``, say) fails;
 * ``report(ys)``: the per-report factors (``SupportRatio`` or ``(L, w, N)``) of one sampled report of each column
   seen; an invertible report (weight 0) must have a column that one input alone reaches, and ``N`` must count
   them;
@@ -54,7 +55,10 @@ def product_model(mech: Any, product: tuple[Any, bool], m: int) -> np.ndarray:
     mask, invertible = np.asarray(product[0], bool), bool(product[1])
     d, k = int(mech.d), int(_report_space.num_stats(mech))
     bits = _reports.bits_table(k)[:, :d].astype(np.float64)
-    t = float(np.exp(-np.asarray(mech.eps, np.float64)))
+    # EM's rate: the record's log-odds ratio w when it gives one (``(mask, invertible, w)``), else t = exp(-eps)
+    # (the two-entry form's meaning on this branch; where EM resolves the rate otherwise, read it from there)
+    w = product[2] if len(product) > 2 else mech.eps
+    t = float(np.exp(-np.asarray(w, np.float64)))
     L = np.where(mask[None, :], t + (1.0 - t) * bits, t)
     if invertible:
         outside = bits[:, ~mask]
@@ -128,6 +132,6 @@ def check_likelihood(mech: Any, Q: np.ndarray, ys: Any = None, cols: np.ndarray 
     detail = f"{', '.join(checked)} against the exact channel: worst log-ratio spread {spread:.3g}{where}"
     if np.isfinite(spread) and spread <= LIKELIHOOD_RTOL:
         return CheckRow("likelihood", "pass", f"{detail}; tolerance {LIKELIHOOD_RTOL:g}")
-    why = {"product": "the product form takes t = exp(-eps); this channel's bits follow other rates",
+    why = {"product": "the product form's rate t is not this channel's bits' rate",
            "report": "report() gives factors the channel does not have", "ops": "ops do not compute p Q, Q v"}
     return CheckRow("likelihood", "FAIL", f"{detail}: {why[form]}, so EM is misspecified")
