@@ -2,8 +2,9 @@
 on a statistic that cannot identify p; emp+thr's null variance follows an overridden ``debias``.
 
 The mechanisms here are written as a user would, outside the package (README's KeepRR pattern). Every call that
-samples passes ``alpha=testing.ALPHA``: its sampler test is one check of the suite's budget (the default 1e-3 is a
-user's level, 200 times the per-check level).
+samples passes ``alpha=testing.ALPHA``: its sampler and leak rows are two checks of the suite's budget, at
+``ALPHA / 2`` each (the default 1e-3 is a user's level, 200 times the per-check level). The wrong mechanisms of
+issues 53 and 54 are in ``tests/check_mutants.py`` and ``tests/test_check_mutants.py``.
 """
 
 from __future__ import annotations
