@@ -211,7 +211,7 @@ def start_point(p_init: jax.Array, mix: float = 1e-3) -> jax.Array:
 
 def check_init(init: Any, d: int) -> Any:
     """Validates a user-supplied starting distribution: a real ``float[d]`` (shape and dtype also when traced;
-    values when concrete: finite, non-negative, positive sum)."""
+    values when concrete: a distribution, i.e. finite, non-negative, summing to 1 within 1e-4)."""
     if init is None:
         return init
     if isinstance(init, (str, bytes)) or not hasattr(init, "dtype") and not isinstance(init, (list, tuple)):
@@ -225,8 +225,9 @@ def check_init(init: Any, d: int) -> Any:
     if not _validate.is_concrete(init):
         return init
     arr = np.asarray(init, np.float64)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not arr.sum() > 0:
-        raise ValueError(f"Expected init to be a non-negative, finite vector with a positive sum, got {arr}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not abs(arr.sum() - 1.0) <= 1e-4:
+        raise ValueError(f"Expected init to be a distribution (non-negative, finite, summing to 1), got {arr} "
+                         f"(sum {arr.sum():.6g}).")
     return init
 
 

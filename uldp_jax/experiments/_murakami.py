@@ -357,17 +357,20 @@ def _demo_deviations(cfg: dict) -> list:
              "eps: 6 values (001 Fig 5: 0.1 to 10 with ln d)"] + _NO_BITS_EM(cfg))
 
 
+# Values the runs read by name (--set checks them before anything runs).
+_CHOICES = dict(mechanisms=tuple(MECHS), metric=tuple(_common.METRIC_AXIS))
+
 register(Experiment("demo", "reduced 001 Fig 5 on the Foursquare proxy (eps vs TV)", _DEMO, _DEMOQ, run_eps,
-                    paper_deviations=_demo_deviations))
+                    paper_deviations=_demo_deviations, choices=_CHOICES))
 register(Experiment("001-fig5", "001 Fig 5: eps vs TV (common mechanism)", _FIG5, _FIG5Q, run_eps,
-                    paper_deviations=_NO_BITS_EM))
+                    paper_deviations=_NO_BITS_EM, choices=_CHOICES))
 register(Experiment("001-fig10", "001 Fig 10: eps vs MSE (common mechanism)", _mse(_FIG5), _mse(_FIG5Q), run_eps,
-                    paper_deviations=_NO_BITS_EM))
+                    paper_deviations=_NO_BITS_EM, choices=_CHOICES))
 register(Experiment("001-fig6", "001 Fig 6: |X_S| vs TV at eps = 0.1 and ln d", _FIG6, _FIG6Q, run_sensitive,
-                    paper_deviations=_NO_BITS_EM))
+                    paper_deviations=_NO_BITS_EM, choices=_CHOICES))
 register(Experiment("001-fig11", "001 Fig 11: |X_S| vs MSE at eps = 0.1 and ln d", _mse(_FIG6), _mse(_FIG6Q),
-                    run_sensitive, paper_deviations=_NO_BITS_EM))
+                    run_sensitive, paper_deviations=_NO_BITS_EM, choices=_CHOICES))
 register(Experiment("001-fig7", "001 Fig 7: number of census attributes vs TV", _FIG7, _FIG7Q, run_attributes,
-                    paper_deviations=_NO_BITS_EM))
+                    paper_deviations=_NO_BITS_EM, choices=_CHOICES))
 register(Experiment("001-fig12", "001 Fig 12: number of census attributes vs MSE", _mse(_FIG7), _mse(_FIG7Q),
-                    run_attributes, paper_deviations=_NO_BITS_EM))
+                    run_attributes, paper_deviations=_NO_BITS_EM, choices=_CHOICES))

@@ -97,8 +97,12 @@ def _row_max(logq: np.ndarray, x: int) -> np.ndarray:
 
 def check_privacy_matrix(E: Any, d: int, name: str = "E") -> np.ndarray:
     """Validates an E matrix: float ``[d, d]``, non-negative, no NaN (``inf`` allowed), constraining some pair."""
+    raw = np.asarray(E) if not isinstance(E, (str, bytes)) else None
+    if raw is None or raw.dtype.kind not in "biuf":  # complex, str, object: np.float64 would drop or reject parts
+        raise TypeError(f"Expected {name} to be a real float [{d}, {d}] matrix, got "
+                        f"{type(E).__name__ if raw is None else f'dtype {raw.dtype}'}.")
     try:
-        E = np.asarray(E, dtype=np.float64)
+        E = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise TypeError(f"Expected {name} to be a float [{d}, {d}] matrix.") from e
     if E.shape != (d, d):

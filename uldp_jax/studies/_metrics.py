@@ -41,6 +41,7 @@ import jax
 import numpy as np
 
 from uldp_jax import theory
+from uldp_jax.studies import _spec
 
 THEORY_METHOD = "emp"
 BUILTIN = ("mse_per_item", "mse_sum", "l1", "tv")
@@ -52,11 +53,22 @@ def canonical(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def evaluate(name: str, metric: Any, est: Any, target: np.ndarray) -> np.ndarray:
+def _read_only(a: np.ndarray) -> np.ndarray:
+    out = np.array(a, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def evaluate(name: str, metric: Any, est: Any, target: np.ndarray, where: str = "") -> np.ndarray:
     """``float64[...]``: metric ``metric`` (a built-in name or a callable) of ``est [..., d]`` against ``target``.
 
+    A callable sees read-only copies of ``est`` and ``target``: one that writes into them fails (naming it)
+    instead of changing what later metrics and rows see.
+
     Raises:
-      ValueError: when a callable returns a shape other than ``est.shape[:-1]`` or non-finite values.
+      ValueError: when a callable returns a shape other than ``est.shape[:-1]`` or values that are not numbers.
+      TypeError, ValueError, RuntimeError: when a callable raises (the message names it and ``where``, the
+        mechanism, grid point, n and method).
     """
     est = np.asarray(est)
     if isinstance(metric, str):
@@ -68,9 +80,14 @@ def evaluate(name: str, metric: Any, est: Any, target: np.ndarray) -> np.ndarray
             return np.sum(err**2, axis=-1)
         l1 = np.sum(np.abs(err), axis=-1)
         return l1 if metric == "l1" else 0.5 * l1
-    out = np.asarray(metric(est, target), dtype=np.float64)
+    what = f"metric {name!r}" + (f" at {where}" if where else "")
+    raw = _spec.call_user(metric, what, (_read_only(est), _read_only(target)))
+    try:
+        out = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"Expected {what} to return numbers, got {type(raw).__name__} ({e}).") from None
     if out.shape != est.shape[:-1]:
-        raise ValueError(f"Expected metric {name!r} to return one value per estimate, shape {est.shape[:-1]} "
+        raise ValueError(f"Expected {what} to return one value per estimate, shape {est.shape[:-1]} "
                          f"for estimates of shape {est.shape}, got shape {out.shape}.")
     return out
 

@@ -146,7 +146,7 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
       metrics: names in ``("mse_per_item", "mse_sum", "l1", "tv")`` (units: ``mse_sum`` is a sum over items, as
         ``ul.theory.mse``; ``mse_per_item`` the per-item mean; aliases ``"mse"`` = ``"mse_per_item"``, ``"l2"`` =
         ``"mse_sum"``; see ``studies._metrics``) and callables
-        ``f(est[..., d], target[d]) -> [...]``, or a dict ``{name: metric}``.
+        ``f(est[..., d], target[d]) -> [...]`` (given read-only copies), or a dict ``{name: metric}``.
       p: ``float[d]`` distribution of the iid model.
       xs: ``int[N]`` users' items: the fixed model's users, or the population of ``sample="population"``.
       sample: ``"iid"`` (default with ``p``: users iid from ``p``), ``"fixed"`` (default with ``xs``: exactly
@@ -163,8 +163,10 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
       A ``StudyResult`` (``rows()``, ``to_csv``, ``to_pandas``, ``save``/``load``, ``plot``).
 
     Raises:
-      TypeError, ValueError: a bad argument (named in the message), a factory that fails or returns no
-        mechanism, or mechanisms over different domains.
+      TypeError, ValueError: a bad argument (named in the message), a factory or metric that fails (named with
+        the grid point), a factory that returns no mechanism, or mechanisms over different domains.
+      RuntimeError: a factory or metric that raises another error (``ZeroDivisionError``, ``KeyError``, ...):
+        the message names it and the grid point; the original error is its ``__cause__``.
     """
     spec = _spec.check_study(key, mechanisms, n=n, reps=reps, methods=methods, metrics=metrics, p=p, xs=xs,
                              sample=sample, simulate_options=simulate_options, grids=grids)
@@ -215,7 +217,8 @@ def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, ro
                       f"{why}", TheoryWarning, stacklevel=3)
     for method in spec.methods_at(name, n):
         for mname, metric in spec.metrics.items():
-            vals = _metrics.evaluate(mname, metric, est[method][i], target)
+            where = f"mechanisms[{name!r}], {_spec.point_label(spec, point)}, n={n}, method {method!r}"
+            vals = _metrics.evaluate(mname, metric, est[method][i], target, where)
             mean, se = _metrics.summarize(vals)
             th = _metrics.theory_value(metric, method, v)
             row = {"mechanism": name, **{g: point.get(g) for g in spec.grids}, "n": n, "sample": spec.sample,

@@ -251,14 +251,28 @@ def _signature(mech: Any) -> tuple:
     return treedef, tuple((np.shape(x), jnp.result_type(x)) for x in leaves)
 
 
+def point_label(spec: StudySpec, point: dict) -> str:
+    """The grid point as the study's grids index it (``eps[1]=2.0, theta[0]=0.1``; ``no swept parameter``)."""
+    return ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items()) or "no swept parameter"
+
+
+def call_user(fn: Any, what: str, args: tuple = (), kwargs: dict | None = None) -> Any:
+    """``fn(*args, **kwargs)`` for a caller's factory or metric; an error it raises is re-raised naming ``what``
+    (the callable and the grid point): ``TypeError``/``ValueError`` keep their type, any other error (a
+    ``ZeroDivisionError``, a ``KeyError`` in the caller's code) becomes a ``RuntimeError`` chained to it."""
+    try:
+        return fn(*args, **(kwargs or {}))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what} failed: {e}") from e
+    except Exception as e:  # noqa: BLE001 - the caller's code: say which callable and point, keep the cause
+        raise RuntimeError(f"{what} raised {type(e).__name__}: {e}") from e
+
+
 def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
     """``factories[name](**point)``, checked to be a mechanism inside the documented ranges (``validate_grid``); an
-    error names the grid argument and the bad point's index in it (``eps[1]=150.0``)."""
-    at = ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items())
-    try:
-        mech = spec.factories[name](**point)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"mechanisms[{name!r}]({point}) failed at study grid point {at}: {e}") from e
+    error names the factory and the bad point's index in the grid (``eps[1]=150.0``)."""
+    at = point_label(spec, point)
+    mech = call_user(spec.factories[name], f"mechanisms[{name!r}]({point}) at study grid point {at}", kwargs=point)
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mechanisms[{name!r}]({point}) to return a mechanism, got {type(mech).__name__}.")
     try:  # the documented ranges hold at every point, also for a factory whose mechanism checks nothing itself
