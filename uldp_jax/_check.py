@@ -20,7 +20,7 @@ Five checks, each on what the mechanism hands over, never on the code path under
 * **draws**: the random words ``perturb_batch`` draws when x64 is enabled (read from its jaxpr, nothing is run).
   A draw without a dtype (``jax.random.uniform(k, shape)``) becomes 64-bit under ``jax_enable_x64``: twice the
   random words per user and different reports. That is a cost, not a wrong law, so the row says ``warn`` and
-  ``ok`` does not change; every library sampler passes (``tests/simulate/test_kernels_x64.py``).
+  ``ok`` does not change; every library sampler passes (``tests/engine/test_kernels_x64.py``).
 
 A check that cannot run (a channel too large to enumerate, a report space without a per-report statistic, a
 sampler that needs more inputs than ``xs``) is reported as skipped with the reason, never as passed.

@@ -15,7 +15,7 @@ import json
 import os
 import numpy as np
 
-from uldp_jax.simulate import SimResult
+from uldp_jax.engine import SimResult
 
 FORMAT = "uldp_jax.SimResult/1"
 

@@ -1,6 +1,6 @@
 """The sizing policy: chunk, repetition-batch and EM-pass sizes per device (results never depend on them).
 
-A leaf module (jax only) below estimation and the engine: the engine (``uldp_jax.simulate``) sizes its per-user
+A leaf module (jax only) below estimation and the engine: the engine (``uldp_jax.engine``) sizes its per-user
 chunks, repetition batches and counts-path chunks from ``sizing()``, and the EM passes
 (``estimation/_em_passes.py``) size their column chunks from it.
 """

@@ -159,7 +159,7 @@ def test_simulate_em_reports_match_stats():
     assert testing.at_most(tv_em, mean, sd), (tv_em, mean, sd)
     assert testing.at_most(tv_emp, mean, sd), (tv_emp, mean, sd)
     # the reports of repetition 0, regenerated with the documented schedule, aggregate to stats[0]
-    from uldp_jax.simulate import _layout as sim
+    from uldp_jax.engine import _layout as sim
     key_r = jax.random.fold_in(jax.random.key(7), 0)
     data = jnp.asarray(np.pad(np.asarray(xs), (0, 3 * 1024 - 3000)))
     total = np.zeros(m.d, np.int64)

@@ -11,8 +11,8 @@ import scipy.optimize
 import uldp_jax as ul
 from uldp_jax.estimation import _em, _em_packed, _packed
 from uldp_jax.estimation._em_reports import em_reports, to_packed, to_support
-from uldp_jax.simulate import _reports
-from uldp_jax.simulate._plan import make_plan
+from uldp_jax.engine import _reports
+from uldp_jax.engine._plan import make_plan
 
 _COMPILES = []
 jax.monitoring.register_event_duration_secs_listener(

@@ -38,8 +38,7 @@ import numpy as np
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
 from uldp_jax.mechanisms.core import _reports
-from uldp_jax.mechanisms.core._likelihood import SupportRatio
-from uldp_jax.mechanisms.core._records import likelihood_of
+from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
 DEFAULT_MAX_ITERS = 10_000
 
@@ -300,10 +299,11 @@ _DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, rep
 def _resolve_em(mech: Any) -> _registry.Method:
     if mech.report_kind == "item":
         return _registry.Method(_em_stats_method, "stats", _DOC)
-    return _registry.Method(_em_reports_method, "reports", _DOC)
+    return _registry.Method(_em_reports_method, "reports", _DOC, forms=_registry.FORMS)
 
 
-_registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em)
+_registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em, forms=_registry.FORMS)
 _registry.register_method(
     "em-pure", _em_pure_method, "reports",
-    "EM on per-report likelihoods (likelihood().report): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.")
+    "EM on per-report likelihoods (likelihood().report): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.",
+    forms=_registry.FORMS)

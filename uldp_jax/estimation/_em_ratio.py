@@ -30,8 +30,7 @@ from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed
 from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core._likelihood import SupportRatio
-from uldp_jax.mechanisms.core._records import likelihood_of
+from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
 GRAM_BLOCK = 2048  # rows per block of the Hessian's subsampled Gram (bounds its temporaries)
 

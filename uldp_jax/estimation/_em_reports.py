@@ -29,6 +29,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits
 from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed, _support, _threshold
 from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
@@ -117,7 +118,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
         raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
     dtype = jnp.zeros(()).dtype
     eps = jnp.asarray(mech.eps, dtype)
-    built = isinstance(ys, _compact.CompactBits)  # packed here from checked reports: not checked again below
+    built = isinstance(ys, CompactBits)  # packed here from checked reports: not checked again below
     if built:
         _compact.check(mech, ys)
         if not _validate.is_concrete(ys.ones):
@@ -160,7 +161,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     return p_hat, info
 
 
-def _packed_is_smaller(mech: Any, ys: _compact.CompactBits) -> bool:
+def _packed_is_smaller(mech: Any, ys: CompactBits) -> bool:
     """Whether bit-packed bytes (``d / 8`` per report) take less memory than support lists (2 bytes per one)."""
     prod_mask, _ = _unary_parts(mech)
     host = np.asarray(ys.ones)  # a view on CPU; counted HOST_ROWS rows at a time (an eager jnp.sum compared the

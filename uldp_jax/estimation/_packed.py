@@ -23,13 +23,15 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core import _compact, _host, _pytree
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, host_array
+from uldp_jax.mechanisms import pytree_dataclass
 
 PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
 HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
 
 
-@_pytree.pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
+@pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
 @dataclasses.dataclass(frozen=True)
 class PackedReports:
     """Bit-vector reports bit-packed over the product-part items (module docstring).
@@ -105,7 +107,7 @@ def pack_ones(mech: Any, ones: jax.Array, mask: jax.Array | None = None) -> tupl
     ones = ones.astype(jnp.int32)
     if mask is not None:
         ones = jnp.where(mask[:, None], ones, d)
-    stats = _compact.aggregate(_compact.CompactBits(ones, d))
+    stats = _compact.aggregate(CompactBits(ones, d))
     keep = jnp.ones(m, bool) if mask is None else mask.astype(bool)
     inverted = jnp.zeros(d, jnp.int32)
     if has_inv:
@@ -153,7 +155,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     parts, weights = [], []
     inverted, stats = np.zeros(d, np.int64), np.zeros(d, np.int64)
     for blk in blocks:
-        if isinstance(blk, _compact.CompactBits):
+        if isinstance(blk, CompactBits):
             _compact.check(mech, blk)
             ones = np.asarray(blk.ones)
             stats += _support._row_bincount(ones, d + 1)[:d]
@@ -177,7 +179,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     rows = padded_rows(n, chunk) if rows is None else int(rows)
     if rows < n or rows % chunk:
         raise ValueError(f"Expected rows >= {n} and a multiple of {chunk}, got rows={rows}.")
-    out = _host.host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
+    out = host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
     w = np.zeros(rows, np.float32)
     r = 0
     for p, k in zip(parts, weights):

@@ -23,8 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _sizing, _validate
-from uldp_jax.mechanisms.core import _compact, _host, _pytree
-from uldp_jax.mechanisms.core._records import likelihood_of
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, host_array
+from uldp_jax.mechanisms import pytree_dataclass
+from uldp_jax.mechanisms.core import likelihood_of
 
 CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
 MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
@@ -34,7 +36,7 @@ AUTO_COLUMNS_ENTRIES = 2**22  # layout="auto" builds the column layout from this
 HOST_ROWS = 4096  # rows per slice of the host-side packing loops (bounds their int64 temporaries)
 
 
-@_pytree.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
+@pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
                         meta_fields=("chunk", "block_rows"))
 @dataclasses.dataclass(frozen=True)
 class SupportReports:
@@ -74,7 +76,7 @@ def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
     return np.asarray(mask, bool), bool(inv)
 
 
-def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any,
+def pack_compact(mech: Any, ys: CompactBits, dtype: Any,
                  count_stats: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Concrete ``CompactBits`` -> (support rows of the product-part reports, inverted counts int64[d],
     stats int64[d]) on the host, without the dense bits. ``count_stats=False``: stats ``None`` where the support
@@ -121,7 +123,7 @@ def row_chunk(n: int, width: int) -> int:
     return max(1, min(n, rows))
 
 
-def compact_rows(mech: Any, ys: _compact.CompactBits, chunk: int | None = None) -> SupportReports:
+def compact_rows(mech: Any, ys: CompactBits, chunk: int | None = None) -> SupportReports:
     """Row-layout ``SupportReports`` from ``CompactBits`` in JAX (jittable; invertible rows get weight 0)."""
     d = mech.d
     prod_mask, has_inv = unary_parts(mech)
@@ -338,7 +340,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
             and packed[0].flags.c_contiguous:
         support = packed.pop()  # the reports' own buffer (ul.perturb's compact ones, aligned): no copy at all
     else:
-        support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
+        support = host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
         row = 0
         packed.reverse()
         while packed:  # release each packed block once copied
@@ -369,8 +371,8 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
             if stats is None:
                 stats = np.sum(counts, axis=0)
             num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
-            col_rows = _host.host_array((num_blocks, num_seg, COLUMN_SEGMENT), np.uint16, block_rows)
-            col_item = _host.host_array((num_blocks, num_seg), np.int32, d)
+            col_rows = host_array((num_blocks, num_seg, COLUMN_SEGMENT), np.uint16, block_rows)
+            col_item = host_array((num_blocks, num_seg), np.int32, d)
             list(pool.map(fill, range(num_blocks)))
         col_rows, col_item = jax.device_put(col_rows), jax.device_put(col_item)
     return SupportReports(support_dev, jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
@@ -390,12 +392,12 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = None,
       layout: ``"rows"`` (support lists only), ``"columns"`` (also the column layout: faster EM steps, twice
         the memory) or ``"auto"`` (columns from ``AUTO_COLUMNS_ENTRIES`` padded entries on).
     """
-    single = isinstance(ys, _compact.CompactBits)
+    single = isinstance(ys, CompactBits)
     blocks = [ys] if hasattr(ys, "shape") else ys  # CompactBits has a shape too
     dtype = index_dtype(mech.d) if dtype is None else dtype
     packed, inverted, stats = [], np.zeros(mech.d, np.int64), np.zeros(mech.d, np.int64)
     for b in blocks:
-        if isinstance(b, _compact.CompactBits):  # one block of every report's ones: counted with the layout
+        if isinstance(b, CompactBits):  # one block of every report's ones: counted with the layout
             sup, inv, st = pack_compact(mech, b, dtype, count_stats=not single)
         else:
             sup, inv, st = pack_block(mech, b, dtype)

@@ -20,6 +20,7 @@ from uldp_jax import _sizing
 from uldp_jax.estimation._support import (CHUNK_ENTRIES, COLUMN_CHUNK, COLUMN_SEGMENT, MAX_BLOCK_ROWS, SupportReports,
                                           _ceil)
 from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits
 
 
 SCAN_UNROLL = 8  # rows placed per iteration of the scan (loop overhead per row; 0.16 -> 0.11 s at bench_em's uRAP)
@@ -58,7 +59,7 @@ def _block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGME
     segments inside the scan that places them, so no ``B x L`` int32 temporary (slots, row ids, indices) is held:
     at bench_em's RAPPOR (60,120 x 833 a block) XLA's temporaries fell from 1108 to 9.5 MiB a block."""
     rows, width = sup.shape
-    counts = _compact.aggregate(_compact.CompactBits(sup, d))
+    counts = _compact.aggregate(CompactBits(sup, d))
     nseg = (counts + seg - 1) // seg
     seg_end = jnp.cumsum(nseg)
     base = jnp.append((seg_end - nseg) * seg, num_seg * seg)  # first slot of each item; padding: out of range

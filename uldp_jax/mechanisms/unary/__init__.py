@@ -11,3 +11,7 @@ register(SUE, lambda e: SUE(4, e))
 register(OUE, lambda e: OUE(4, e))
 register(URAP, lambda e: URAP(5, (0, 2, 3), e))
 register(UUE, lambda e: UUE(5, (0, 2, 3), e, p=0.4))
+
+__all__ = [
+    "OUE", "RAPPOR", "SUE", "UE", "URAP", "UUE",
+]

@@ -24,7 +24,8 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
-from uldp_jax.simulate import _layout as _schedule
+from uldp_jax.mechanisms.core import CompactBits
+from uldp_jax.engine import _layout as _schedule
 
 
 def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
@@ -99,8 +100,8 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             ones = jnp.where(w[:, None], ones[:, :cut], jnp.asarray(m.d, ones.dtype))
             if by_user:  # invertible reports found per user; their rows are padded after the column move
                 wt, inv = _support.own_bit_rows(m, ones, xs, w)
-                return ones, wt, inv, _compact.aggregate(_compact.CompactBits(ones, m.d)), passed
-            sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
+                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d)), passed
+            sup = _support.compact_rows(m, CompactBits(ones, m.d), block_size)
             return sup.support, sup.weight * w, sup.inverted, sup.stats, passed
 
         by, wt, inv, st, passed = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)

@@ -7,7 +7,7 @@ report-based estimators), collaborative sampling and the experiments all draw th
 same ``(key, block_size)`` gives the same reports everywhere; the counts path hands ``key_r`` to the mechanism's
 count sampler. The sizing policy (chunk, repetition-batch and EM-pass sizes per device) lives in
 ``uldp_jax._sizing``, below estimation (the EM passes read it). Collaborative sampling and the experiments
-import this module through ``uldp_jax.simulate``.
+import this module through ``uldp_jax.engine``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _report_space, _reports
+from uldp_jax.mechanisms.core import _reports
+from uldp_jax.mechanisms.core import num_stats
 
 
 def _common_axis(shapes: list[tuple[int, ...]]) -> int | None:
@@ -146,7 +147,7 @@ def rep_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: in
     def chunk(total, c):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, c), None
 
-    total, _ = jax.lax.scan(chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32), chunk_ids)
+    total, _ = jax.lax.scan(chunk, jnp.zeros(num_stats(mech), jnp.int32), chunk_ids)
     return total
 
 
@@ -157,7 +158,7 @@ def rep_stats_range(key_r, mech, n, data, iid: bool, block_size: int, chunk_bloc
     def chunk(i, total):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, first + i)
 
-    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32))
+    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(num_stats(mech), jnp.int32))
 
 
 def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data: jax.Array, iid: bool,

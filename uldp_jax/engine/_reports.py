@@ -2,7 +2,7 @@
 
 ``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
 "em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
-randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs`` + ``mech.perturb_batch``, block
+randomness layout of the per-user path (``uldp_jax.engine._layout.block_inputs`` + ``mech.perturb_batch``, block
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``. Where the
 route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
@@ -36,9 +36,10 @@ import numpy as np
 
 from uldp_jax import _sizing, _validate
 from uldp_jax.estimation import _packed, _support
-from uldp_jax.mechanisms.core import _compact, _report_space
-from uldp_jax.simulate import _layout as _schedule
-from uldp_jax.simulate import _report_bounds, _reports_device
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, num_stats
+from uldp_jax.engine import _layout as _schedule
+from uldp_jax.engine import _report_bounds, _reports_device
 
 MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
 
@@ -84,6 +85,8 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
     pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
+    if spec.input == "reports" and not spec.forms:  # the documented protocol: ul.perturb's form (_registry)
+        return _perturb_form_estimates(key, mech, spec, data, n, iid, (block_size, num_blocks), reps, opts, grid), None
     if grid is not None and _is_unary(mech):
         # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
         # support lists for compact reports with few ones); points of one form and size share
@@ -97,6 +100,27 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
     return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
 
 
+def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, grid):
+    """Each repetition's reports in ``ul.perturb``'s form, handed concrete to a method that declares no engine
+    form (``_registry``'s protocol): ``CompactBits`` where the compact sampler draws the stats, else
+    ``perturb_batch``'s reports; a grid point by point."""
+    block_size, num_blocks = blocks
+    if grid is not None:
+        points = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech) for i in range(grid)]
+        return jnp.stack([_perturb_form_estimates(key, pt, spec, data, n, iid, blocks, reps, opts, None)
+                          for pt in points])
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        items_s = _StaticItems(compact.params[0])
+        per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps))
+        nc = max(int(per[..., 0].max()), 1)
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
+    _check_bytes(1, num_blocks * block_size, int(num_stats(mech)) if mech.report_kind == "bits" else 4)
+    draw = jax.jit(rep_reports, static_argnums=(3, 4, 5, 6))
+    return jnp.stack([spec.fn(mech, draw(jax.random.fold_in(key, r), mech, data, n, iid, block_size, num_blocks),
+                              **opts) for r in range(reps)])
+
+
 def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
     """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind; ``pop``: the
     plan's ``(xs, target)``."""
@@ -105,7 +129,7 @@ def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
-    per_user = int(_report_space.num_stats(mech)) if mech.report_kind == "bits" else 4
+    per_user = int(num_stats(mech)) if mech.report_kind == "bits" else 4
     _check_bytes(rep_batch, num_blocks * block_size, per_user)
 
     def one_rep(m, r):
@@ -229,7 +253,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
     (``sample_sizes`` / ``sample_counts``; no positions; the host sums blocks in int64)."""
     prod_mask, has_inv = _support.unary_parts(m)
     prod = jnp.asarray(prod_mask)
-    d = _report_space.num_stats(m)
+    d = num_stats(m)
     # where every "other" item is in the product part, a report leaves it only by its own bit: count per report,
     # so that the ones of the rows EM keeps are bounded, not every report's (uRAP's invertible rows hold ones
     # too: at bench_em's setting 6.2M kept of 27.7M, and the column layout was sized for all of them)
@@ -254,7 +278,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
 def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks):
     """``ones[num_blocks * block_size, W]`` of one repetition (masked users: all padding)."""
-    d = _report_space.num_stats(m)
+    d = num_stats(m)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
@@ -341,7 +365,7 @@ def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
 def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
     """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
     repetition's packed bytes would pass ``MAX_REPORT_BYTES`` (memory O(number of ones), never ``n x d``)."""
-    d = _report_space.num_stats(mech)
+    d = num_stats(mech)
     n_arr = jnp.int32(n)
     out = []
     for r in range(reps):
@@ -349,7 +373,7 @@ def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps
         ones = np.asarray(_compact_reports(mech, key_r, data, n_arr, iid, block_size, num_blocks, nc))[:n]
         width = max(max((int(np.max(np.sum(ones[i:i + 4096] < d, axis=1), initial=0))
                          for i in range(0, n, 4096)), default=0), 1)
-        ys = _compact.CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
+        ys = CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
         del ones
         if spec.input == "stats":
             out.append(spec.fn(mech, mech.aggregate(ys), n, **opts))

@@ -28,7 +28,8 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _support
-from uldp_jax.mechanisms.core import _compact, _report_space
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import num_stats
 
 MISS = 1e-3  # chance per call that the reports pass a predicted size (the call then sizes them exactly)
 
@@ -45,7 +46,7 @@ def predicted_sizes(mech: Any, xs: np.ndarray | None, target: np.ndarray, n: int
     items_s, own_prob, q = compact.params
     if not (_validate.is_concrete(own_prob) and _validate.is_concrete(q)):
         return None
-    d = _report_space.num_stats(mech)
+    d = num_stats(mech)
     s = int(np.asarray(items_s).shape[0])
     q = float(np.asarray(q, np.float64))
     own = np.broadcast_to(np.asarray(own_prob, np.float64), (d,))

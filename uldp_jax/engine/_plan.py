@@ -18,10 +18,10 @@ import numpy as np
 
 from uldp_jax import _api, _progress, _validate
 from uldp_jax._sizing import DEFAULT_CHUNK_BYTES, pow2_floor, sizing
-from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _report_space
-from uldp_jax.simulate import _counts_path, _shard
-from uldp_jax.simulate._layout import alias_table, check_inputs, grid_size
+from uldp_jax.estimation import get_method
+from uldp_jax.mechanisms.core import num_stats
+from uldp_jax.engine import _counts_path, _shard
+from uldp_jax.engine._layout import alias_table, check_inputs, grid_size
 
 DEFAULT_BLOCK_SIZE = 1024
 MIN_REP_LEN = 64  # per-user rep_ids length floor (padding reps cost nothing there; see ``rep_length``)
@@ -92,7 +92,7 @@ def bucket(x: int) -> int:
 def stable_rows(rows: int, mech: Any) -> int:
     """``max(rows, floor)``, ``floor`` = ``MIN_REP_LEN`` or the largest power of two of rows whose stats stay under
     2**16 entries."""
-    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(_report_space.num_stats(mech), 1))))
+    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(num_stats(mech), 1))))
 
 
 def rep_length(rep_chunk: int, mech: Any, path: str) -> int:
@@ -113,7 +113,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
     the signature for callers; it no longer changes the answer).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
-    width = 1 if mech.report_kind == "item" else max(int(_report_space.num_stats(mech)), 1)
+    width = 1 if mech.report_kind == "item" else max(int(num_stats(mech)), 1)
     per_block = block_size * width * 4 * 3
     return int(pow2_floor(max(1, chunk_bytes // per_block)))
 
@@ -121,7 +121,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
 def per_user_words(mech: Any, iid: bool) -> float:
     """Random words per user on the per-user path (estimate): one per statistic for bit-like reports, about two
     for an item report, two more for the alias draw of the iid model."""
-    own = 2.0 if mech.report_kind == "item" else float(max(int(_report_space.num_stats(mech)), 1))
+    own = 2.0 if mech.report_kind == "item" else float(max(int(num_stats(mech)), 1))
     return own + (2.0 if iid else 0.0)
 
 
@@ -247,7 +247,7 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     ``methods`` may be empty (``simulate_stats``); ``needs_reports`` then says whether the caller needs the
     per-user path's reports (a method of its own on per-report likelihoods). See ``simulate`` for the rest.
     """
-    resolved = {m: _registry.get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
+    resolved = {m: get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
     needs_reports = needs_reports or any(spec.input != "stats" for spec in resolved.values())
     if needs_reports and path == "counts":
         resolve_path(path, mech, True, True)  # raises: the counts path serves no report-based method

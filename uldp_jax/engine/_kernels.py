@@ -15,9 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _progress
-from uldp_jax.mechanisms.core import _report_space
-from uldp_jax.simulate import _counts_path, _shard
-from uldp_jax.simulate._layout import rep_stats_range
+from uldp_jax.mechanisms.core import num_stats
+from uldp_jax.engine import _counts_path, _shard
+from uldp_jax.engine._layout import rep_stats_range
 
 TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
 
@@ -59,7 +59,7 @@ def per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk
         st = jax.vmap(one_rep)(jax.lax.dynamic_slice_in_dim(ids, j * batch, batch))
         return jax.lax.dynamic_update_slice_in_dim(out, st, j * batch, axis=0)
 
-    stats = jax.lax.fori_loop(0, todo, body, jnp.zeros((nb * batch, _report_space.num_stats(mech)), jnp.int32))[:R]
+    stats = jax.lax.fori_loop(0, todo, body, jnp.zeros((nb * batch, num_stats(mech)), jnp.int32))[:R]
     return stats if axis is None else jax.lax.psum(stats, axis)
 
 

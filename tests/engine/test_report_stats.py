@@ -7,7 +7,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax.estimation import _registry, _support
-from uldp_jax.simulate import _engine, _plan, _reports
+from uldp_jax.engine import _engine, _plan, _reports
 
 
 def _per_user_stats(key, mech, **data):
