@@ -46,8 +46,8 @@ def significance_threshold(mech: Any, n: Any, alpha: Any = 0.05) -> jax.Array:
     alpha = check_alpha(alpha)
     d = mech.d
     # Mechanisms with their own ``estimator().debias`` (Hadamard response family) have no affine form.
-    affine = affine(mech)
-    dtype = jnp.zeros(()).dtype if affine is None else affine[0].dtype
+    form = affine(mech)
+    dtype = jnp.zeros(()).dtype if form is None else form[0].dtype
     var0 = _empirical.empirical_variance(mech, jnp.zeros((d,), dtype), n)
     z = jax.scipy.special.ndtri(1.0 - jnp.asarray(alpha, dtype) / d)
     return z * jnp.sqrt(jnp.maximum(var0, 0.0))
