@@ -575,19 +575,9 @@ def test_no_new_private_cross_package_imports():
 SIZE_WORDS = ("BYTES", "ROWS", "ENTRIES", "CHUNK", "BLOCK", "BATCH", "SIZE", "WORDS", "CELLS", "SEGMENT", "COLUMNS",
               "LEN", "HASHES", "ITEMS", "MEMORY", "STEP")
 SIZE_CONSTANTS = {
-    "_api": {"MAX_REPORT_BYTES"},
-    "_validate": {"D_MAX"},
+        "_validate": {"D_MAX"},
     "data._grid": {"GOWALLA_STEP"},
-    "engine._layout": {"MAX_VECTOR_BYTES"},
-    "engine._plan": {"BINOMIAL_WORDS", "COUNTS_BYTES_PER_DRAW", "COUNTS_MEMORY", "DEFAULT_BLOCK_SIZE", "MIN_REP_LEN"},
-    "engine._reports": {"MAX_REPORT_BYTES"},
-    "estimation._em": {"MAX_LIKELIHOOD_CELLS"},
-    "estimation._em_newton": {"HESSIAN_ROWS", "MAX_NEWTON_D"},
-    "estimation._em_packed": {"DOT_MIN_BYTES"},
-    "estimation._em_ratio": {"GRAM_BLOCK"},
-    "estimation._packed": {"HOST_ROWS", "PACKED_CHUNK_BYTES"},
-    "estimation._support": {"AUTO_COLUMNS_ENTRIES", "CHUNK_ENTRIES", "COLUMN_CHUNK", "COLUMN_SEGMENT", "HOST_ROWS",
-                            "MAX_BLOCK_ROWS"},
+    "engine._plan": {"DEFAULT_BLOCK_SIZE"},  # simulate's block_size default: it fixes the key layout
     "mechanisms.core._binomial": {"INVERSION_STEPS"},
     "mechanisms.core._compact": {"AGG_ENTRIES", "CHUNK", "COMPACT_MIN_D", "LATE_BLOCK", "USER_BLOCK"},
     "mechanisms.core._hashing": {"MAX_CHANNEL_HASHES", "MAX_EXPLICIT_HASHES"},

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.estimation import get_method
 from uldp_jax.mechanisms import Mechanism
@@ -87,7 +88,7 @@ def _perturb_grid(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: Any) ->
     shape = grid_shape_or_none(mech)
     out = jax.eval_shape(lambda k, m, x: _over_grid(lambda mm: mm.perturb_batch(k, x), len(shape))(m), key, mech, xs)
     nbytes = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
-    if nbytes > MAX_REPORT_BYTES:
+    if nbytes > _sizing.sizing().perturb_report_bytes:
         raise _size_error(_grid_point(mech, (0,) * len(shape)), (int(xs.shape[0]) if xs.ndim else 1) *
                           math.prod(shape), nbytes)
     return _perturb_grid_jit(key, mech, xs, len(shape))
@@ -105,14 +106,10 @@ def _perturb_grid_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, naxes: int
     return _over_grid(lambda m: m.perturb_batch(key, xs), naxes)(mech)
 
 
-# Largest reports ``perturb`` returns in one call (bytes; sampling intermediates are a few times larger).
-MAX_REPORT_BYTES = 2**29
-
-
 def _size_error(mech: Any, n: int, nbytes: float) -> ValueError:
     return ValueError(
         f"perturb of {n} users with {type(mech).__name__}(d={mech.d}) would return {nbytes / 2**30:.3g} GiB of "
-        f"reports (more than {MAX_REPORT_BYTES / 2**30:.3g} GiB), before sampling intermediates. Perturb fewer "
+        f"reports (more than {_sizing.sizing().perturb_report_bytes / 2**30:.3g} GiB), before sampling intermediates. Perturb fewer "
         "users per call, or use ul.simulate / ul.simulate_stats, which reduce reports to statistics block by "
         "block (the counts path draws no per-user reports).")
 
@@ -124,19 +121,19 @@ def _check_bits_lower_bound(mech: Any, xs: jax.Array) -> None:
         return
     n = int(xs.shape[0]) if xs.ndim else 1
     d = int(num_stats(mech))
-    if min(n * d, 12 * d + 4 * n) > MAX_REPORT_BYTES:
+    if min(n * d, 12 * d + 4 * n) > _sizing.sizing().perturb_report_bytes:
         raise _size_error(mech, n, min(n * d, 12 * d + 4 * n))
 
 
 def check_report_size(mech: Any, fn: Any, key: jax.Array, xs: jax.Array, *args: Any) -> None:
-    """Refuses, before anything is allocated, reports larger than ``MAX_REPORT_BYTES`` (sized by tracing ``fn``
+    """Refuses, before anything is allocated, reports larger than ``sizing().perturb_report_bytes`` (sized by tracing ``fn``
     with ``jax.eval_shape``); the message gives the size and the alternatives."""
     n = int(xs.shape[0]) if xs.ndim else 1
     if n * max(int(num_stats(mech)), 1) <= 2**22:  # small: no tracing needed
         return
     out = jax.eval_shape(lambda k, x: fn(k, x, *args), key, xs)
     nbytes = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
-    if nbytes > MAX_REPORT_BYTES:
+    if nbytes > _sizing.sizing().perturb_report_bytes:
         raise _size_error(mech, n, nbytes)
 
 

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 import uldp_jax as ul
+from uldp_jax import _sizing
 from uldp_jax import testing
 from uldp_jax.mechanisms.core import _base, _compact, _estimation
 
@@ -326,7 +327,7 @@ def test_pack_compact_equals_packing_the_dense_bits(monkeypatch, name):
     padding, as the sampler writes it) and uRAP's invertible rows dropped; slices of 3 rows exercise the loop."""
     from uldp_jax.estimation import _support
 
-    monkeypatch.setattr(_support, "HOST_ROWS", 3)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "host_rows", 3)
     d = 12
     mech = ul.RAPPOR(d, 1.0) if name == "RAPPOR" else ul.URAP(d, tuple(range(8)), 1.0)
     pad = d

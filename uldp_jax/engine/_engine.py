@@ -70,9 +70,8 @@ from uldp_jax.engine._layout import (  # noqa: F401 - the layout is re-exported 
     rep_stats_range,
     sample_alias,
 )
-from uldp_jax.engine._plan import (  # noqa: F401 - re-exported (_engine.bucket, _engine.MIN_REP_LEN, ...)
+from uldp_jax.engine._plan import (  # noqa: F401 - re-exported (_engine.bucket, ...)
     DEFAULT_BLOCK_SIZE,
-    MIN_REP_LEN,
     SUPPORTED_KEY_IMPLS,
     Plan,
     bucket,
@@ -124,7 +123,7 @@ def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = 
 def _jitted_estimate(spec: Any):
     """``jit(lambda mech, stats, n: estimate_with(mech, spec, stats, n))``, cached per resolved method with ``n``
     as data (a sweep over ``n`` compiles once per stats shape): the estimate costs microseconds of device work,
-    so eager dispatch would dominate a counts-path call (measured ~6-15 ms) and compile each op per shape."""
+    so eager dispatch would dominate a counts-path call and compile each op per shape."""
     return jax.jit(lambda mech, stats, n: _api.estimate_with(mech, spec, stats, n))
 
 

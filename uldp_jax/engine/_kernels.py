@@ -102,8 +102,8 @@ def run_stats(plan: Any, key: jax.Array, progress: Any = False) -> jax.Array:
             data = jnp.asarray(plan.target if plan.iid else np.rint(plan.target * plan.n), jnp.float64)
             args = (key, plan.mech, jnp.asarray(plan.n, jnp.float64), data)
             with _progress_ctx(progress, plan.reps) as bar:
-                # one call per chunk, padded to a bucket: one compile (~2-3 s on CPU) per chunk size; the padding
-                # repetitions cost at most 1.5x the warm call (~0.1 s at d = 625), far less than more compiles
+                # one call per chunk, padded to a bucket: one compile per chunk size; the padding repetitions cost at
+                # most 1.5x the warm call, far less than more compiles (experiments/benchmarks/README.md (k))
                 stats = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, grid, bar, plan.rep_len)
         return jnp.asarray(stats)
     static = (("iid", plan.iid), ("block_size", plan.block_size), ("chunk_blocks", plan.chunk_blocks),

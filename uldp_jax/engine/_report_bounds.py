@@ -2,7 +2,7 @@
 
 ``_reports._compact_estimates`` needs, before drawing, the chunks of the sampler's Bernoulli process that every
 user finishes in, the widest report, and (support lists) the product-part rows EM keeps and their ones. An exact
-first pass draws every report for them (at bench_em's uRAP 0.07-0.13 s of a ~0.8 s call). ``predicted_sizes``
+first pass draws every report for them (a share of the call: experiments/benchmarks/README.md (k)). ``predicted_sizes``
 bounds them instead, each with a small chance ``MISS`` (over all its repetitions) of being passed:
 
 - ``k_max``: no user's process holds more than ``k_max`` ones of its ``m <= s`` "other" bits, the Binomial(s, q)

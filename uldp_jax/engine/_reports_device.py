@@ -136,15 +136,15 @@ def dividing_batch(num_blocks: int, batch: int) -> int:
     """The divisor of ``num_blocks`` nearest ``batch`` by ratio, at most ``3 batch / 2`` (the smaller of two equally
     near). ``lax.map`` maps the remainder of a batch that does not divide the blocks on its own and concatenates the
     two outputs, and XLA then held the reports three times (the batched output and one concatenated copy for each
-    consumer, the column layout's and the EM's: 3 x 355 MB at bench_em's RAPPOR); with a dividing batch the output
+    consumer, the column layout's and the EM's; experiments/benchmarks/README.md (k)); with a dividing batch the output
     is one buffer, which every consumer reshapes in place."""
     near = [c for c in range(1, min(num_blocks, 3 * batch // 2) + 1) if num_blocks % c == 0]
     return min(near, key=lambda c: (abs(np.log(c / batch)), c))
 
 
 def row_chunk(rows: int, width: int) -> int:
-    """The largest divisor of ``rows`` with at most ``CHUNK_ENTRIES / 4`` entries per chunk (>= 1)."""
-    target = max(1, _support.CHUNK_ENTRIES // 4 // width)
+    """The largest divisor of ``rows`` with at most ``sizing().row_chunk_entries / 4`` entries per chunk (>= 1)."""
+    target = max(1, _sizing.sizing().row_chunk_entries // 4 // width)
     return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
 
 

@@ -27,9 +27,6 @@ from uldp_jax.mechanisms.core import _compact
 from uldp_jax.mechanisms.core import CompactBits, host_array
 from uldp_jax.mechanisms import pytree_dataclass
 
-PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
-HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
-
 
 @pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
 @dataclasses.dataclass(frozen=True)
@@ -59,8 +56,8 @@ def num_bytes(num_items: int) -> int:
 
 
 def chunk_rows(num_bytes_per_row: int) -> int:
-    """Rows per chunk: a power of two near ``PACKED_CHUNK_BYTES / B`` (fixed per size: reused shapes)."""
-    return _sizing.pow2_floor(max(PACKED_CHUNK_BYTES // max(num_bytes_per_row, 1), 8))
+    """Rows per chunk: a power of two near ``sizing().packed_chunk_bytes / B`` (fixed per size: reused shapes)."""
+    return _sizing.pow2_floor(max(_sizing.sizing().packed_chunk_bytes // max(num_bytes_per_row, 1), 8))
 
 
 def padded_rows(n: int, chunk: int) -> int:
@@ -159,8 +156,8 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
             _compact.check(mech, blk)
             ones = np.asarray(blk.ones)
             stats += _support._row_bincount(ones, d + 1)[:d]
-            for r in range(0, ones.shape[0], HOST_ROWS):
-                by, keep, inv = _compact_block(mech, ones[r:r + HOST_ROWS], pos_of, b)
+            for r in range(0, ones.shape[0], _sizing.sizing().host_rows):
+                by, keep, inv = _compact_block(mech, ones[r:r + _sizing.sizing().host_rows], pos_of, b)
                 parts.append(by)
                 weights.append(keep)
                 inverted += inv
