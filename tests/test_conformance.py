@@ -5,7 +5,7 @@ have a sampler that passes a chi-square test against that channel; give "emp" es
 statistical error where the exact channel moments say the estimator is unbiased (``ul.theory.exact_item_mse`` —
 channel moments, not the estimator's code path); and work under jit and over a ``jax.vmap``-built grid of eps.
 
-The outside mechanism is README's ``KeepRR`` (its code block is extracted from README.md and executed, so the two
+The outside mechanism is the docs' ``KeepRR`` (its code block is extracted from docs/own_mechanism.md and executed, so the two
 cannot drift). Statistical thresholds: every chi-square test and every bias check is one ``ul.testing`` check
 (``fits`` / ``within_se``) at the suite's per-check level ``ul.testing.ALPHA`` (Bonferroni over the items).
 """
@@ -29,18 +29,17 @@ from uldp_jax.mechanisms.core._records import likelihood_of
 
 from tests.library_mechanisms import distinct_examples
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+OWN_MECHANISM = pathlib.Path(__file__).resolve().parents[1] / "docs" / "own_mechanism.md"  # the one copy
 EPS_GRID = np.array([0.5, 2.0], dtype=np.float32)
 
 
 def _readme_namespace() -> dict:
-    text = README.read_text()
-    section = text[text.index("## Your own mechanism"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    assert len(code.strip().splitlines()) <= 30, "README's worked example must stay within 30 lines"
+    text = OWN_MECHANISM.read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 30, "the docs' worked example must stay within 30 lines"
     module = types.ModuleType("readme_example")  # as a user's own module (dataclasses look it up)
     sys.modules[module.__name__] = module
-    exec(compile(code, str(README), "exec", dont_inherit=True), module.__dict__)  # noqa: S102  (our README)
+    exec(compile(code, str(OWN_MECHANISM), "exec", dont_inherit=True), module.__dict__)  # noqa: S102  (our docs)
     return module.__dict__
 
 
@@ -63,7 +62,14 @@ def _factories() -> dict:
     return {"KeepRR": lambda e: KeepRR(5, e), **distinct_examples()}
 
 
-FACTORIES = _factories()
+def _real_valued(make) -> bool:
+    """A mechanism with real-valued reports (SHE): no finite channel, audited from its density
+    (``likelihood().density``); it runs the density checks at the end of this file instead of the channel ones."""
+    return likelihood_of(make(1.0)).density is not None
+
+
+FACTORIES = {n: f for n, f in _factories().items() if not _real_valued(f)}
+DENSITY_FACTORIES = {n: f for n, f in _factories().items() if _real_valued(f)}
 IDS = list(FACTORIES)
 # A mechanism whose sampler takes per-user arguments beyond ``(key, xs)`` (PUM's tags: ``perturb_batch(key, xs,
 # personal)``) runs the sampler, estimator and grid checks on one user type, ``m.user(personal)`` (PUM's ``Q_cmn o
@@ -280,3 +286,39 @@ def test_tunable_parameters_come_from_the_closed_form():
     assert ul.URAP(6, (0, 1), 1.0).closed_form().param == "theta"
     assert ul.USS(6, (0, 1, 2), 1.0, k=1).closed_form().param == "k"
     assert ul.GRR(6, 1.0).closed_form().param is None and KeepRR(5, 1.0).closed_form() is None
+
+
+# ---- mechanisms with real-valued reports (no finite channel) ------------------------------------------------------
+
+@pytest.mark.parametrize("dname", list(DENSITY_FACTORIES))
+def test_density_mechanism_audit_and_grid(dname):
+    """Audit from the density (tight at the default scale), ``channel`` refused with a reason, ``ul.check`` ok, and
+    a vmap grid audited per point with a sampler equal to its points'."""
+    m = DENSITY_FACTORIES[dname](1.0)
+    rep = ul.audit(m)
+    assert rep.ok and rep.tight and rep.source == "density" and abs(rep.eps - 1.0) < 1e-12
+    with pytest.raises(NotImplementedError, match="no finite channel"):
+        ul.channel(m)
+    assert ul.check(m).ok and np.isfinite(ul.mechanisms.core.comm_bits(m))
+    grid = jax.vmap(DENSITY_FACTORIES[dname])(jnp.asarray(EPS_GRID))
+    assert ul.audit(grid).ok.all()
+    xs = jnp.arange(m.d, dtype=jnp.int32)
+    batched = jax.jit(jax.vmap(lambda mech: mech.perturb_batch(jax.random.key(3), xs)))(grid)
+    for i in range(EPS_GRID.size):
+        one = DENSITY_FACTORIES[dname](jnp.asarray(EPS_GRID[i])).perturb_batch(jax.random.key(3), xs)
+        np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(one), rtol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dname", list(DENSITY_FACTORIES))
+def test_density_mechanism_emp_is_unbiased_through_simulate(dname):
+    """"emp" through ``ul.simulate`` (both paths) is unbiased within its closed-form standard error."""
+    m = DENSITY_FACTORIES[dname](1.0)
+    p = np.array([0.4, 0.3, 0.2, 0.1, 0.0, 0.0])[: m.d]
+    p = p / p.sum()
+    n, reps = 2000, 50
+    se = np.sqrt(np.asarray(ul.theory.item_variance(m, p, n), np.float64) / reps)
+    for path in ("counts", "per_user"):
+        res = ul.simulate(jax.random.key(11), m, p=p, n=n, reps=reps, methods=("emp",), path=path)
+        mean = np.asarray(res.estimates["emp"], np.float64).mean(axis=0)
+        assert ul.testing.within_se(mean, p, se), (path, (mean - p) / se)

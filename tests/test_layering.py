@@ -492,7 +492,7 @@ PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages
     "engine._reports": {"pum._simulate"},
     "estimation._empirical": {"_check"},
     "estimation._packed": {"engine._reports", "engine._reports_device"},
-    "estimation._registry": {"pum._estimate", "studies._spec"},
+    "estimation._registry": {"pum._estimate", "studies._methods"},
     "estimation._support": {"engine._report_bounds", "engine._reports", "engine._reports_device"},
     "estimation._support_device": {"engine._reports_device"},
     "mechanisms.core._base": {
@@ -516,7 +516,9 @@ PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages
     "mechanisms.core._optima": {"theory", "tuning._recommend"},
     "mechanisms.core._pure_uldp": {"theory"},
     "mechanisms.core._pytree": {"pum._mechanism", "testing"},
-    "mechanisms.core._records": {"_check", "privacy._channel", "pum._mechanism", "testing", "theory._exact"},
+    "mechanisms.core._records": {
+        "_check", "privacy._audit", "privacy._channel", "pum._mechanism", "testing", "theory._exact",
+    },
     "mechanisms.core._registry": {"uldp_jax", "pum"},
     "mechanisms.core._report_space": {
         "_check", "privacy._channel", "pum._mechanism", "theory._exact", "tuning._recommend",
