@@ -11,7 +11,8 @@ MECHS = {"RAPPOR": lambda: ul.RAPPOR(10, 2.0), "URAP": lambda: ul.URAP(12, [0, 3
          "OLH": lambda: ul.OLH(12, 1.0), "GRR": lambda: ul.GRR(12, 1.0)}
 
 
-@pytest.mark.parametrize("name", sorted(MECHS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("RAPPOR", "URAP") else n
+                                  for n in sorted(MECHS)])
 def test_every_solver_reaches_the_same_mle(name):
     mech = MECHS[name]()
     ys = ul.perturb(jax.random.key(0), mech, np.arange(600) % mech.d)
