@@ -23,7 +23,7 @@ import numpy as np
 
 from uldp_jax import _files
 from uldp_jax._files import FileFormatError
-from uldp_jax.simulate import SimResult
+from uldp_jax.engine import SimResult
 
 FORMAT = "uldp_jax.SimResult/2"
 FORMATS = ("uldp_jax.SimResult/1", FORMAT)  # /1: metadata as plain JSON (no tags)

@@ -223,3 +223,9 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
     idx = report_index(mech, ys)
     counts = np.bincount(idx, minlength=Q.shape[1])
     return chi_square(counts, Q[x])
+
+
+__all__ = [
+    "ALPHA", "ChiSquare", "FixedChannel", "MAX_CHECKS", "SUITE_ALPHA", "at_most", "checks_run", "chi_square",
+    "emp_tv", "estimate_within_se", "fits", "report_index", "sampler_vs_channel", "within_se", "z_critical",
+]

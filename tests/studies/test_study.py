@@ -10,7 +10,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import _cache, testing
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 from uldp_jax.studies import _metrics
 
 D = 16

@@ -12,7 +12,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax.mechanisms.core import _family
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 from uldp_jax.studies import _run
 from uldp_jax.studies._result import StudyResult
 from tests.outside_mechanisms import Keep

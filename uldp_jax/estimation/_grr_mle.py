@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base
+from uldp_jax.mechanisms import Mechanism
 
 
 def water_filling(counts: jax.Array, ratio: Any) -> jax.Array:
@@ -78,7 +78,7 @@ def grr_mle(mech: Any, stats: Any, n: Any = None) -> jax.Array:
 
 def _keep_or_uniform(mech: Any) -> tuple[jax.Array, jax.Array]:
     """``estimator().affine`` of an item-report mechanism whose channel is keep-or-uniform (GRR's), else TypeError."""
-    if not isinstance(mech, _base.Mechanism):
+    if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
     est = mech.estimator()
     affine = None if est is None else est.affine

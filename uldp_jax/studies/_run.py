@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _progress
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 from uldp_jax.studies import _metrics, _population, _spec
 from uldp_jax.studies._result import StudyResult
 

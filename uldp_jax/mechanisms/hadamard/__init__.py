@@ -12,3 +12,7 @@ register(HadamardResponse, lambda e: HadamardResponse(5, e, num_blocks=2))
 register(HighLowHR, lambda e: HighLowHR(6, (1, 4), e))
 register(BlockHR, lambda e: BlockHR([range(3), range(3, 5)], e))
 register(HM, lambda e: HM(5, e))
+
+__all__ = [
+    "BlockHR", "HM", "HR", "HadamardResponse", "HighLowHR",
+]

@@ -6,3 +6,7 @@ from uldp_jax.mechanisms.core._registry import register
 
 register(SS, lambda e: SS(5, e, k=2))
 register(USS, lambda e: USS(5, (0, 2, 3), e, k=2))
+
+__all__ = [
+    "SS", "USS",
+]

@@ -16,3 +16,7 @@ register(UUE, lambda e: UUE(5, (0, 2, 3), e, p=0.4))
 register(THE, lambda e: THE(4, e))
 register(SHE, lambda e: SHE(4, e))
 register(HE, lambda e: HE(4, e))
+
+__all__ = [
+    "HE", "OUE", "RAPPOR", "SHE", "SUE", "THE", "UE", "URAP", "UUE",
+]

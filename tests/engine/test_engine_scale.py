@@ -9,7 +9,7 @@ import pytest
 import uldp_jax as ul
 
 from uldp_jax import _cache
-from uldp_jax.simulate import _engine as sim
+from uldp_jax.engine import _engine as sim
 
 P5 = np.array([0.4, 0.1, 0.2, 0.2, 0.1])
 KEY = jax.random.key(11)
@@ -26,7 +26,7 @@ def test_per_user_chunking_and_batching_do_not_change_results():
 
 
 P6 = np.array([0.3, 0.0, 0.25, 0.05, 0.1, 0.3])
-R = 600  # the shapes of tests/simulate/test_counts_path.py: the counts kernels compile once per session
+R = 600  # the shapes of tests/engine/test_counts_path.py: the counts kernels compile once per session
 
 
 def _counts(**kw):

@@ -76,7 +76,8 @@ from uldp_jax.mechanisms.core._counts import (
     multinomial_rows,
     x64_context,
 )
-from uldp_jax.mechanisms.core._records import Counts, counts_of
+from uldp_jax.mechanisms import Counts
+from uldp_jax.mechanisms.core import counts_of
 
 
 def has_count_path(mech: Any, iid: bool = False) -> bool:

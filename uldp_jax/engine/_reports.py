@@ -2,7 +2,7 @@
 
 ``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
 "em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
-randomness layout of the per-user path (``uldp_jax.simulate._layout.block_inputs`` + ``mech.perturb_batch``, block
+randomness layout of the per-user path (``uldp_jax.engine._layout.block_inputs`` + ``mech.perturb_batch``, block
 ``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
 aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``. Where the
 route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
@@ -13,12 +13,12 @@ Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) 
 ones) are packed block by block on the device, ``d / 8`` bytes per report, whatever their density
 (``_reports_device``: every repetition in one module-level compiled program, no host work per repetition): at
 large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
-pass, and took 1.5-4x longer. Compact reports are packed where that is the smaller form (many ones, or compact
-reports that fit ``MAX_REPORT_BYTES`` packed); otherwise (few ones) the positions of the ones become support lists
+pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports are packed where that is the smaller form (many ones, or compact
+reports that fit ``sizing().held_report_bytes`` packed); otherwise (few ones) the positions of the ones become support lists
 in the column layout, built on the device; their sizes are predicted from the rates and the population
 (``_report_bounds``) and checked on the reports, with an exact first pass only where a report passes them. A grid
 of bit-vector mechanisms runs point by point in these forms.
-Single mechanisms whose packed reports would pass ``MAX_REPORT_BYTES`` become padded support lists
+Single mechanisms whose packed reports would pass ``sizing().held_report_bytes`` become padded support lists
 (``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
 first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
 forms are generated whole per repetition
@@ -36,11 +36,10 @@ import numpy as np
 
 from uldp_jax import _sizing, _validate
 from uldp_jax.estimation import _packed, _support
-from uldp_jax.mechanisms.core import _compact, _report_space
-from uldp_jax.simulate import _layout as _schedule
-from uldp_jax.simulate import _report_bounds, _reports_device
-
-MAX_REPORT_BYTES = 2**31  # refuse to materialise more than this many report bytes per repetition batch
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, num_stats
+from uldp_jax.engine import _layout as _schedule
+from uldp_jax.engine import _report_bounds, _reports_device
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
@@ -84,17 +83,40 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
     pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
+    if spec.input == "reports" and not spec.forms:  # the documented protocol: ul.perturb's form (_registry)
+        return _perturb_form_estimates(key, mech, spec, data, n, iid, (block_size, num_blocks), reps, opts, grid), None
     if grid is not None and _is_unary(mech):
         # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
         # support lists for compact reports with few ones); points of one form and size share
         # one compiled program. A common form kept every point's row-layout support lists at the widest point's
-        # width: 001 census RAPPOR at eps = (0.1, ln d), one repetition through ul.study, 111 s against 47 s.
+        # width, so the narrow points paid for the widest (experiments/benchmarks/README.md (k)).
         points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
         outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None, pop)
                 for pt in points]
         stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
         return jnp.stack([est for est, _ in outs]), stats
     return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
+
+
+def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, grid):
+    """Each repetition's reports in ``ul.perturb``'s form, handed concrete to a method that declares no engine
+    form (``_registry``'s protocol): ``CompactBits`` where the compact sampler draws the stats, else
+    ``perturb_batch``'s reports; a grid point by point."""
+    block_size, num_blocks = blocks
+    if grid is not None:
+        points = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech) for i in range(grid)]
+        return jnp.stack([_perturb_form_estimates(key, pt, spec, data, n, iid, blocks, reps, opts, None)
+                          for pt in points])
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        items_s = _StaticItems(compact.params[0])
+        per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps))
+        nc = max(int(per[..., 0].max()), 1)
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
+    _check_bytes(1, num_blocks * block_size, int(num_stats(mech)) if mech.report_kind == "bits" else 4)
+    draw = jax.jit(rep_reports, static_argnums=(3, 4, 5, 6))
+    return jnp.stack([spec.fn(mech, draw(jax.random.fold_in(key, r), mech, data, n, iid, block_size, num_blocks),
+                              **opts) for r in range(reps)])
 
 
 def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
@@ -105,7 +127,7 @@ def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_
         return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
-    per_user = int(_report_space.num_stats(mech)) if mech.report_kind == "bits" else 4
+    per_user = int(num_stats(mech)) if mech.report_kind == "bits" else 4
     _check_bytes(rep_batch, num_blocks * block_size, per_user)
 
     def one_rep(m, r):
@@ -123,8 +145,8 @@ def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_
 
 def _point_by_point(fn: Any) -> Any:
     """``fn`` over a 1-D grid's points one at a time (``lax.map``): one point's reports are held at once, not the
-    whole grid's (``vmap`` held every point's support lists and EM temporaries together: 001's census figures
-    through ``ul.study`` peaked at 6-10 GB); each point computes what ``vmap`` would."""
+    whole grid's (``vmap`` held every point's support lists and EM temporaries together; experiments/benchmarks/README.md (k)); each
+    point computes what ``vmap`` would."""
     return lambda grid: jax.lax.map(fn, grid)
 
 
@@ -137,7 +159,7 @@ def _is_unary(mech: Any) -> bool:
 
 
 def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
-    if rep_batch * rows * per_user > MAX_REPORT_BYTES:
+    if rep_batch * rows * per_user > _sizing.sizing().held_report_bytes:
         raise ValueError(f"report_estimates would hold {rep_batch} x {rows} reports of {per_user} bytes at once; "
                          "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
 
@@ -164,10 +186,9 @@ def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
         return jax.jit(all_reps if grid is None else _point_by_point(all_reps))
 
     nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
-    if grid is None and rep_batch * rows_pad * nb <= MAX_REPORT_BYTES:
+    if grid is None and rep_batch * rows_pad * nb <= _sizing.sizing().held_report_bytes:
         # bit-packed even where support lists would be smaller (few ones): they need a first pass for their width
-        # and a scatter-add per EM pass, and took 1.5-4x longer (at d = 400-1000, n = 1.2M, eps 6-10: 001's
-        # census and a RAPPOR(1000, 10); experiments/benchmarks/README.md (e)).
+        # and a scatter-add per EM pass, and took longer (experiments/benchmarks/README.md (k)).
         return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps,
                                                 rep_batch, opts)
 
@@ -229,7 +250,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
     (``sample_sizes`` / ``sample_counts``; no positions; the host sums blocks in int64)."""
     prod_mask, has_inv = _support.unary_parts(m)
     prod = jnp.asarray(prod_mask)
-    d = _report_space.num_stats(m)
+    d = num_stats(m)
     # where every "other" item is in the product part, a report leaves it only by its own bit: count per report,
     # so that the ones of the rows EM keeps are bounded, not every report's (uRAP's invertible rows hold ones
     # too: at bench_em's setting 6.2M kept of 27.7M, and the column layout was sized for all of them)
@@ -254,7 +275,7 @@ def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
 @functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
 def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks):
     """``ones[num_blocks * block_size, W]`` of one repetition (masked users: all padding)."""
-    d = _report_space.num_stats(m)
+    d = num_stats(m)
 
     def block(b):
         ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
@@ -276,7 +297,7 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
     on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
     (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
-    repetitions. Where the packed bytes of one repetition would pass ``MAX_REPORT_BYTES`` the reports go to the
+    repetitions. Where the packed bytes of one repetition would pass ``sizing().held_report_bytes`` the reports go to the
     method as ``CompactBits``, one repetition at a time (``_compact_on_host``).
 
     Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``) and
@@ -310,7 +331,7 @@ def _bounds_pay(bound: tuple, typical: tuple) -> bool:
     """Whether the reports drawn at the bounds' sizes cost less than a first pass: packed reports, with at most 1/16
     more chunks than a typical draw needs (the first pass draws every chunk again; an extra one is 1/nc more of
     the drawing alone); support lists, with the same sizes as a typical draw (a wider row or a bucket more slows
-    every EM pass: bench_em's RAPPOR with 24 chunks for 23 and rows of 768 for 737, 7.39 s against 7.15 s)."""
+    every EM pass; experiments/benchmarks/README.md (k))."""
     if bound[1]:
         return 16 * (bound[0] - typical[0]) <= typical[0]
     return bound == typical
@@ -319,12 +340,12 @@ def _bounds_pay(bound: tuple, typical: tuple) -> bool:
 def _static_sizes(mech, rows, nc, kept, ones, widest):
     """``(num_chunks, packed, sizes)`` of ``packed_estimates`` for ``rows`` reports with ``nc`` chunks per user and
     (support lists) the kept rows, their ones and the widest report bounded as given, bucketed; ``None`` where one
-    repetition's reports would pass ``MAX_REPORT_BYTES`` on the device."""
+    repetition's reports would pass ``sizing().held_report_bytes`` on the device."""
     widest = min(_support.bucket(widest), nc * _compact.CHUNK + 1)
     nb, _, rows_pad = _reports_device.rows_and_chunk(mech, rows)
     packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
     per_row = nb if packed else widest * np.dtype(_support.index_dtype(mech.d)).itemsize
-    if rows_pad * per_row > MAX_REPORT_BYTES:
+    if rows_pad * per_row > _sizing.sizing().held_report_bytes:
         return None
     sizes = (0, 0, 0) if packed else (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1)), widest)
     return nc, packed, sizes
@@ -340,8 +361,8 @@ def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
 
 def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
     """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
-    repetition's packed bytes would pass ``MAX_REPORT_BYTES`` (memory O(number of ones), never ``n x d``)."""
-    d = _report_space.num_stats(mech)
+    repetition's packed bytes would pass ``sizing().held_report_bytes`` (memory O(number of ones), never ``n x d``)."""
+    d = num_stats(mech)
     n_arr = jnp.int32(n)
     out = []
     for r in range(reps):
@@ -349,7 +370,7 @@ def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps
         ones = np.asarray(_compact_reports(mech, key_r, data, n_arr, iid, block_size, num_blocks, nc))[:n]
         width = max(max((int(np.max(np.sum(ones[i:i + 4096] < d, axis=1), initial=0))
                          for i in range(0, n, 4096)), default=0), 1)
-        ys = _compact.CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
+        ys = CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
         del ones
         if spec.input == "stats":
             out.append(spec.fn(mech, mech.aggregate(ys), n, **opts))

@@ -7,7 +7,7 @@ report-based estimators), collaborative sampling and the experiments all draw th
 same ``(key, block_size)`` gives the same reports everywhere; the counts path hands ``key_r`` to the mechanism's
 count sampler. The sizing policy (chunk, repetition-batch and EM-pass sizes per device) lives in
 ``uldp_jax._sizing``, below estimation (the EM passes read it). Collaborative sampling and the experiments
-import this module through ``uldp_jax.simulate``.
+import this module through ``uldp_jax.engine``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _report_space, _reports
+from uldp_jax.mechanisms.core import _reports
+from uldp_jax.mechanisms.core import num_stats
 
 
 def _common_axis(shapes: list[tuple[int, ...]]) -> int | None:
@@ -120,7 +122,7 @@ def chunk_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: 
     """``int32[num_stats]`` of chunk ``c``: blocks ``[c * chunk_blocks, (c + 1) * chunk_blocks)``, vmapped.
 
     Item reports (``report_kind == "item"``: a histogram) are aggregated by one flat scatter over the chunk's
-    reports instead of ``chunk_blocks`` partial histograms (HR at K = 65536: 22 MB a step); other kinds sum the
+    reports instead of ``chunk_blocks`` partial histograms (one ``d``-vector per block, large for HR); other kinds sum the
     blocks' ``sample_stats`` (which may skip materialising the reports). Same draws either way
     (``sample_stats`` = ``aggregate(perturb_batch)`` in law and in bits), exact int32 sums.
     """
@@ -146,7 +148,7 @@ def rep_stats(key_r, mech, n, data, iid: bool, block_size: int, chunk_blocks: in
     def chunk(total, c):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, c), None
 
-    total, _ = jax.lax.scan(chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32), chunk_ids)
+    total, _ = jax.lax.scan(chunk, jnp.zeros(num_stats(mech), jnp.int32), chunk_ids)
     return total
 
 
@@ -157,7 +159,7 @@ def rep_stats_range(key_r, mech, n, data, iid: bool, block_size: int, chunk_bloc
     def chunk(i, total):
         return total + chunk_stats(key_r, mech, n, data, iid, block_size, chunk_blocks, first + i)
 
-    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(_report_space.num_stats(mech), jnp.int32))
+    return jax.lax.fori_loop(0, count, chunk, jnp.zeros(num_stats(mech), jnp.int32))
 
 
 def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data: jax.Array, iid: bool,
@@ -167,21 +169,17 @@ def block_reports(key_r: jax.Array, b: jax.Array, mech: Any, n: jax.Array, data:
     return mech.perturb_batch(ky, xs), w
 
 
-# Largest float64[d] vector ``simulate`` keeps (target, one repetition's estimates): refused above, before allocating.
-MAX_VECTOR_BYTES = 2**30
-
-
 def check_inputs(mech: Any, xs: Any, p: Any, n: Any) -> tuple[Any, Any, int, bool]:
     """Checks simulate's data arguments: ``(xs int[n] or None, target float[d], n, iid)``.
 
     Exactly one of ``xs`` (fixed model: the users' values) and ``p`` with ``n`` (iid model) is given; ``d`` is at
-    most ``MAX_VECTOR_BYTES / 8`` (refused before anything of size ``d`` is allocated).
+    most ``sizing().vector_bytes / 8`` (refused before anything of size ``d`` is allocated).
     """
     d = mech.d
-    if 8 * d > MAX_VECTOR_BYTES:
+    if 8 * d > _sizing.sizing().vector_bytes:
         raise ValueError(
             f"simulate of {type(mech).__name__}(d={d}) keeps float64[d] vectors (the target, each repetition's "
-            f"estimates): {8 * d / 2**30:.3g} GiB each, more than {MAX_VECTOR_BYTES / 2**30:.3g} GiB. Simulate the "
+            f"estimates): {8 * d / 2**30:.3g} GiB each, more than {_sizing.sizing().vector_bytes / 2**30:.3g} GiB. Simulate the "
             "mechanism at a smaller domain (its error depends on d through the closed forms in ul.theory), or "
             "perturb and aggregate blocks of users yourself with ul.perturb / ul.aggregate.")
     if xs is None and p is None:

@@ -2,7 +2,7 @@
 
 ``_reports._compact_estimates`` needs, before drawing, the chunks of the sampler's Bernoulli process that every
 user finishes in, the widest report, and (support lists) the product-part rows EM keeps and their ones. An exact
-first pass draws every report for them (at bench_em's uRAP 0.07-0.13 s of a ~0.8 s call). ``predicted_sizes``
+first pass draws every report for them (a share of the call: experiments/benchmarks/README.md (k)). ``predicted_sizes``
 bounds them instead, each with a small chance ``MISS`` (over all its repetitions) of being passed:
 
 - ``k_max``: no user's process holds more than ``k_max`` ones of its ``m <= s`` "other" bits, the Binomial(s, q)
@@ -28,7 +28,8 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _support
-from uldp_jax.mechanisms.core import _compact, _report_space
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import num_stats
 
 MISS = 1e-3  # chance per call that the reports pass a predicted size (the call then sizes them exactly)
 
@@ -45,7 +46,7 @@ def predicted_sizes(mech: Any, xs: np.ndarray | None, target: np.ndarray, n: int
     items_s, own_prob, q = compact.params
     if not (_validate.is_concrete(own_prob) and _validate.is_concrete(q)):
         return None
-    d = _report_space.num_stats(mech)
+    d = num_stats(mech)
     s = int(np.asarray(items_s).shape[0])
     q = float(np.asarray(q, np.float64))
     own = np.broadcast_to(np.asarray(own_prob, np.float64), (d,))

@@ -10,7 +10,7 @@ import pytest
 
 import uldp_jax as ul
 from tests.outside_mechanisms import OthersOutside
-from uldp_jax.simulate import _plan, _report_bounds, _reports
+from uldp_jax.engine import _plan, _report_bounds, _reports
 
 
 @pytest.mark.parametrize("s, q, delta", [(50, 0.3, 1e-3), (200, 0.05, 1e-6), (7, 0.5, 0.2), (1, 0.9, 0.05),

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import _sizing
 from uldp_jax.estimation import _registry, _support
-from uldp_jax.simulate import _engine, _plan, _reports
+from uldp_jax.engine import _engine, _plan, _reports
 
 
 def _per_user_stats(key, mech, **data):
@@ -51,7 +52,7 @@ def test_support_list_route_and_grid_stats(monkeypatch, stats_drawn):
     mech = ul.RAPPOR(24, 3.0)
     p = np.linspace(1.0, 2.0, 24) / np.linspace(1.0, 2.0, 24).sum()
     with monkeypatch.context() as mp:
-        mp.setattr(_reports, "MAX_REPORT_BYTES", 20_000)  # packed bytes (padded rows) pass it: support lists
+        mp.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 20_000)  # packed bytes (padded rows) pass it: support lists
         calls = []
         mp.setattr(_reports, "_packed_blocks", lambda *a, f=_reports._packed_blocks: calls.append(1) or f(*a))
         res = ul.simulate(key, mech, p=p, n=250, reps=2, methods=("em",), block_size=128)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.simulate import _layout
+from uldp_jax.engine import _layout
 
 RANDOM_PRIMS = {"random_bits", "threefry2x32", "rng_bit_generator", "random_wrap", "random_seed"}
 S = (0, 1, 2)

@@ -9,7 +9,7 @@ import pytest
 import uldp_jax as ul
 from uldp_jax.estimation import _registry
 from uldp_jax.pum import _mechanism as _pum
-from uldp_jax.simulate import _layout, _plan
+from uldp_jax.engine import _layout, _plan
 
 P8 = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05, 0.0])
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 
 _COMPILES = []
 

@@ -18,16 +18,13 @@ import numpy as np
 
 from uldp_jax import _api, _progress, _validate
 from uldp_jax._sizing import DEFAULT_CHUNK_BYTES, pow2_floor, sizing
-from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _report_space
-from uldp_jax.simulate import _counts_path, _shard
-from uldp_jax.simulate._layout import alias_table, check_inputs, grid_size
+from uldp_jax._sizing import rep_bucket as bucket  # the rounding rule for repetition counts
+from uldp_jax.estimation import get_method
+from uldp_jax.mechanisms.core import num_stats
+from uldp_jax.engine import _counts_path, _shard
+from uldp_jax.engine._layout import alias_table, check_inputs, grid_size
 
 DEFAULT_BLOCK_SIZE = 1024
-MIN_REP_LEN = 64  # per-user rep_ids length floor (padding reps cost nothing there; see ``rep_length``)
-BINOMIAL_WORDS = 8  # one exact binomial in random words: 4 words + its BTRS/inversion arithmetic (core._binomial)
-COUNTS_BYTES_PER_DRAW = 32  # float64 temporaries per draw of a count sampler (multinomial splitting), estimated
-COUNTS_MEMORY = 2**30  # the counts path's temporaries per call: repetition chunks are cut to fit
 PATHS = ("auto", "per_user", "counts")
 SUPPORTED_KEY_IMPLS = ("threefry2x32",)
 
@@ -82,17 +79,10 @@ class Plan(NamedTuple):
         return any(spec.input != "stats" for spec in self.methods.values())
 
 
-def bucket(x: int) -> int:
-    """The smallest size ``>= x`` of the form ``2^k`` or ``3 * 2^k``: at most 1.5x, two sizes per octave."""
-    x = max(int(x), 1)
-    p = 1 << (x - 1).bit_length()  # next power of two
-    return 3 * p // 4 if p >= 4 and 3 * p // 4 >= x else p
-
-
 def stable_rows(rows: int, mech: Any) -> int:
-    """``max(rows, floor)``, ``floor`` = ``MIN_REP_LEN`` or the largest power of two of rows whose stats stay under
+    """``max(rows, floor)``, ``floor`` = ``sizing().rep_len_floor`` or the largest power of two of rows whose stats stay under
     2**16 entries."""
-    return max(rows, min(MIN_REP_LEN, pow2_floor(2**16 // max(_report_space.num_stats(mech), 1))))
+    return max(rows, min(sizing().rep_len_floor, pow2_floor(2**16 // max(num_stats(mech), 1))))
 
 
 def rep_length(rep_chunk: int, mech: Any, path: str) -> int:
@@ -113,7 +103,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
     the signature for callers; it no longer changes the answer).
     """
     # item reports are aggregated by a scatter-add (O(1) bytes per user); other kinds hold O(num_stats) per user
-    width = 1 if mech.report_kind == "item" else max(int(_report_space.num_stats(mech)), 1)
+    width = 1 if mech.report_kind == "item" else max(int(num_stats(mech)), 1)
     per_block = block_size * width * 4 * 3
     return int(pow2_floor(max(1, chunk_bytes // per_block)))
 
@@ -121,7 +111,7 @@ def choose_chunk_blocks(mech: Any, block_size: int, num_blocks: int, chunk_bytes
 def per_user_words(mech: Any, iid: bool) -> float:
     """Random words per user on the per-user path (estimate): one per statistic for bit-like reports, about two
     for an item report, two more for the alias draw of the iid model."""
-    own = 2.0 if mech.report_kind == "item" else float(max(int(_report_space.num_stats(mech)), 1))
+    own = 2.0 if mech.report_kind == "item" else float(max(int(num_stats(mech)), 1))
     return own + (2.0 if iid else 0.0)
 
 
@@ -129,12 +119,12 @@ def path_costs(mech: Any, n: int, iid: bool) -> dict:
     """``{path: (random words, bytes of temporaries)}`` per repetition of each exact path available for ``mech``.
 
     Per user: ``n`` users' words (``per_user_words``), chunked (bounded memory). Counts: ``mech.counts().draws(iid)``
-    exact draws at ``BINOMIAL_WORDS`` each, independent of ``n``, holding ``counts_bytes`` bytes.
+    exact draws at ``sizing().binomial_words`` each, independent of ``n``, holding ``counts_bytes`` bytes.
     """
     out = {"per_user": (n * per_user_words(mech, iid), 0.0)}
     if _counts_path.has_count_path(mech, iid=iid):
         draws = float(_counts_path.counts_of(mech).draws(iid))
-        out["counts"] = (BINOMIAL_WORDS * draws, counts_bytes(mech, iid))
+        out["counts"] = (sizing().binomial_words * draws, counts_bytes(mech, iid))
     return out
 
 
@@ -177,7 +167,7 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
 
     ``"auto"``: the cheapest exact path that serves the methods (``path_costs``): counts when the mechanism has an
     exact count sampler, every method reads stats, its draws cost no more than ``n`` users' and one repetition's
-    temporaries fit in ``COUNTS_MEMORY``; else per user. E.g. HighLowHR with fixed users at large ``d`` (``d K``
+    temporaries fit in ``sizing().counts_memory_bytes``; else per user. E.g. HighLowHR with fixed users at large ``d`` (``d K``
     multinomial cells) and any call with few users run per user.
     """
     if path not in PATHS:
@@ -198,22 +188,22 @@ def resolve_path(path: Any, mech: Any, needs_reports: bool, iid: bool, n: int = 
             return "per_user"
         costs = path_costs(mech, n, iid)
         cheaper = costs["counts"][0] <= costs["per_user"][0]
-        return "counts" if cheaper and costs["counts"][1] <= COUNTS_MEMORY else "per_user"
+        return "counts" if cheaper and costs["counts"][1] <= sizing().counts_memory_bytes else "per_user"
     return path
 
 
 def counts_bytes(mech: Any, iid: bool) -> float:
-    """Temporaries of one counts-path repetition: ``mech.counts().memory(iid)``, else ``COUNTS_BYTES_PER_DRAW`` per
+    """Temporaries of one counts-path repetition: ``mech.counts().memory(iid)``, else ``sizing().counts_bytes_per_draw`` per
     draw of ``mech.counts().draws(iid)``."""
     rec = _counts_path.counts_of(mech)
     own = rec.memory(iid)
-    return float(own) if own is not None else COUNTS_BYTES_PER_DRAW * float(rec.draws(iid))
+    return float(own) if own is not None else sizing().counts_bytes_per_draw * float(rec.draws(iid))
 
 
 def counts_rep_chunk(mech: Any, iid: bool, rep_chunk: int) -> int:
-    """``rep_chunk`` cut so that one call's counts-path temporaries stay within ``COUNTS_MEMORY``."""
+    """``rep_chunk`` cut so that one call's counts-path temporaries stay within ``sizing().counts_memory_bytes``."""
     per_rep = counts_bytes(mech, iid)
-    return int(max(1, min(rep_chunk, COUNTS_MEMORY // max(per_rep, 1.0))))
+    return int(max(1, min(rep_chunk, sizing().counts_memory_bytes // max(per_rep, 1.0))))
 
 
 def per_user_data(xs: Any, target: np.ndarray, iid: bool, n: int, length: int) -> Any:
@@ -247,7 +237,7 @@ def make_plan(key: jax.Array, mech: Any, *, xs: Any = None, p: Any = None, n: An
     ``methods`` may be empty (``simulate_stats``); ``needs_reports`` then says whether the caller needs the
     per-user path's reports (a method of its own on per-report likelihoods). See ``simulate`` for the rest.
     """
-    resolved = {m: _registry.get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
+    resolved = {m: get_method(m, mech) for m in methods}  # e.g. "em": stats or reports per mech
     needs_reports = needs_reports or any(spec.input != "stats" for spec in resolved.values())
     if needs_reports and path == "counts":
         resolve_path(path, mech, True, True)  # raises: the counts path serves no report-based method

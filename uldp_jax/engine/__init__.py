@@ -10,12 +10,11 @@
 
 The sizing policy lives in ``uldp_jax._sizing`` (below estimation, whose EM passes read it).
 
-``ul.simulate`` is the function; this package is ``uldp_jax.simulate`` in ``sys.modules``. Import its modules
-with ``from uldp_jax.simulate import _engine`` (``import uldp_jax.simulate._engine`` also works; attribute access
-``uldp_jax.simulate._engine`` does not, since ``uldp_jax.simulate`` names the function).
+``ul.simulate`` is the function; this package is ``uldp_jax.engine``, a name no function shadows (until issue 47 it
+was ``uldp_jax.simulate``, which ``ul.simulate`` hid).
 """
 
-from uldp_jax.simulate import _counts_path, _engine, _layout, _reports, _shard
-from uldp_jax.simulate._engine import SimResult, simulate, simulate_stats
+from uldp_jax.engine import _counts_path, _engine, _layout, _reports, _shard
+from uldp_jax.engine._engine import SimResult, simulate, simulate_stats
 
 __all__ = ["SimResult", "simulate", "simulate_stats"]

@@ -61,7 +61,7 @@ EXPECTED_PER_USER = {"GRR": 5, "OUE": 3, "SS": 5}
 def test_per_user_kernel_while_loops(name):
     import functools
 
-    from uldp_jax.simulate import _kernels, _layout
+    from uldp_jax.engine import _kernels, _layout
 
     mech = MECHS[name]
     fn = jax.jit(functools.partial(_kernels.per_user_kernel, axis=None, iid=True, block_size=256, chunk_blocks=4,

@@ -24,7 +24,8 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
-from uldp_jax.simulate import _layout as _schedule
+from uldp_jax.mechanisms.core import CompactBits
+from uldp_jax.engine import _layout as _schedule
 
 
 def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
@@ -99,8 +100,8 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
             ones = jnp.where(w[:, None], ones[:, :cut], jnp.asarray(m.d, ones.dtype))
             if by_user:  # invertible reports found per user; their rows are padded after the column move
                 wt, inv = _support.own_bit_rows(m, ones, xs, w)
-                return ones, wt, inv, _compact.aggregate(_compact.CompactBits(ones, m.d)), passed
-            sup = _support.compact_rows(m, _compact.CompactBits(ones, m.d), block_size)
+                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d)), passed
+            sup = _support.compact_rows(m, CompactBits(ones, m.d), block_size)
             return sup.support, sup.weight * w, sup.inverted, sup.stats, passed
 
         by, wt, inv, st, passed = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
@@ -135,15 +136,15 @@ def dividing_batch(num_blocks: int, batch: int) -> int:
     """The divisor of ``num_blocks`` nearest ``batch`` by ratio, at most ``3 batch / 2`` (the smaller of two equally
     near). ``lax.map`` maps the remainder of a batch that does not divide the blocks on its own and concatenates the
     two outputs, and XLA then held the reports three times (the batched output and one concatenated copy for each
-    consumer, the column layout's and the EM's: 3 x 355 MB at bench_em's RAPPOR); with a dividing batch the output
+    consumer, the column layout's and the EM's; experiments/benchmarks/README.md (k)); with a dividing batch the output
     is one buffer, which every consumer reshapes in place."""
     near = [c for c in range(1, min(num_blocks, 3 * batch // 2) + 1) if num_blocks % c == 0]
     return min(near, key=lambda c: (abs(np.log(c / batch)), c))
 
 
 def row_chunk(rows: int, width: int) -> int:
-    """The largest divisor of ``rows`` with at most ``CHUNK_ENTRIES / 4`` entries per chunk (>= 1)."""
-    target = max(1, _support.CHUNK_ENTRIES // 4 // width)
+    """The largest divisor of ``rows`` with at most ``sizing().row_chunk_entries / 4`` entries per chunk (>= 1)."""
+    target = max(1, _sizing.sizing().row_chunk_entries // 4 // width)
     return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
 
 

@@ -22,7 +22,7 @@ them with a ``ValueError`` that says so (``check_key_impl``). Raw ``uint32[2]`` 
 Devices: repetitions are sharded over ``devices`` (default: all visible devices, across hosts after
 ``jax.distributed.initialize()``) with ``jax.shard_map``; when there are fewer repetitions than devices the
 per-user path shards users instead and adds the int32 partial counts with ``psum``. Results are bit-identical
-to a single device for the same key (see ``uldp_jax.simulate._shard``). Repetitions run in host-side chunks of
+to a single device for the same key (see ``uldp_jax.engine._shard``). Repetitions run in host-side chunks of
 ``rep_chunk`` (one compiled function, no retracing), after each of which ``progress`` is updated.
 
 Variance models (docs/errata.md#variance-models): ``xs=...`` is the *fixed* model (exactly these users' values); ``p=..., n=...`` is the
@@ -57,9 +57,9 @@ from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported 
     sizing,
 )
 from uldp_jax.mechanisms import Mechanism
-from uldp_jax.simulate import _reports
-from uldp_jax.simulate._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
-from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
+from uldp_jax.engine import _reports
+from uldp_jax.engine._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
+from uldp_jax.engine._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
     alias_probs,
     alias_table,
     block_inputs,
@@ -70,9 +70,8 @@ from uldp_jax.simulate._layout import (  # noqa: F401 - the layout is re-exporte
     rep_stats_range,
     sample_alias,
 )
-from uldp_jax.simulate._plan import (  # noqa: F401 - re-exported (_engine.bucket, _engine.MIN_REP_LEN, ...)
+from uldp_jax.engine._plan import (  # noqa: F401 - re-exported (_engine.bucket, ...)
     DEFAULT_BLOCK_SIZE,
-    MIN_REP_LEN,
     SUPPORTED_KEY_IMPLS,
     Plan,
     bucket,
@@ -124,7 +123,7 @@ def simulate_stats(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = 
 def _jitted_estimate(spec: Any):
     """``jit(lambda mech, stats, n: estimate_with(mech, spec, stats, n))``, cached per resolved method with ``n``
     as data (a sweep over ``n`` compiles once per stats shape): the estimate costs microseconds of device work,
-    so eager dispatch would dominate a counts-path call (measured ~6-15 ms) and compile each op per shape."""
+    so eager dispatch would dominate a counts-path call and compile each op per shape."""
     return jax.jit(lambda mech, stats, n: _api.estimate_with(mech, spec, stats, n))
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import _sizing
-from uldp_jax.simulate import _reports_device
+from uldp_jax.engine import _reports_device
 
 
 @pytest.fixture

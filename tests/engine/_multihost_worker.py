@@ -1,4 +1,4 @@
-"""One process of tests/simulate/test_multihost.py: ``jax.distributed`` on CPU with gloo collectives.
+"""One process of tests/engine/test_multihost.py: ``jax.distributed`` on CPU with gloo collectives.
 
 Usage: ``python _multihost_worker.py PROCESS_ID NUM_PROCESSES PORT OUT.npz``; process 0 writes the stats.
 """

@@ -15,9 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _progress
-from uldp_jax.mechanisms.core import _report_space
-from uldp_jax.simulate import _counts_path, _shard
-from uldp_jax.simulate._layout import rep_stats_range
+from uldp_jax.mechanisms.core import num_stats
+from uldp_jax.engine import _counts_path, _shard
+from uldp_jax.engine._layout import rep_stats_range
 
 TRACE_COUNTS = {"per_user": 0, "counts": 0}  # incremented at trace time (tests check that nothing retraces)
 
@@ -59,7 +59,7 @@ def per_user_kernel(key, mech, n, data, rep_ids, *, axis, iid, block_size, chunk
         st = jax.vmap(one_rep)(jax.lax.dynamic_slice_in_dim(ids, j * batch, batch))
         return jax.lax.dynamic_update_slice_in_dim(out, st, j * batch, axis=0)
 
-    stats = jax.lax.fori_loop(0, todo, body, jnp.zeros((nb * batch, _report_space.num_stats(mech)), jnp.int32))[:R]
+    stats = jax.lax.fori_loop(0, todo, body, jnp.zeros((nb * batch, num_stats(mech)), jnp.int32))[:R]
     return stats if axis is None else jax.lax.psum(stats, axis)
 
 
@@ -104,8 +104,8 @@ def run_stats(plan: Any, key: jax.Array, progress: Any = False) -> jax.Array:
             data = jnp.asarray(plan.target if plan.iid else np.rint(plan.target * plan.n), jnp.float64)
             args = (key, plan.mech, jnp.asarray(plan.n, jnp.float64), data)
             with _progress_ctx(progress, plan) as bar:
-                # one call per chunk, padded to a bucket: one compile (~2-3 s on CPU) per chunk size; the padding
-                # repetitions cost at most 1.5x the warm call (~0.1 s at d = 625), far less than more compiles
+                # one call per chunk, padded to a bucket: one compile per chunk size; the padding repetitions cost at
+                # most 1.5x the warm call, far less than more compiles (experiments/benchmarks/README.md (k))
                 stats = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, grid, bar, plan.rep_len)
         return jnp.asarray(stats)
     static = (("iid", plan.iid), ("block_size", plan.block_size), ("chunk_blocks", plan.chunk_blocks),
