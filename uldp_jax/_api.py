@@ -142,14 +142,15 @@ def check_report_size(mech: Any, fn: Any, key: jax.Array, xs: jax.Array, *args: 
 def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
-    ys = _as_reports(ys)
+    ys = _as_reports(mech, ys)
     check_reports(mech, ys)  # an out-of-range report is refused, never dropped from the histogram
     return mech.aggregate(ys)
 
 
-def _as_reports(ys: Any) -> Any:
-    """A list or tuple of item reports becomes an array (report pytrees such as ``HashReport`` stay as given)."""
-    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+def _as_reports(mech: Any, ys: Any) -> Any:
+    """A list or tuple of item or bit-vector reports becomes an array; every other report space keeps its pytree
+    as given (``HashReport``, a user's plain ``(j, bits)`` tuple), exactly as ``perturb`` returned it."""
+    if mech.report_kind in ("item", "bits") and isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
         return np.asarray(ys)
     return ys
 
@@ -184,7 +185,7 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
     """
     _check_mech(mech)
     m = _registry.get_method(method, mech)
-    ys = _as_reports(ys)
+    ys = _as_reports(mech, ys)
     shape = _grid_check._grid_shape(mech)
     if shape:  # a grid: reports with the grid's leading axes (as ``perturb`` of the grid returns them)
         return _estimate_grid(mech, shape, ys, method, options)
@@ -235,6 +236,8 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
         raise TypeError(f"Expected stats to hold counts (integers), got dtype {arr.dtype}.")
     if not np.all(np.isfinite(arr)):
         raise ValueError("Expected stats to be finite counts.")
+    if mech.report_kind == "real":  # sums of real-valued reports (SHE): any finite value, not counts
+        return
     if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
         raise ValueError("Expected stats to hold whole counts, got non-integer values "
                          "(aggregate reports with ul.aggregate(mech, ys)).")

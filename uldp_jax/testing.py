@@ -55,6 +55,13 @@ def fits(result: Any, alpha: float = ALPHA) -> bool:
     return pvalue > alpha
 
 
+def counted(passed: bool) -> bool:
+    """One check decided elsewhere at a level of at most ``ALPHA`` (a confidence bound, such as ``ul.check``'s
+    black-box eps bound): counts it and returns ``passed``."""
+    _COUNT[0] += 1
+    return bool(passed)
+
+
 def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: int | None = None) -> bool:
     """``|observed - expected| <= z_critical(alpha / k, dof) * se`` for all ``k`` elements (Bonferroni over the
     elements, so one call is one check at level ``alpha``). ``se`` is the standard error of ``observed``

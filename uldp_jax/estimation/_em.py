@@ -277,6 +277,10 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
         out = em_stats(mech, mech.aggregate(ys), None, **options)
     elif likelihood_of(mech).product is not None:
         out = _em_reports.em_reports(mech, ys, **options)
+    elif likelihood_of(mech).report is None:
+        raise ValueError(f"EM on {type(mech).__name__}'s reports (report_kind={mech.report_kind!r}) needs their "
+                         "likelihood: define likelihood() with report=(ys -> (L float[n, d], w float[n], N float[d])) "
+                         "or, for product-Bernoulli bits, product=(mask, invertible, log_odds).")
     else:
         out = em_likelihood(mech, ys, **options)
     return out if return_info else out[0]

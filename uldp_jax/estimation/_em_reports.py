@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import _compact, _likelihood
 from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed, _support, _threshold
 from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
@@ -116,7 +116,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     if layout not in ("auto", "rows", "columns", "packed"):
         raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
     dtype = jnp.zeros(()).dtype
-    eps = jnp.asarray(mech.eps, dtype)
+    eps = jnp.asarray(_likelihood.product_log_odds(mech), dtype)  # the record's rates (t = e^-w), not mech.eps
     built = isinstance(ys, _compact.CompactBits)  # packed here from checked reports: not checked again below
     if built:
         _compact.check(mech, ys)

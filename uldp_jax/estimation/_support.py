@@ -70,7 +70,7 @@ def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
     if parts is None:
         raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
                          f"(report_kind={mech.report_kind!r}).")
-    mask, inv = parts
+    mask, inv = parts[:2]  # a third entry, the bits' log-odds, is EM's rate (_likelihood.product_log_odds)
     return np.asarray(mask, bool), bool(inv)
 
 

@@ -8,7 +8,8 @@ split evenly over that call's grid points, so summing them over the rows of one 
 study's totals. ``values`` keeps every repetition's metric value (``float64[rows, reps]``).
 
 ``save(path)`` writes ``<path>.json`` (configuration, library and JAX versions, rows) and ``<path>.npz``
-(``values``); ``load`` reads them back. No code is stored (factories and metric callables by name only).
+(``values``); ``load`` reads them back. Factories are kept as ``module:qualname`` and source text, to read and to
+pass again to ``study_arguments``, never executed from a file (metric callables by name only).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import jax
 import numpy as np
 
 from uldp_jax._version import __version__
-from uldp_jax.studies import _plot
+from uldp_jax.studies import _plot, _rerun
 
 _FLOATS = ("mean", "se", "theory", "z", "compile_s", "run_s")
 
@@ -43,8 +44,10 @@ class StudyResult:
     """The result of ``ul.study``.
 
     Attributes:
-      config: the study's configuration (JSON-able: grids, n, reps, methods, metrics, sampling model, key data,
-        ``p`` or the population's size and SHA-256; factories by name only).
+      config: the study's configuration (JSON-able: grids, n, reps, methods and the per-mechanism, per-n
+        table ``methods_by_mechanism``, metrics, sampling model, key data, ``p`` (per ``d`` for a domain sweep) or
+        the population's size and SHA-256, each factory's ``module:qualname`` and source text, and
+        ``theory_errors``: why a mechanism has no theory column).
       timing: ``{"wall_s", "compile_s", "compile_requests", "cache_hits"}`` of the whole study: seconds, XLA
         compile requests (JAX's "stage" programs excluded) and how many of them JAX's persistent compilation
         cache served (the rest were compiled; ``compile_s`` counts tracing, lowering and compile-or-load).
@@ -126,22 +129,40 @@ class StudyResult:
             values = z["values"]
         return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
 
+    def study_arguments(self, factories: dict, **changes: Any) -> dict:
+        """The arguments of ``ul.study`` that run this study again, or extended by ``changes``:
+        ``ul.study(**res.study_arguments(factories))`` gives this result's rows.
+
+        The key, grids, ``n``, ``reps``, methods (table), built-in metrics and ``p`` come from ``config``; the
+        factories are passed again (a file keeps their source text in ``config["factories"]``, never run).
+        ``changes`` override ``ul.study`` arguments: ``n=[...]``, ``reps=...``, ``eps=[...]``, ``key=...``,
+        ``xs=...`` (required for the fixed and population models), callable ``metrics=``.
+
+        Raises:
+          ValueError: what the file does not keep and ``changes`` must supply (``studies._rerun``).
+        """
+        key, mechanisms, kw = _rerun.study_arguments(self.config, factories, changes)
+        return dict(key=key, mechanisms=mechanisms, **kw)
+
     def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True,
-             theory: bool = True) -> Any:
-        """Error against eps, one panel per n, one line per mechanism x method, with +-1 SE bands.
+             theory: bool = True, x: str | None = None) -> Any:
+        """Error against a swept parameter (eps), one panel per n, with +-1 SE bands: colour = mechanism, line
+        style = method, marker = the value of each other swept parameter (one line per value: an eps x theta grid
+        never mixes theta values), legend outside the panels (``studies._plot``).
 
         Args:
           metric: the metric to draw (default: the first one).
           methods: the methods to draw (default: all).
           ax: a sequence of matplotlib axes, one per n (default: a new figure).
           logy: log-scaled error axis.
-          theory: draw each line's theory value (dashed, same colour) where it has one.
+          theory: draw each line's theory value (a wide translucent line in its colour) where it has one.
+          x: the swept parameter on the x axis (default ``"eps"``, else the first grid).
 
         Returns:
           The matplotlib figure.
 
         Raises:
           ImportError: when matplotlib is not installed.
-          ValueError: without an ``eps`` grid, or for an unknown metric or method.
+          ValueError: ``x`` not a swept parameter, or an unknown metric or method.
         """
-        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory)
+        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory, x=x)
