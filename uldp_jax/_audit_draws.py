@@ -26,7 +26,10 @@ import numpy as np
 
 from uldp_jax.mechanisms.core import _records
 
-MAX_BITS = 16  # bit vectors up to this length are enumerated (2^16 report columns); longer ones use support events
+MAX_BITS = 16  # bit vectors up to this length can be enumerated (2^16 report columns; events="outputs")
+AUTO_BITS = 8  # events="auto" enumerates bit vectors up to this length; longer ones use support events, whose
+# "supports x, not x'" cell is the exact worst case of UE, SS and LH (likelihood-ratio sets over 2^16 sparse columns
+# are chosen from too few reports per column)
 MAX_CELLS = 2**16  # report columns counted per input in the outputs form
 BATCH_REPORTS = 2**20  # reports per sampler call (all tested inputs together): bounds the device memory
 CALL_REPORTS = 2**23  # reports per device call (one progress update)
@@ -231,7 +234,8 @@ class HostReports:
         if arr.ndim == 0 and arr.dtype.kind in "iub":
             return "items"
         if arr.ndim == 1 and arr.dtype.kind in "iub" and np.all((arr == 0) | (arr == 1)):
-            return "bits" if arr.size <= MAX_BITS and self.events != "support" else "long-bits"
+            fits = arr.size <= (MAX_BITS if self.events == "outputs" else AUTO_BITS)
+            return "bits" if fits and self.events != "support" else "long-bits"
         if self.events == "support":
             raise ValueError("events='support' needs bit-vector reports or support= (which items a report supports).")
         return "hashable"

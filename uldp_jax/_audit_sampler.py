@@ -79,7 +79,9 @@ def _mechanism_form(mech: Any, events: str) -> tuple[str, int, int]:
     if events != "support" and mech.report_kind == "item" and int(mech.num_outputs) <= draws.MAX_CELLS:
         return "outputs", int(mech.num_outputs), 1
     k = int(_report_space.num_stats(mech))
-    if events != "support" and mech.report_kind == "bits" and k <= draws.MAX_BITS:
+    uldp = mech.privacy_spec().invertible_inputs is not None  # support events cannot tell protected outputs apart
+    limit = draws.MAX_BITS if events == "outputs" or uldp else draws.AUTO_BITS
+    if events != "support" and mech.report_kind == "bits" and k <= limit:
         return "outputs", 2**k, 1
     if events == "outputs":
         raise ValueError(f"events='outputs': {type(mech).__name__}'s reports are not enumerable here (item reports "
@@ -95,7 +97,7 @@ def _function_form(fn: Callable, d: int, num_outputs: int | None, events: str) -
         return "outputs", int(num_outputs or d), 1
     if out.ndim != 2:
         raise ValueError(f"Expected the sampler to return int[n] items or bits [n, D], got shape {out.shape}.")
-    if events != "support" and out.shape[1] <= draws.MAX_BITS:
+    if events != "support" and out.shape[1] <= (draws.MAX_BITS if events == "outputs" else draws.AUTO_BITS):
         return "outputs", 2 ** out.shape[1], 1
     return "support", 0, out.shape[1]
 
@@ -171,7 +173,8 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
       support: for a Python callable with a large report space: ``reports (a list) -> bool[n, D]``, the items each
         report supports (e.g. ``H_seed(j) == v`` for hashed reports); events are then cells of that support.
       vectorized: the Python callable takes an array of inputs.
-      events: ``"auto"``, ``"outputs"`` (sets of report columns) or ``"support"`` (support cells).
+      events: ``"auto"``, ``"outputs"`` (sets of report columns) or ``"support"`` (support cells). ``"auto"``:
+        outputs for items and for bit vectors of at most 8 bits (16 under a ULDP claim), support cells otherwise.
       select_fraction: share of each input's reports used to choose the events.
       path: ``"reports"`` (``perturb_batch``, one report a trial) or, for a mechanism with item reports and an exact
         count sampler (``counts().fixed``: GRR, uRR, the Hadamard family), ``"counts"``: the histograms that sampler

@@ -23,9 +23,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import jax
 import numpy as np
 
 import uldp_jax as ul
