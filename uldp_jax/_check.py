@@ -147,6 +147,9 @@ def _check_sampler(key: jax.Array, mech: Any, Q: np.ndarray, draws: int, alpha: 
 def _report_statistic(mech: Any, m: int) -> np.ndarray | None:
     """``S float64[m, num_stats]``: the statistic one report of each channel column adds, when known."""
     k = int(_report_space.num_stats(mech))
+    columns = _report_space.own(mech).columns
+    if columns is not None:
+        return np.asarray(columns(), np.float64)
     if mech.report_kind == "item" and k == m:
         return np.eye(m)
     if mech.report_kind == "bits" and 2**k == m:

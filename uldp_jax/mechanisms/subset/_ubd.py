@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _family, _fields, _likelihood, _pytree, _records, _report_space, _spec
+from uldp_jax.mechanisms.core import _family, _fields, _likelihood, _pytree, _records, _report_space, _spec, _uniform
 from uldp_jax.mechanisms.subset import _ksubset, _ubd_forms, _ubd_weights
 
 MAX_UBD_CHANNEL_S = 16  # exact channels enumerate the subsets of X_S (a 2**s lookup table for report columns)
@@ -136,12 +136,12 @@ class UBD(_fields.ULDPFields):
         k_size, k_own, k_pick, *k_sub = jax.random.split(key, 3 + m)
         # size j w.p. w_j (sensitive) or w_j (1 - z_j) (non-sensitive; the rest: disclose), as cumulative cuts
         cut = jnp.cumsum(jnp.where(sens[:, None], w, w * nz), axis=1)
-        u = jax.random.uniform(k_size, xs.shape, dtype=cut.dtype)
+        u = jax.random.uniform(k_size, xs.shape, dtype=jnp.float32)
         j = jnp.sum(u[:, None] >= cut, axis=1)  # == m: disclose (non-sensitive only: sensitive cuts end at 1)
         j = jnp.where(sens, jnp.minimum(j, m - 1), j)
         # a non-sensitive user's uniform k-subset: subset selection around a uniform item, kept w.p. k / s
-        own = jnp.where(sens, r, jax.random.randint(k_pick, xs.shape, 0, s))
-        v = jax.random.uniform(k_own, xs.shape, dtype=cut.dtype)
+        own = jnp.where(sens, r, _uniform.uniform_ints(k_pick, s, xs.shape))
+        v = jax.random.uniform(k_own, xs.shape, dtype=jnp.float32)
         subset = jnp.zeros(xs.shape + (s,), bool)
         for i, k in enumerate(self.sizes):
             keep = v < jnp.where(sens, p_in[i], k / s)

@@ -64,7 +64,8 @@ def risk(A: np.ndarray, c: np.ndarray, t: np.ndarray) -> float:
     """``sum_i c_i / (A t)_i`` (a term with ``c_i = 0`` contributes 0, whatever its ``J_i``)."""
     J = A @ t
     live = c > 0
-    return float(np.sum(c[live] / J[live]))
+    with np.errstate(divide="ignore"):  # a J of 0 (sizes with no information there): an infinite risk
+        return float(np.sum(c[live] / J[live]))
 
 
 def minimax_nmse(d: int, s: int, eps: float, sizes, weights, alpha: float) -> float:
