@@ -162,8 +162,14 @@ class PGR(_base.Mechanism):
                                    support=self._column_support)
 
     def pure(self) -> _records.Pure:
-        """Pure LDP (``pgr_probs``); GLUTF reads the share off the exact channel (small domains)."""
-        return _records.Pure(*self._pq())
+        r"""Pure LDP (``pgr_probs``). Share (GLUTF's question): without padding (``d = K``) every report's
+        hyperplane holds ``cset`` items, so :math:`\max p_{im}/\sum_t p_{tm} = e/((e-1)c_{set} + d)`; with padding
+        GLUTF reads it off the exact channel."""
+        share = None
+        if self.d == self.num_outputs:
+            eps = jnp.asarray(self.eps)
+            share = 1.0 / (-jnp.expm1(-eps) * self.cset + jnp.exp(-eps) * self.d)
+        return _records.Pure(*self._pq(), share=share)
 
     # ---- exact channel ---------------------------------------------------------------------------------------
     def _column_support(self) -> np.ndarray:
