@@ -9,4 +9,4 @@ from uldp_jax.mechanisms.core._registry import register
 register(SS, lambda e: SS(5, e, k=2))
 register(USS, lambda e: USS(5, (0, 2, 3), e, k=2))
 register(UBD, lambda e: UBD(6, (0, 2, 3), e, sizes=(1, 2), weights=(0.7, 0.3), alpha=0.4))
-register(PGR, lambda e: PGR(7, e, q=2))
+register(PGR, lambda e: PGR(6, e, q=2))
