@@ -51,7 +51,8 @@ def test_points_round_trip_and_hyperplanes():
     v = pg.index_to_vec(j, q, t)
     np.testing.assert_array_equal(np.asarray(pg.vec_to_index(v, q, t)), np.arange(K))
     np.testing.assert_array_equal(np.asarray(v[:40]), np.array([ref.index_to_vec(i, t, q) for i in range(40)]))
-    planes = np.asarray(pg.hyperplane(v[:20], q, t, jnp.asarray(pg.inverse_table(q))))  # [20, cset]
+    planes = np.asarray(pg.hyperplane(v[:20], q, t, jnp.asarray(pg.inverse_table(q)),
+                                      jnp.asarray(pg.placed_index_table(q, t))))  # [20, cset]
     assert planes.shape == (20, pg.num_points(q, t - 1))
     for i in range(20):
         assert len(set(planes[i])) == planes.shape[1]  # distinct points
@@ -109,6 +110,7 @@ def test_glutf_over_pgr_is_uldp():
     (dict(d=7, eps=1.0, q=4), "prime"),
     (dict(d=7, eps=1.0, q=1), "q"),
     (dict(d=7, eps=1.0, q=50000), "q"),
+    (dict(d=2400, eps=1.0, q=2371), "2\\^24"),
     (dict(d=2**30, eps=0.1, q=2), "2\\^31"),
     (dict(d=1, eps=1.0, q=2), "d"),
 ])

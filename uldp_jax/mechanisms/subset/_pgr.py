@@ -21,9 +21,12 @@ CHUNK_POINTS = 2**21  # hyperplane points enumerated per step of aggregate (boun
 
 def default_q(d: int, eps: float) -> int:
     """minilek's choice: the smallest prime ``>= ceil(e^eps + 1)``; once ``q + 1 >= d`` (one line of ``K = q + 1``
-    points already holds the domain) the smallest prime ``>= d - 1``, so a large eps pads no further."""
-    q = pg.next_prime(math.ceil(math.exp(min(eps, 40.0)) + 1.0))
-    return min(q, pg.next_prime(max(d - 1, 2)))
+    points already holds the domain) the smallest prime ``>= d - 1``, so a large eps pads no further; at most
+    the largest prime whose sums in ``aggregate`` stay float32-exact (``_projective.exact_sums``)."""
+    q = min(pg.next_prime(math.ceil(math.exp(min(eps, 40.0)) + 1.0)), pg.next_prime(max(d - 1, 2)))
+    while not pg.exact_sums(q, pg.dimension(d, q)):
+        q = max(p for p in range(2, q) if pg.is_prime(p))
+    return q
 
 
 def pgr_probs(eps: Any, K: int, cset: int, cint: int) -> tuple[Any, Any]:
@@ -67,11 +70,12 @@ class PGR(_base.Mechanism):
     def __post_init__(self):
         d = _fields.check_domain(self)
         q = default_q(d, _fields.concrete_eps(self.eps, "q")) if self.q is None else self.q
-        q = _validate.check_int("q", q, minimum=2, maximum=46340)
+        q = _validate.check_int("q", q, minimum=2, maximum=2896)
         if not pg.is_prime(q):
             raise ValueError(f"Expected q={q} to be a prime (field arithmetic mod q).")
-        if q ** pg.dimension(d, q) >= pg.INT32_LIMIT:
-            raise ValueError(f"Expected q^t < 2^31 for int32 arithmetic, got q={q}, t={pg.dimension(d, q)} (d={d}).")
+        t = pg.dimension(d, q)
+        if not pg.exact_sums(q, t):  # int32 indices; float32-exact hyperplane sums
+            raise ValueError(f"Expected q^t < 2^31 and t q^2 < 2^24, got q={q}, t={t} (d={d}).")
         _fields.set_fields(self, q=q)
 
     # ---- the design ------------------------------------------------------------------------------------------
@@ -131,11 +135,11 @@ class PGR(_base.Mechanism):
         pad = -ys.shape[0] % B
         ys = jnp.concatenate([ys, jnp.zeros(pad, jnp.int32)]).reshape(-1, B)
         w = jnp.concatenate([w, jnp.zeros(pad, jnp.int32)]).reshape(-1, B)
-        inv = self._inv()
+        inv, table = self._inv(), jnp.asarray(pg.placed_index_table(self.q, self.t))
 
         def step(acc, chunk):
             y, wt = chunk
-            pts = pg.hyperplane(pg.index_to_vec(y, self.q, self.t), self.q, self.t, inv)  # [B, cset]
+            pts = pg.hyperplane(pg.index_to_vec(y, self.q, self.t), self.q, self.t, inv, table)  # [B, cset]
             wt = jnp.broadcast_to(wt[:, None], pts.shape)
             return acc.at[pts.reshape(-1)].add(wt.reshape(-1), mode="drop"), None
 

@@ -22,6 +22,11 @@ def is_prime(q: int) -> bool:
     return q >= 2 and all(q % f for f in range(2, int(q**0.5) + 1))
 
 
+def exact_sums(q: int, t: int) -> bool:
+    """Whether ``hyperplane``'s sums (below ``t q^2``) are exact in float32 (and indices fit int32)."""
+    return t * q * q < 2**24 and q**t < INT32_LIMIT
+
+
 def next_prime(q: int) -> int:
     """The smallest prime ``>= q``."""
     q = max(int(q), 2)
@@ -100,14 +105,38 @@ def complete(free: jax.Array, u: jax.Array, lead: jax.Array, target: jax.Array, 
     return jnp.where(jnp.arange(t) == lead[..., None], fill[..., None], x)
 
 
-def hyperplane(u: jax.Array, q: int, t: int, inv: jax.Array) -> jax.Array:
-    """``int32[..., cset]``: the indices of the points orthogonal to canonical vectors ``u: int32[..., t]``.
+def placed_index_table(q: int, t: int) -> np.ndarray:
+    """``int32[t, cset]``: row ``g`` holds the index of the canonical vector of :math:`P^{t-2}` number ``slot``
+    with a 0 inserted at position ``g`` (the vectors of ``hyperplane`` before their solved coordinate)."""
+    cset = num_points(q, t - 1)
+    with jax.ensure_compile_time_eval():
+        w = np.asarray(index_to_vec(jnp.arange(cset, dtype=jnp.int32), q, t - 1), np.int64)
+    place = np.array([q ** (t - 1 - c) for c in range(t)], np.int64)
+    rows = []
+    for g in range(t):
+        x = np.insert(w, g, 0, axis=1)
+        lead = np.argmax(x != 0, axis=1)
+        top = place[lead]
+        rows.append(x @ place - top + (top - 1) // (q - 1))
+    return np.stack(rows).astype(np.int32)
 
-    The coordinates off ``u``'s leading 1 run over the points of :math:`P^{t-2}`; the leading coordinate is then
-    fixed by orthogonality, and the vector rescaled to canonical form.
+
+def hyperplane(u: jax.Array, q: int, t: int, inv: jax.Array, table: jax.Array) -> jax.Array:
+    r"""``int32[B, cset]``: the indices of the points orthogonal to canonical vectors ``u: int32[B, t]``.
+
+    Solve for ``u``'s *last* non-zero coordinate ``g``: the other coordinates run over the points ``w`` of
+    :math:`P^{t-2}` and :math:`x_g = -u_g^{-1}\sum_{c<g} u_c w_c` (``u`` is 0 after ``g``). The result is
+    already canonical (if ``w``'s leading 1 lies after ``g``, the sum is empty and ``x_g = 0``), so its index is
+    ``table[g, slot] + x_g q^{t-1-g}`` (``placed_index_table``), and the sums for all slots are one matrix
+    product ``u W^T`` (exact in float32: every sum is below ``t q^2 < 2^24``, checked by the caller).
     """
     cset = num_points(q, t - 1)
-    free = index_to_vec(jnp.arange(cset, dtype=jnp.int32), q, t - 1)  # [cset, t - 1]
-    lead = jnp.argmax(u != 0, axis=-1)
-    x = complete(free, u[..., None, :], lead[..., None], jnp.int32(0), q)
-    return vec_to_index(canonicalize(x, q, inv), q, t)
+    w = index_to_vec(jnp.arange(cset, dtype=jnp.int32), q, t - 1).astype(jnp.float32)  # [cset, t - 1]
+    g = (t - 1) - jnp.argmax(u[:, ::-1] != 0, axis=-1)  # last non-zero coordinate
+    head = jnp.where(jnp.arange(t - 1) < g[:, None], u[:, : t - 1], 0).astype(jnp.float32)
+    sums = jnp.dot(head, w.T, precision=jax.lax.Precision.HIGHEST,  # no TF32 on GPUs: integers need all 24 bits
+                   preferred_element_type=jnp.float32).astype(jnp.int32) % q  # [B, cset]
+    ug = jnp.take_along_axis(u, g[:, None], axis=-1)
+    xg = ((q - sums) % q) * inv[ug] % q
+    power = jnp.asarray([q ** (t - 1 - c) for c in range(t)], jnp.int32)[g]
+    return table[g] + xg * power[:, None]
