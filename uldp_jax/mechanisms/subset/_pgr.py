@@ -12,7 +12,6 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _base, _family, _fields, _likelihood, _pytree, _records, _report_space, _spec
-from uldp_jax.mechanisms.core import _uniform
 from uldp_jax.mechanisms.subset import _projective as pg
 
 MAX_PGR_CHANNEL = 2**22  # d * K entries of an exact channel
@@ -105,19 +104,11 @@ class PGR(_base.Mechanism):
     def perturb_batch(self, key: jax.Array, xs: jax.Array) -> jax.Array:
         """``int32[...]`` reports: on the own hyperplane w.p. ``p*`` (a uniform one of its ``cset`` points), else
         a uniform point off it (a uniform non-zero value of :math:`\\langle u, v\\rangle` and free coordinates)."""
-        q, t = self.q, self.t
         p_star, _ = self._pq()
-        k_in, k_on, k_free, k_val = jax.random.split(key, 4)
-        v = pg.index_to_vec(xs.astype(jnp.int32), q, t)
-        lead = jnp.argmax(v != 0, axis=-1)
+        k_in, k_pt = jax.random.split(key)
         on = jax.random.uniform(k_in, xs.shape, dtype=jnp.float32) < p_star
-        on_free = pg.index_to_vec(_uniform.uniform_ints(k_on, self.cset, xs.shape), q, t - 1)  # a point of P^{t-2}
-        r = _uniform.uniform_ints(k_free, q ** (t - 1), xs.shape)  # any vector of F_q^{t-1}
-        place = jnp.asarray([q ** (t - 2 - c) for c in range(t - 1)], jnp.int32)
-        off_free = (r[..., None] // place) % q
-        value = jnp.where(on, 0, 1 + _uniform.uniform_ints(k_val, q - 1, xs.shape))
-        u = pg.complete(jnp.where(on[..., None], on_free, off_free), v, lead, value, q)
-        return pg.vec_to_index(pg.canonicalize(u, q, self._inv()), q, t).astype(jnp.int32)
+        v = pg.index_to_vec(xs.astype(jnp.int32), self.q, self.t)
+        return pg.draw(k_pt, v, on, self.q, self.t).astype(jnp.int32)
 
     # ---- statistics and estimation ---------------------------------------------------------------------------
     def support(self, ys: jax.Array) -> jax.Array:
@@ -131,19 +122,24 @@ class PGR(_base.Mechanism):
         reports holding about ``CHUNK_POINTS`` points; points ``>= d`` are padding and dropped)."""
         ys = jnp.reshape(jnp.asarray(ys, jnp.int32), (-1,))
         w = jnp.ones(ys.shape, jnp.int32) if weights is None else jnp.reshape(weights, (-1,)).astype(jnp.int32)
+        return self.aggregate_shifted(ys, w, jnp.zeros(ys.shape, jnp.int32), self.d)
+
+    def aggregate_shifted(self, ys: jax.Array, w: jax.Array, shift: jax.Array, length: int) -> jax.Array:
+        """``int32[length]``: the support counts of reports ``ys: int32[n]`` (weights ``w``), report ``i``'s points
+        shifted by ``shift[i]`` (HPGR's blocks); points beyond ``length`` are padding and dropped."""
         B = max(1, min(ys.shape[0], CHUNK_POINTS // self.cset))
         pad = -ys.shape[0] % B
-        ys = jnp.concatenate([ys, jnp.zeros(pad, jnp.int32)]).reshape(-1, B)
-        w = jnp.concatenate([w, jnp.zeros(pad, jnp.int32)]).reshape(-1, B)
+        cut = lambda a: jnp.concatenate([a, jnp.zeros(pad, jnp.int32)]).reshape(-1, B)  # noqa: E731
         inv, table = self._inv(), jnp.asarray(pg.placed_index_table(self.q, self.t))
 
         def step(acc, chunk):
-            y, wt = chunk
+            y, wt, sh = chunk
             pts = pg.hyperplane(pg.index_to_vec(y, self.q, self.t), self.q, self.t, inv, table)  # [B, cset]
+            pts = jnp.where(pts < self.d, pts + sh[:, None], length)  # a block's padding points are dropped
             wt = jnp.broadcast_to(wt[:, None], pts.shape)
             return acc.at[pts.reshape(-1)].add(wt.reshape(-1), mode="drop"), None
 
-        acc, _ = jax.lax.scan(step, jnp.zeros(self.d, jnp.int32), (ys, w))
+        acc, _ = jax.lax.scan(step, jnp.zeros(length, jnp.int32), (cut(ys), cut(w), cut(shift)))
         return acc
 
     def reports(self) -> _report_space.Reports:

@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax.mechanisms.core import _uniform
+
 INT32_LIMIT = 2**31
 
 
@@ -140,3 +142,22 @@ def hyperplane(u: jax.Array, q: int, t: int, inv: jax.Array, table: jax.Array) -
     xg = ((q - sums) % q) * inv[ug] % q
     power = jnp.asarray([q ** (t - 1 - c) for c in range(t)], jnp.int32)[g]
     return table[g] + xg * power[:, None]
+
+
+def draw(key: jax.Array, v: jax.Array, on: jax.Array, q: int, t: int) -> jax.Array:
+    r"""``int32[...]``: a uniform point on (``on``) or off the hyperplane of canonical vectors ``v: int32[..., t]``.
+
+    On: a uniform point of :math:`P^{t-2}` for the coordinates off ``v``'s leading 1, that one solved for
+    :math:`\langle u, v\rangle = 0`. Off: a uniform vector of :math:`\mathbb F_q^{t-1}` there and a uniform
+    non-zero value of the product (each off point has one representative per value), then canonical form.
+    Exact uniform integers (``_uniform``), no rejection.
+    """
+    k_on, k_free, k_val = jax.random.split(key, 3)
+    shape = on.shape
+    lead = jnp.argmax(v != 0, axis=-1)
+    on_free = index_to_vec(_uniform.uniform_ints(k_on, num_points(q, t - 1), shape), q, t - 1)
+    r = _uniform.uniform_ints(k_free, q ** (t - 1), shape)
+    place = jnp.asarray([q ** (t - 2 - c) for c in range(t - 1)], jnp.int32)
+    value = jnp.where(on, 0, 1 + _uniform.uniform_ints(k_val, q - 1, shape))
+    u = complete(jnp.where(on[..., None], on_free, (r[..., None] // place) % q), v, lead, value, q)
+    return vec_to_index(canonicalize(u, q, jnp.asarray(inverse_table(q))), q, t)
