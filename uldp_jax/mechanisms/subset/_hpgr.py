@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.mechanisms.core import _base, _family, _fields, _pytree, _records, _report_space, _spec, _uniform
+from uldp_jax.mechanisms.core import _base, _family, _fields, _likelihood, _pytree, _records, _report_space, _spec
+from uldp_jax.mechanisms.core import _uniform
 from uldp_jax.mechanisms.subset import _pgr, _projective as pg
 
 
@@ -182,8 +183,18 @@ class HPGR(_base.Mechanism):
         Q = np.where(self._column_support().T, 1.0, np.exp(-eps)) / den
         return Q, np.ones(self.num_outputs, bool)
 
+    def support(self, ys: jax.Array) -> jax.Array:
+        """``bool[..., d]``: the items of each report's block on its hyperplane (O(n d))."""
+        ys = jnp.asarray(ys, jnp.int32)
+        x = jnp.arange(self.d, dtype=jnp.int32)
+        u = pg.index_to_vec(ys % self.b, self.q, self.t)
+        v = pg.index_to_vec(x % self.b, self.q, self.t)
+        return (ys[..., None] // self.b == x // self.b) & (pg.dot(u[..., None, :], v, self.q) == 0)
+
     def likelihood(self) -> _records.Likelihood:
-        return _records.Likelihood(index=lambda ys: np.asarray(ys).astype(np.int64), support=self._column_support)
+        """em-pure: report ``y`` has likelihood ``e^eps`` on the items it supports and 1 elsewhere (``pure_terms``)."""
+        return _records.Likelihood(report=lambda ys: _likelihood.pure_terms(self, ys),
+                                   index=lambda ys: np.asarray(ys).astype(np.int64), support=self._column_support)
 
     def privacy_spec(self) -> _spec.PrivacySpec:
         return _spec.ldp_spec(self.d, _spec.eps_value(self.eps))
