@@ -3,8 +3,12 @@
 * ``<!-- uldp:mechanisms -->`` (mechanisms.md): one row per mechanism class exported by ``uldp_jax``, with the
   guarantee ``ul.audit`` reads off the exact channel of a small instance, and the docstring's references. The
   examples are the registry's (``mechanisms/core/_registry.py``); a mechanism exported without one fails the build.
-* ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and NOTES.
+* ``<!-- uldp:reproductions -->`` (reproductions.md): every committed experiment folder with its PNGs and its
+  summary's claim lines (the notes stay in the repository).
 * ``<!-- uldp:include PATH -->``: the text of a repository file (e.g. experiments/benchmarks/README.md).
+* ``<!-- uldp:api MODULE -->`` (the API pages): one ``::: MODULE.NAME`` entry per public function and class the
+  module exports (its ``__all__``, else its public names defined in uldp_jax), so a new export is documented
+  without editing the page.
 """
 
 from __future__ import annotations
@@ -75,16 +79,42 @@ def _demote(md: str) -> str:
     return re.sub(r"^(#{1,4}) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", md, flags=re.M)
 
 
+def _claims(summary: str) -> str:
+    """The claim lines of a committed ``summary.md`` (its bullets: each a paper's claim and what the run shows)."""
+    return "\n".join(ln for ln in summary.splitlines() if ln.startswith("- "))
+
+
 def _gallery() -> str:
+    """Each committed experiment: its title, plots and claim lines; the development notes stay in the repository
+    (each experiment folder's NOTES.md), linked, not copied."""
     out = []
     for name in _experiment_folders():
         folder = os.path.join(EXPERIMENTS, name)
-        out.append(f"## {name}\n")
+        with open(os.path.join(folder, "NOTES.md"), encoding="utf-8") as fh:
+            title = fh.readline().lstrip("# ").strip()
+        out.append(f"## {name}\n\n{title}\n")
         for png in sorted(glob.glob(os.path.join(folder, "*.png"))):
             out.append(f"![{name}: {os.path.basename(png)}](reproductions/{name}/{os.path.basename(png)})\n")
-        with open(os.path.join(folder, "NOTES.md"), encoding="utf-8") as fh:
-            out.append(_demote(fh.read()) + "\n")
+        summary = os.path.join(folder, "summary.md")
+        if os.path.exists(summary):
+            with open(summary, encoding="utf-8") as fh:
+                claims = _claims(fh.read())
+            if claims:
+                out.append("The paper's claims and what this run shows (`summary.md`):\n\n" + claims + "\n")
+        out.append(f"Configuration, sizes and notes: `experiments/{name}/` in the repository (`NOTES.md`, "
+                   "`run_config.json`, `results.csv`).\n")
     return "\n".join(out)
+
+
+def _api_entries(module_name: str) -> str:
+    import importlib
+
+    mod = importlib.import_module(module_name)
+    names = getattr(mod, "__all__", None) or sorted(n for n in dir(mod) if not n.startswith("_"))
+    keep = [n for n in names if not n.startswith("_") and (inspect.isfunction(getattr(mod, n, None))
+            or inspect.isclass(getattr(mod, n, None)))
+            and getattr(getattr(mod, n), "__module__", "").startswith("uldp_jax")]
+    return "\n\n".join(f"::: {module_name}.{n}" for n in keep) + "\n"
 
 
 def on_files(files, config):
@@ -99,6 +129,8 @@ def on_page_markdown(markdown, page, config, files):
         markdown = markdown.replace("<!-- uldp:mechanisms -->", _mechanism_table())
     if "<!-- uldp:reproductions -->" in markdown:
         markdown = markdown.replace("<!-- uldp:reproductions -->", _gallery())
+    for m in re.finditer(r"<!-- uldp:api (\S+) -->", markdown):
+        markdown = markdown.replace(m.group(0), _api_entries(m.group(1)))
     for m in re.finditer(r"<!-- uldp:include (\S+) -->", markdown):
         with open(os.path.join(ROOT, m.group(1)), encoding="utf-8") as fh:
             markdown = markdown.replace(m.group(0), _demote(fh.read()))

@@ -30,7 +30,7 @@ import make_notebooks  # noqa: E402
 
 def build(name: str, small: bool = True, timeout: int = 1200, out_dir: str = HERE) -> float:
     """Executes notebook ``name`` (a key of ``make_notebooks.NOTEBOOKS``) and writes it with outputs; returns s."""
-    nb = nbformat.reads(json.dumps(make_notebooks.notebook(make_notebooks.NOTEBOOKS[name])), as_version=4)
+    nb = nbformat.reads(json.dumps(make_notebooks.notebook(make_notebooks.NOTEBOOKS[name], name)), as_version=4)
     os.environ["SMALL"] = "1" if small else "0"
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # figures embedded in the outputs
     os.environ.setdefault("ULDP_PROGRESS", "0")  # the committed outputs carry results, not progress bars

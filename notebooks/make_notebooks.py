@@ -3,9 +3,9 @@
     python notebooks/build.py            # write every notebook and execute it, saving the outputs
     python notebooks/make_notebooks.py   # write the sources only (no outputs)
 
-Every notebook starts with an install cell: inside a checkout it installs that checkout; elsewhere it installs
-from the source named in ``ULDP_SOURCE`` (a git URL, a wheel or a folder) and says what to do when none is given;
-on a GPU runtime it installs ``jax[cuda12]`` and prints ``jax.devices()``. ``SMALL=1`` in the environment shrinks
+Every notebook starts with an install cell: inside a checkout it installs that checkout; elsewhere (Colab) it
+installs from the repository (``REPOSITORY``), or from ``ULDP_SOURCE`` (a git URL, a wheel or a folder), with no
+editing; on a GPU runtime it installs ``jax[cuda12]`` and prints ``jax.devices()``. ``SMALL=1`` in the environment shrinks
 the sizes (CI executes every notebook that way; the committed outputs are such a reduced CPU run).
 """
 
@@ -16,12 +16,16 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-INSTALL = '''# ==== Set-up: install uldp_jax ==============================================================================
-# Inside a checkout of the repository (Jupyter started anywhere in it) this cell installs that checkout.
-# Elsewhere (e.g. Colab) name the source here, or in the environment variable ULDP_SOURCE:
-ULDP_SOURCE = ""   # <-- a git URL ("git+https://HOST/OWNER/uldp_jax.git"), a wheel file or a folder
-# On a GPU runtime the cell also installs jax[cuda12] matching the installed jax and prints jax.devices().
+REPOSITORY = "https://github.com/uldp-jax/uldp_jax"  # pyproject.toml's [project.urls] Repository
+COLAB = "https://colab.research.google.com/github/uldp-jax/uldp_jax/blob/main/notebooks/"
+
+INSTALL = '''# ==== Set-up: install uldp_jax (runs as is on Colab) ==========================================================
+# Inside a checkout of the repository (Jupyter started anywhere in it) this cell installs that checkout; elsewhere
+# (Colab) it installs from the repository, or from ULDP_SOURCE in the environment (a git URL, a wheel or a folder).
+# On a GPU runtime it also installs jax[cuda12] matching the installed jax and prints jax.devices().
 import importlib.util, os, pathlib, shutil, subprocess, sys
+
+REPOSITORY = "git+@REPOSITORY@.git"
 
 
 def _pip(*args):
@@ -36,29 +40,23 @@ def _checkout():
     return None
 
 
-source, root = ULDP_SOURCE or os.environ.get("ULDP_SOURCE", ""), _checkout()
+source, root = os.environ.get("ULDP_SOURCE", ""), _checkout()
 found = importlib.util.find_spec("uldp_jax")
 if root is not None and not (found and pathlib.Path(found.origin).resolve().is_relative_to(root.resolve())):
     _pip("-e", f"{root}[plot]")              # the surrounding checkout
     sys.path.insert(0, str(root))            # importable in this running kernel too
-elif root is None and source:
+elif root is None and (source or not found):
+    source = source or REPOSITORY
     _pip(f"uldp_jax[plot] @ {source}" if source.startswith("git+") else f"{source}[plot]")
-elif root is None and not found:
-    raise RuntimeError(
-        "uldp_jax is not installed and this notebook is not inside a checkout of the repository.\\n"
-        "Set ULDP_SOURCE at the top of this cell to where uldp_jax can be installed from:\\n"
-        "  a git URL:  ULDP_SOURCE = 'git+https://HOST/OWNER/uldp_jax.git'\\n"
-        "  a wheel:    ULDP_SOURCE = '/content/uldp_jax-0.1.0-py3-none-any.whl'  (upload it first)\\n"
-        "  a folder:   ULDP_SOURCE = '/content/uldp_jax'  (a clone or an unpacked copy)\\n"
-        "then run the cell again.")
 if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi"], capture_output=True).returncode == 0:
     from importlib.metadata import version
     _pip(f"jax[cuda12]=={version('jax')}")   # a GPU runtime: the CUDA 12 build of the installed jax
 SMALL = os.environ.get("SMALL") == "1"       # reduced sizes (CI and the committed outputs)
 import jax
 import uldp_jax
-print(f"uldp_jax {uldp_jax.__version__} from {pathlib.Path(uldp_jax.__file__).parent}")
-print("JAX devices:", jax.devices(), "| mode:", "reduced (SMALL=1)" if SMALL else "full")'''
+print(f"uldp_jax {uldp_jax.__version__}", "(this checkout)" if root is not None else "(installed)")
+print("JAX devices:", jax.devices(), "| mode:", "reduced (SMALL=1)" if SMALL else "full")'''.replace(
+    "@REPOSITORY@", REPOSITORY)
 
 NOTEBOOKS = {
     "quickstart.ipynb": [
@@ -81,9 +79,13 @@ p = np.random.default_rng(0).dirichlet(np.ones(d))
 key_x, key_y = jax.random.split(jax.random.key(0))
 xs = jax.random.choice(key_x, d, (n,), p=jnp.asarray(p))
 ys = ul.perturb(key_y, mechs["uRR"], xs)
+# emp is unbiased but not projected: its entries can be negative (and its TV above 1 at small eps);
+# emp+thr (threshold, renormalise) and em (maximum likelihood) return distributions.
+truth = jnp.asarray(np.bincount(xs, minlength=d) / n)            # the users' own histogram
 for method in ("emp", "emp+thr", "em"):
     p_hat = ul.estimate(mechs["uRR"], ys, method)
-    print(method, "TV =", float(ul.metrics.tv(p_hat, jnp.asarray(np.bincount(xs, minlength=d) / n))))'''),
+    print(f"uRR {method:8s} TV distance (l1 / 2) to the users' histogram = {float(ul.metrics.tv(p_hat, truth)):.4f}"
+          f"; smallest entry {float(p_hat.min()):+.4f}")'''),
         ("code", '''# A grid of epsilons is one batched mechanism; simulate() runs users x repetitions on device.
 eps = jnp.array([0.5, 1.0, 2.0, 4.0])
 reps = 2 if SMALL else 20
@@ -93,7 +95,8 @@ for name, make in {"RR": lambda e: ul.GRR(d, e), "uRR": lambda e: ul.URR(d, sens
     res = ul.simulate(jax.random.key(1), jax.vmap(make)(eps), p=p, n=n, reps=reps, methods=("emp",))  # [g, r, d]
     tv = ul.metrics.tv(res.estimates["emp"], jnp.asarray(res.target, jnp.float32)).mean(-1)
     plt.plot(eps, tv, "o-", label=name)
-plt.xscale("log"); plt.yscale("log"); plt.xlabel("epsilon"); plt.ylabel("TV"); plt.legend(); plt.show()'''),
+plt.xscale("log"); plt.yscale("log"); plt.xlabel("epsilon"); plt.ylabel(f"TV (l1 / 2), emp, mean of {reps} reps")
+plt.legend(); plt.show()'''),
         ("code", '''# Closed-form utility (001 Props 15-19, 003, with docs/errata.md): expected squared l2 loss.
 with jax.enable_x64(True):
     for name, m in mechs.items():
@@ -234,7 +237,14 @@ def _cell(kind: str, text: str) -> dict:
     return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
 
 
-def notebook(cells: list) -> dict:
+def _with_colab_link(name: str, cells: list) -> list:
+    """The first (title) cell ends with an Open-in-Colab link to this notebook in the repository."""
+    kind, text = cells[0]
+    return [(kind, f"{text}\n\n[Open in Colab]({COLAB}{name})"), *cells[1:]]
+
+
+def notebook(cells: list, name: str | None = None) -> dict:
+    cells = _with_colab_link(name, cells) if name else cells
     return {"cells": [_cell(k, t) for k, t in cells],
             "metadata": {"accelerator": "GPU", "colab": {"provenance": []},
                          "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -245,7 +255,7 @@ def notebook(cells: list) -> dict:
 def main() -> None:
     for name, cells in NOTEBOOKS.items():
         with open(os.path.join(HERE, name), "w") as fh:
-            json.dump(notebook(cells), fh, indent=1)
+            json.dump(notebook(cells, name), fh, indent=1)
             fh.write("\n")
         print("wrote", os.path.join(HERE, name))
 

@@ -5,7 +5,7 @@ have a sampler that passes a chi-square test against that channel; give "emp" es
 statistical error where the exact channel moments say the estimator is unbiased (``ul.theory.exact_item_mse`` —
 channel moments, not the estimator's code path); and work under jit and over a ``jax.vmap``-built grid of eps.
 
-The outside mechanism is README's ``KeepRR`` (its code block is extracted from README.md and executed, so the two
+The outside mechanism is the docs' ``KeepRR`` (its code block is extracted from docs/own_mechanism.md and executed, so the two
 cannot drift). Statistical thresholds: every chi-square test and every bias check is one ``ul.testing`` check
 (``fits`` / ``within_se``) at the suite's per-check level ``ul.testing.ALPHA`` (Bonferroni over the items).
 """
@@ -29,18 +29,17 @@ from uldp_jax.mechanisms.core._records import likelihood_of
 
 from tests.library_mechanisms import distinct_examples
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+OWN_MECHANISM = pathlib.Path(__file__).resolve().parents[1] / "docs" / "own_mechanism.md"  # the one copy
 EPS_GRID = np.array([0.5, 2.0], dtype=np.float32)
 
 
 def _readme_namespace() -> dict:
-    text = README.read_text()
-    section = text[text.index("## Your own mechanism"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    assert len(code.strip().splitlines()) <= 30, "README's worked example must stay within 30 lines"
+    text = OWN_MECHANISM.read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 30, "the docs' worked example must stay within 30 lines"
     module = types.ModuleType("readme_example")  # as a user's own module (dataclasses look it up)
     sys.modules[module.__name__] = module
-    exec(compile(code, str(README), "exec", dont_inherit=True), module.__dict__)  # noqa: S102  (our README)
+    exec(compile(code, str(OWN_MECHANISM), "exec", dont_inherit=True), module.__dict__)  # noqa: S102  (our docs)
     return module.__dict__
 
 

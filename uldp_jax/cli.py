@@ -1,5 +1,8 @@
 """The ``uldp`` command line: list and run the paper reproductions, and a short demo.
 
+The papers are called by codes: 001 = Murakami & Kawamoto (USENIX Security 2019), 003 = He et al. (GLUTF),
+004 = Acharya et al. (ICML 2020, context-aware LDP).
+
     uldp --version
     uldp list
     uldp run <experiment> [--quick] [--reps N] [--set KEY=VALUE[,VALUE...]] [--data PATH] [--out DIR] [--seed S]
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import json
 import os
 import sys
 
@@ -40,20 +45,23 @@ def _positive_int(text: str) -> int:
     return v
 
 
-# Run times in the help, measured 2026-11-25 on the project's 2-core machine with an empty compile cache (`uptime`
-# before and after each run): quiet = load average 0.2-1.5, loaded = shared with other sessions at 11-19.
-_DEMO_HELP = ("reduced 001 Fig 5 (2 cores, 2026-11-25, 001's sampling model: 33 s at load average 0.6-1.0, "
-              "142-167 s at load average 13-21; the earlier iid demo took 16 s quiet)")
-_QUICK_HELP = ("CI-sized run (on 2 cores, 2026-11-25: demo 8 s, 001-fig5 16 s at load average below 2; 43-49 s "
-               "and 106-143 s at load average 11-19)")
+PAPERS = ("001 = Murakami & Kawamoto, USENIX Security 2019 (uRR, uRAP, PUM); 003 = He et al., GLUTF (uSS, uUE, "
+          "uLH, uWheel); 004 = Acharya et al., ICML 2020 (context-aware LDP, Hadamard response)")
+_DESCRIPTION = ("Utility-optimized and context-aware local differential privacy: reproduce the papers' figures and "
+                "tables. Papers: " + PAPERS + ".")
+_DEMO_HELP = ("run a small reproduction of 001 Fig 5: TV of RR, uRR, RAPPOR and uRAP against eps on a 625-item "
+              "proxy (prints a table, writes results/demo/; about a minute on 2 cores)")
+_RUN_HELP = "run one paper reproduction by name (see 'uldp list'); writes results/NAME/"
+_LIST_HELP = "list the experiments (what each reproduces, its size, its last committed run time), mechanisms, datasets"
+_QUICK_HELP = "CI size: a reduced run that finishes in seconds to minutes (the full study can take hours)"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="uldp", description="Utility-optimized LDP: reproduce the papers' experiments.")
+    p = _Parser(prog="uldp", description=_DESCRIPTION)
     p.add_argument("--version", action="version", version=f"uldp {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    sub.add_parser("list", help="list the experiments and datasets")
-    for name, hlp in (("run", "run one experiment"), ("demo", _DEMO_HELP)):
+    sub.add_parser("list", help=_LIST_HELP)
+    for name, hlp in (("run", _RUN_HELP), ("demo", _DEMO_HELP)):
         r = sub.add_parser(name, help=hlp)
         if name == "run":
             r.add_argument("experiment", help="experiment name (see 'uldp list')")
@@ -70,11 +78,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _committed_run(name: str) -> str:
+    """``; committed reduced run 142 s`` from a checkout's ``experiments/NAME/run_config.json``; empty when
+    this is an installed copy without the committed results."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments", name,
+                        "run_config.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            rc = json.load(fh)
+        return f"; committed {rc.get('mode', '?')} run {float(rc['elapsed_s']):.0f} s"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
 def _list() -> None:
     from uldp_jax import data, experiments, mechanisms
-    print("Experiments (uldp run NAME [--quick]):")
+    from uldp_jax.experiments._runner import run_size
+
+    print(f"Papers: {PAPERS}.\n")
+    print("Experiments (uldp run NAME [--quick]); in brackets: the full run's size against the paper's, and the "
+          "committed run's size and time (experiments/NAME/run_config.json):")
     for name in experiments.experiment_names():
-        print(f"  {name:<16} {experiments.get_experiment(name).title}")
+        exp = experiments.get_experiment(name)
+        size, _ = run_size(exp, dict(exp.full))
+        label = "paper size" if size == "full" else "smaller than the paper"
+        print(f"  {name:<16} {exp.title} [full: {label}{_committed_run(name)}]")
     print("\nMechanisms (ul.<name>; the example is a small instance):")
     for name, make in mechanisms.examples().items():
         print(f"  {name:<16} {make(1.0)!r}")
@@ -83,10 +111,24 @@ def _list() -> None:
         print(f"  {name:<16} {desc}")
 
 
+def _known(name: str) -> None:
+    """A one-line error for an unknown experiment, with the closest names ("did you mean ...?")."""
+    from uldp_jax import experiments
+    from uldp_jax.experiments._runner import UsageError
+
+    names = experiments.experiment_names()
+    if name in names:
+        return
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UsageError(f"unknown experiment {name!r}{hint} ('uldp list' shows all {len(names)})")
+
+
 def _run(name: str, args) -> None:
     from uldp_jax import experiments
     from uldp_jax.experiments._runner import parse_set
     from uldp_jax.experiments._runner import UsageError
+    _known(name)
     exp = experiments.get_experiment(name)  # fail fast on an unknown name or a bad --set, before any work
     overrides = parse_set(exp, args.set)
     if os.path.exists(args.out) and not os.path.isdir(args.out):

@@ -42,7 +42,7 @@ HIGHER_IS_BETTER = ("f1@30", "ndcg@30")
 # Registry names of estimation methods and the labels the papers use.
 METHOD_LABELS = {"emp": "emp", "emp+thr": "emp+thr", "em": "EM"}
 # y-axis label per 001 metric: 001 calls its l2 loss sum_x (p_hat(x) - p(x))^2 "MSE" (Figs 10-13).
-METRIC_AXIS = {"tv": "TV", "l2sq": "MSE (001: l2 loss, sum over x)"}
+METRIC_AXIS = {"tv": "TV (l1 / 2)", "l2sq": "MSE (001: l2 loss, sum over x)"}
 
 
 def _uldp(cls: type) -> Callable:

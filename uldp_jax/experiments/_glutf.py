@@ -129,6 +129,9 @@ def run_theory(cfg: dict, ctx: Context) -> Report:
                   FIXED_CLOSED + "; ".join(ds.summary() for ds in datasets))
 
 
+PER_ITEM = {"mse": "mse (per-item mean)", "mae": "mae (per-item mean)"}
+
+
 def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
     """"Best mechanism" at the smallest and largest eps, as a test (``_claims.best``: one-sided t-tests of the best
     against each other mechanism with the rows' ``reps - 1`` dof, family level 0.05; decided exactly for closed
@@ -138,7 +141,8 @@ def _ranking(rows, ds_name, mechs, eps, metric: str = "mse") -> list:
         vals = {r["mechanism"]: (r["value"], r.get("se") or 0.0, r.get("reps")) for r in rows if r["dataset"] == ds_name
                 and r["eps"] == e and r["mechanism"] in mechs and np.isfinite(r["value"])}
         if vals:
-            out.append(f"{ds_name}, eps={e:g}: " + _claims.best(vals, metric, metric in _common.HIGHER_IS_BETTER))
+            label = PER_ITEM.get(metric, metric)  # the claim's unit, which a table's sum over items differs from
+            out.append(f"{ds_name}, eps={e:g}: " + _claims.best(vals, label, metric in _common.HIGHER_IS_BETTER))
     return out
 
 

@@ -107,7 +107,10 @@ def run_eps(cfg: dict, ctx: Context) -> Report:
     figs = {_figure_name(cfg, mt, "eps_vs_"): _plot.line_panels(panels[mt], "epsilon",
                                                                 _common.METRIC_AXIS.get(mt, mt.upper()), vlines=vlines)
             for mt in metrics}
-    table = format_table(rows, _row_keys(cfg, ("dataset", "mechanism", "method")), "eps")
+    label = " / ".join(_common.METRIC_AXIS.get(mt, mt) for mt in metrics)
+    table = (f"{label}, mean of {cfg['reps']} repetitions, against eps (columns); emp is not projected (its "
+             "entries can be negative), so its TV can exceed 1:\n"
+             + format_table(rows, _row_keys(cfg, ("dataset", "mechanism", "method")), "eps"))
     return Report(rows, figs, table, notes, "; ".join([ds.summary() for ds in datasets] + models))
 
 

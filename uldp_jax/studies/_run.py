@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import sys
 import time
 from typing import Any
 
@@ -34,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _progress
 from uldp_jax.simulate import _engine as engine
 from uldp_jax.studies import _metrics, _population, _spec
 from uldp_jax.studies._result import StudyResult
@@ -59,35 +59,6 @@ def _listen() -> None:
         jax.monitoring.register_event_duration_secs_listener(_on_event)
         jax.monitoring.register_event_listener(_on_hit)
         _CLOCK["registered"] = True
-
-
-class _Progress:
-    """Progress over engine calls: tqdm when ``progress=True`` and it is installed, else lines on stderr."""
-
-    def __init__(self, progress: Any, total: int):
-        if progress not in (True, False, None, "stderr"):
-            raise TypeError(f"Expected progress={progress!r} to be True, False or 'stderr'.")
-        self.mode, self.total, self.done, self.start, self.bar = progress, total, 0, time.perf_counter(), None
-        if progress is True:
-            try:
-                import tqdm
-            except ImportError:
-                self.mode = "stderr"
-            else:
-                self.bar = tqdm.tqdm(total=total, desc="study", unit="call")
-
-    def update(self, desc: str) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.set_postfix_str(desc)
-            self.bar.update(1)
-        elif self.mode == "stderr":
-            print(f"study: {self.done}/{self.total} calls, {desc} ({time.perf_counter() - self.start:.1f} s)",
-                  file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def _grid_axis(est: dict, grid: bool) -> dict:
@@ -142,7 +113,7 @@ def population_target(xs: np.ndarray, d: int) -> np.ndarray:
 
 
 def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods: Any = ("emp",),
-          metrics: Any = ("mse",), p: Any = None, xs: Any = None, sample: str | None = None, progress: Any = False,
+          metrics: Any = ("mse",), p: Any = None, xs: Any = None, sample: str | None = None, progress: Any = "auto",
           simulate_options: dict | None = None, **grids: Any) -> StudyResult:
     """Runs a Monte Carlo study: every mechanism at every grid point and ``n``, ``reps`` times, every method.
 
@@ -167,7 +138,10 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
       sample: ``"iid"`` (default with ``p``: users iid from ``p``), ``"fixed"`` (default with ``xs``: exactly
         the users ``xs`` every repetition) or ``"population"`` (each repetition ``n`` of the users ``xs``, drawn
         uniformly without replacement, scored against the distribution of ``xs``: 001's model).
-      progress: ``False`` (default), ``True`` (tqdm if installed, else stderr lines) or ``"stderr"``.
+      progress: ``"auto"`` (default: a bar after a few seconds where stderr is a terminal or a notebook, a note on
+        an experiment's bar inside ``uldp run``, else nothing), ``True`` (tqdm if installed, else stderr lines),
+        ``"stderr"`` or ``False``. The bar counts engine calls (one per mechanism group and ``n``), says the
+        study's size and ``compiling ...`` at the start and the time left from the calls so far.
       simulate_options: extra keyword arguments for ``ul.simulate`` (``path``, ``block_size``, ...).
       **grids: the swept parameters, each a number or a list (``eps=[0.5, 1, 2]``, ``theta=[...]``).
 
@@ -187,7 +161,10 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
         spec = dataclasses.replace(spec, d=d)
     groups = {name: _spec.expand(spec, name, spec.d) for name in spec.names}
     _listen()
-    bar = _Progress(progress, sum(len(g) for g in groups.values()) * len(spec.ns))
+    points = sum(len(pts) for g in groups.values() for pts, _, _ in g)
+    size = f"{len(spec.names)} mechanisms, {points} points x {len(spec.ns)} n x {spec.reps} reps"
+    bar = _progress.make_progress(progress, sum(len(g) for g in groups.values()) * len(spec.ns), desc="study",
+                                  unit="calls", size=size)
     rows, values = [], []
     wall0, clock0 = time.perf_counter(), dict(_CLOCK)
     try:
@@ -203,7 +180,7 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
                     for i, point in enumerate(points):
                         _point_rows(spec, name, point, n_j, mechs[i], est, i, target,
                                     compile_s / len(points), run_s / len(points), rows, values)
-                    bar.update(f"{name} n={n_j} ({len(points)} points)")
+                    bar.update(1, f"{name} n={n_j} ({len(points)} points)")
     finally:
         bar.close()
     timing = {"wall_s": time.perf_counter() - wall0, "compile_s": _CLOCK["compile_s"] - clock0["compile_s"],
