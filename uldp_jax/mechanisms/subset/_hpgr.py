@@ -58,8 +58,11 @@ class HPGR(_base.Mechanism):
     def __post_init__(self):
         d = _fields.check_domain(self)
         h = _validate.check_int("h", self.h, minimum=1, maximum=d)
-        if self.q is None:
-            q = pg.next_prime(max(2, math.ceil((math.exp(min(_fields.concrete_eps(self.eps, "q"), 40.0)) + 1) / h)))
+        if self.q is None:  # minilek's; at most one line (q + 1 points) per block, and float32-exact sums
+            target = math.ceil((math.exp(min(_fields.concrete_eps(self.eps, "q"), 40.0)) + 1) / h)
+            q = pg.next_prime(max(2, min(target, math.ceil(d / h) - 1)))
+            while not pg.exact_sums(q, _dimension(d, h, q)):
+                q = max(p for p in range(2, q) if pg.is_prime(p))
         else:
             q = _validate.check_int("q", self.q, minimum=2, maximum=2896)
         if not pg.is_prime(q):

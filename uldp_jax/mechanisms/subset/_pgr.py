@@ -22,7 +22,7 @@ def default_q(d: int, eps: float) -> int:
     """minilek's choice: the smallest prime ``>= ceil(e^eps + 1)``; once ``q + 1 >= d`` (one line of ``K = q + 1``
     points already holds the domain) the smallest prime ``>= d - 1``, so a large eps pads no further; at most
     the largest prime whose sums in ``aggregate`` stay float32-exact (``_projective.exact_sums``)."""
-    q = min(pg.next_prime(math.ceil(math.exp(min(eps, 40.0)) + 1.0)), pg.next_prime(max(d - 1, 2)))
+    q = pg.next_prime(min(math.ceil(math.exp(min(eps, 40.0)) + 1.0), max(d - 1, 2)))
     while not pg.exact_sums(q, pg.dimension(d, q)):
         q = max(p for p in range(2, q) if pg.is_prime(p))
     return q
