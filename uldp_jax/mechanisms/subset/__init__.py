@@ -1,4 +1,4 @@
-"""Subset selection: SS and uSS (003)."""
+"""Subset selection and other block designs: SS and uSS (003), uBD (Yoon et al. 2025), PGR and HPGR (Feldman et al. 2022)."""
 
 from uldp_jax.mechanisms.subset._ss import SS as SS
 from uldp_jax.mechanisms.subset._uss import USS as USS

@@ -47,7 +47,7 @@ def _terms(eps: Any, s: int, d: int, sizes: Any, weights: Any, alpha: Any) -> di
     ratio = em1 / dk  # (e - 1) / D_j, bounded as eps grows
     return dict(
         t=t, k=k, w=w, alpha=alpha, dk=dk, ratio=ratio,
-        B1=jnp.sum(w * k * (s - k) * u / (s * dk * den)),  # J_1 (s - 1) / (s (e - 1)^2)... scaled: see _ubd_weights
+        B1=jnp.sum(w * k * (s - k) * u / (s * dk * den)),  # (e - 1) sum t_k k(s-k) / ((a k (e-1) + s)(k e + s - k))
         B2=jnp.sum(w * k * u / den),  # (e - 1) sum t_k k / (k e + s - k)
         B3=jnp.sum(w * k * ratio / s),  # (e - 1) sum t_k k / (alpha k (e - 1) + s)
         p_in=k / den,  # a sensitive input's own item is in its subset
