@@ -1,7 +1,7 @@
 """Session-wide test set-up: compile the tests' XLA programs at LLVM optimisation level 0.
 
 Most of the suite's time is XLA compilation of small programs that then run briefly, so the backend's LLVM
-optimisation costs far more than it saves (about 40% of the CPU time of tests/simulate). The controlling pytest
+optimisation costs far more than it saves (about 40% of the CPU time of tests/engine). The controlling pytest
 process appends ``--xla_backend_optimization_level=0`` to ``XLA_FLAGS`` before any backend starts; pytest-xdist
 workers and the subprocesses some tests start (CLI, notebooks) inherit it, and the variable is restored when the
 run ends, so nothing leaks into the user's environment.

@@ -62,7 +62,14 @@ def _factories() -> dict:
     return {"KeepRR": lambda e: KeepRR(5, e), **distinct_examples()}
 
 
-FACTORIES = _factories()
+def _real_valued(make) -> bool:
+    """A mechanism with real-valued reports (SHE): no finite channel, audited from its density
+    (``likelihood().density``); it runs the density checks at the end of this file instead of the channel ones."""
+    return likelihood_of(make(1.0)).density is not None
+
+
+FACTORIES = {n: f for n, f in _factories().items() if not _real_valued(f)}
+DENSITY_FACTORIES = {n: f for n, f in _factories().items() if _real_valued(f)}
 IDS = list(FACTORIES)
 # A mechanism whose sampler takes per-user arguments beyond ``(key, xs)`` (PUM's tags: ``perturb_batch(key, xs,
 # personal)``) runs the sampler, estimator and grid checks on one user type, ``m.user(personal)`` (PUM's ``Q_cmn o
@@ -279,3 +286,39 @@ def test_tunable_parameters_come_from_the_closed_form():
     assert ul.URAP(6, (0, 1), 1.0).closed_form().param == "theta"
     assert ul.USS(6, (0, 1, 2), 1.0, k=1).closed_form().param == "k"
     assert ul.GRR(6, 1.0).closed_form().param is None and KeepRR(5, 1.0).closed_form() is None
+
+
+# ---- mechanisms with real-valued reports (no finite channel) ------------------------------------------------------
+
+@pytest.mark.parametrize("dname", list(DENSITY_FACTORIES))
+def test_density_mechanism_audit_and_grid(dname):
+    """Audit from the density (tight at the default scale), ``channel`` refused with a reason, ``ul.check`` ok, and
+    a vmap grid audited per point with a sampler equal to its points'."""
+    m = DENSITY_FACTORIES[dname](1.0)
+    rep = ul.audit(m)
+    assert rep.ok and rep.tight and rep.source == "density" and abs(rep.eps - 1.0) < 1e-12
+    with pytest.raises(NotImplementedError, match="no finite channel"):
+        ul.channel(m)
+    assert ul.check(m).ok and np.isfinite(ul.mechanisms.core.comm_bits(m))
+    grid = jax.vmap(DENSITY_FACTORIES[dname])(jnp.asarray(EPS_GRID))
+    assert ul.audit(grid).ok.all()
+    xs = jnp.arange(m.d, dtype=jnp.int32)
+    batched = jax.jit(jax.vmap(lambda mech: mech.perturb_batch(jax.random.key(3), xs)))(grid)
+    for i in range(EPS_GRID.size):
+        one = DENSITY_FACTORIES[dname](jnp.asarray(EPS_GRID[i])).perturb_batch(jax.random.key(3), xs)
+        np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(one), rtol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dname", list(DENSITY_FACTORIES))
+def test_density_mechanism_emp_is_unbiased_through_simulate(dname):
+    """"emp" through ``ul.simulate`` (both paths) is unbiased within its closed-form standard error."""
+    m = DENSITY_FACTORIES[dname](1.0)
+    p = np.array([0.4, 0.3, 0.2, 0.1, 0.0, 0.0])[: m.d]
+    p = p / p.sum()
+    n, reps = 2000, 50
+    se = np.sqrt(np.asarray(ul.theory.item_variance(m, p, n), np.float64) / reps)
+    for path in ("counts", "per_user"):
+        res = ul.simulate(jax.random.key(11), m, p=p, n=n, reps=reps, methods=("emp",), path=path)
+        mean = np.asarray(res.estimates["emp"], np.float64).mean(axis=0)
+        assert ul.testing.within_se(mean, p, se), (path, (mean - p) / se)

@@ -476,3 +476,163 @@ def test_the_checks_catch_what_they_forbid():
              f"{CORE}._base": {f"{MECH}.rr"}, f"{MECH}.rr._urr": {f"{MECH}.rr._grr"}}
     assert sorted(_sibling_private_imports(graph)) == [(f"{CORE}._base", f"{MECH}.rr"),
                                                        (f"{MECH}.subset._uss", f"{MECH}.transform._glutf")]
+
+
+# ---- the public line between subpackages (issue 47) -----------------------------------------------------------------
+
+# Import edges into another subpackage's private modules: what that subpackage should export instead. A module of a
+# subpackage ``S`` (``uldp_jax.S``'s package and every module below it) importing a module with an underscore part
+# below another subpackage; the top-level private modules (``_validate``, ``_sizing``, ...) are shared
+# infrastructure and not counted. This list may only shrink (issue 47's target: at most 20 edges).
+PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages that import it (may only shrink)
+    "engine._counts_path": {"uldp_jax"},
+    "engine._engine": {"experiments._murakami_timing", "studies._run"},
+    "engine._kernels": {"pum._simulate", "tuning._collab"},
+    "engine._plan": {"pum._simulate", "tuning._collab"},
+    "engine._reports": {"pum._simulate"},
+    "estimation._empirical": {"_check"},
+    "estimation._packed": {"engine._reports", "engine._reports_device"},
+    "estimation._registry": {"pum._estimate", "studies._methods"},
+    "estimation._support": {"engine._report_bounds", "engine._reports", "engine._reports_device"},
+    "estimation._support_device": {"engine._reports_device"},
+    "mechanisms.core._base": {
+        "_check", "privacy._audit", "privacy._channel", "privacy._hypothesis", "pum._mechanism",
+        "studies._spec", "testing", "theory._exact", "theory._families", "theory._grid", "theory._mse",
+        "tuning._optimize", "tuning._tune",
+    },
+    "mechanisms.core._compact": {
+        "uldp_jax", "engine._report_bounds", "engine._reports", "engine._reports_device",
+        "estimation._em_reports", "estimation._packed", "estimation._support", "estimation._support_device",
+    },
+    "mechanisms.core._counts": {"engine._counts_path"},
+    "mechanisms.core._delegate": {"pum._mechanism"},
+    "mechanisms.core._estimation": {"_check", "testing", "theory._exact"},
+    "mechanisms.core._family": {"theory._families", "tuning._optimize", "tuning._tune"},
+    "mechanisms.core._grid_check": {
+        "_check", "privacy._audit", "privacy._channel", "pum._audit", "studies._spec", "theory._grid",
+        "theory._mse", "tuning._tune",
+    },
+    "mechanisms.core._nmse": {"theory", "theory._mse"},
+    "mechanisms.core._optima": {"theory", "tuning._recommend"},
+    "mechanisms.core._pure_uldp": {"theory"},
+    "mechanisms.core._pytree": {"pum._mechanism", "testing"},
+    "mechanisms.core._records": {
+        "_check", "privacy._audit", "privacy._channel", "pum._mechanism", "testing", "theory._exact",
+    },
+    "mechanisms.core._registry": {"uldp_jax", "pum"},
+    "mechanisms.core._report_space": {
+        "_check", "privacy._channel", "pum._mechanism", "theory._exact", "tuning._recommend",
+    },
+    "mechanisms.core._reports": {
+        "_check", "engine._layout", "estimation._em", "privacy._audit", "privacy._channel", "theory._grid",
+    },
+    "mechanisms.core._spec": {"privacy._audit", "pum._estimate", "pum._mechanism", "theory._families"},
+    "mechanisms.hadamard._forms": {"theory"},
+    "mechanisms.hadamard._general_forms": {"experiments._hr_general"},
+    "mechanisms.hadamard._matrices": {"privacy"},
+    "mechanisms.transform._nonpure_uldp": {"theory"},
+    "mechanisms.wheel._wheel": {"tuning._recommend"},
+    "privacy._audit": {"_check", "pum._audit"},
+    "privacy._channel": {"_check", "testing", "theory._exact"},
+    "pum._mechanism": {"data._pum_scenario"},
+    "studies._population": {"experiments._murakami_study"},
+    "theory._exact": {"tuning._recommend"},
+    "theory._families": {"tuning._collab", "tuning._optimize", "tuning._tune"},
+    "theory._mse": {"tuning._optimize", "tuning._recommend", "tuning._tune"},
+}
+
+
+def _subpackage(module: str) -> str | None:
+    """``uldp_jax.estimation._em`` -> ``estimation``; a top-level module (``uldp_jax._api``, the root) -> None."""
+    parts = module.split(".")
+    top = ".".join(parts[:2])
+    return parts[1] if len(parts) >= 2 and top in MODULES and _is_package(top) else None
+
+
+def _private_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """``(importer, target)`` edges into another subpackage's private modules."""
+    out = set()
+    for m, targets in graph.items():
+        for t in targets:
+            private = any(part.startswith("_") for part in t.split(".")[2:])
+            if private and _subpackage(t) is not None and _subpackage(m) != _subpackage(t):
+                out.add((m, t))
+    return out
+
+
+def _short(module: str) -> str:
+    return module if module == ROOT else module[len(ROOT) + 1:]
+
+
+def test_no_new_private_cross_package_imports():
+    found = {(_short(m), _short(t)) for m, t in _private_imports(GRAPH)}
+    allowed = {(m, t) for t, ms in PRIVATE_IMPORTS.items() for m in ms}
+    assert sorted(found - allowed) == [], "import the subpackage's public names instead"
+    assert sorted(allowed - found) == [], "an allowed edge is gone: delete it from PRIVATE_IMPORTS"
+
+
+# Size budgets and rounding rules have one owner, ``uldp_jax/_sizing.py``: a module-level upper-case number whose name
+# says it is a size (bytes, rows, entries, chunk, block, ...) anywhere else is refused. The entries below predate the
+# rule and move to _sizing as issue 47's sizing step lands; this list may only shrink.
+SIZE_WORDS = ("BYTES", "ROWS", "ENTRIES", "CHUNK", "BLOCK", "BATCH", "SIZE", "WORDS", "CELLS", "SEGMENT", "COLUMNS",
+              "LEN", "HASHES", "ITEMS", "MEMORY", "STEP")
+SIZE_CONSTANTS = {
+        "_validate": {"D_MAX"},
+    "data._grid": {"GOWALLA_STEP"},
+    "engine._plan": {"DEFAULT_BLOCK_SIZE"},  # simulate's block_size default: it fixes the key layout
+    "mechanisms.core._binomial": {"INVERSION_STEPS"},
+    "mechanisms.core._compact": {"AGG_ENTRIES", "CHUNK", "COMPACT_MIN_D", "LATE_BLOCK", "USER_BLOCK"},
+    "mechanisms.core._hashing": {"MAX_CHANNEL_HASHES", "MAX_EXPLICIT_HASHES"},
+    "mechanisms.core._pytree": {"_REPR_ITEMS"},
+    "mechanisms.core._reports": {"MAX_CHANNEL_ENTRIES"},
+    "mechanisms.hadamard._hadamard": {"MAX_HADAMARD_SIZE"},
+    "mechanisms.hadamard._matrices": {"MAX_MATRIX_ENTRIES"},
+    "mechanisms.rr._urr": {"TABLE_MAX_D"},
+    "mechanisms.subset._ksubset": {"ONEHOT_MAX_WORDS"},
+    "mechanisms.subset._ss": {"MAX_SS_CHANNEL_D"},
+    "privacy._channel": {"MAX_GRID_ENTRIES"},
+    "tuning._optimize": {"DEFAULT_STEPS"},
+    "tuning._recommend": {"MAX_D"},
+    "tuning._tune": {"AUDIT_MAX_ENTRIES"},
+}
+
+
+def _is_number(node: ast.AST) -> bool:
+    """A numeric literal or arithmetic on them (``2**29``, ``-1.5``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.BinOp):
+        return _is_number(node.left) and _is_number(node.right)
+    return isinstance(node, ast.UnaryOp) and _is_number(node.operand)
+
+
+def _size_constants(tree: ast.Module) -> set[str]:
+    """Module-level upper-case names bound to numbers that name a size (``SIZE_WORDS``, or ``..._D``: a domain)."""
+    out = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if (
+            isinstance(node, ast.AnnAssign) and node.value is not None) else []
+        for t in targets:
+            name = t.id if isinstance(t, ast.Name) else ""
+            bare = name.strip("_")
+            if len(bare) > 1 and bare.isupper() and _is_number(node.value) and (
+                    any(w in bare for w in SIZE_WORDS) or bare.endswith("_D") or bare.startswith("D_")):
+                out.add(name)
+    return out
+
+
+def test_size_constants_live_in_sizing():
+    found = {_short(m): names for m, tree in TREES.items() if m != f"{ROOT}._sizing"
+             for names in [_size_constants(tree)] if names}
+    new = {m: sorted(ns - SIZE_CONSTANTS.get(m, set())) for m, ns in found.items() if ns - SIZE_CONSTANTS.get(m, set())}
+    assert new == {}, "size budgets and rounding rules belong in uldp_jax/_sizing.py"
+    gone = {m: sorted(ns - found.get(m, set())) for m, ns in SIZE_CONSTANTS.items() if ns - found.get(m, set())}
+    assert gone == {}, "a size constant moved: delete it from SIZE_CONSTANTS"
+
+
+def test_the_public_line_checks_catch_what_they_forbid():
+    tree = ast.parse("MAX_ROW_BYTES = 2**20\nCG_TOL = 1e-6\nNAMES = ('a',)\n_WIDE_D: int = 64\n")
+    assert _size_constants(tree) == {"MAX_ROW_BYTES", "_WIDE_D"}
+    graph = {f"{ROOT}.theory._mse": {f"{CORE}._base", f"{ROOT}._validate", f"{ROOT}.theory._exact", CORE},
+             f"{ROOT}.estimation": {f"{ROOT}.estimation._em"}}
+    assert _private_imports(graph) == {(f"{ROOT}.theory._mse", f"{CORE}._base")}

@@ -45,7 +45,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import uldp_jax as ul  # noqa: E402
-from uldp_jax.simulate import _plan  # noqa: E402
+from uldp_jax.engine import _plan  # noqa: E402
 
 
 class _Tty(io.StringIO):

@@ -1,5 +1,9 @@
 """Bit-identity with the reports and estimates recorded before the protocol redesign (tests/data/regression.npz).
 
+Reports, stats and non-EM estimates must match bit for bit. EM estimates (keys ending in ``est_em...``) must stay
+within 1e-6 of the recorded ones: the same maximum-likelihood estimate, reached by whatever solver and pass the
+code uses (issue 47 reorganises them).
+
 A sampler that changes on purpose must re-record the file (``python tests/data/make_regression.py``) and list
 the change in the commit message.
 """
@@ -41,9 +45,17 @@ def test_same_keys(recorded, current):
     assert sorted(recorded) == sorted(current)
 
 
-@pytest.mark.parametrize("name", sorted(make_regression.cases()))
+def _is_em(key):
+    return key.rsplit("/", 1)[-1].startswith("est_em")
+
+
+@pytest.mark.parametrize("name", make_regression.groups())
 def test_bit_identical(recorded, current, name):
-    keys = [k for k in recorded if k.startswith(name + "/")]
+    keys = [k for k in recorded if k.startswith(name + "/")]  # "em/RAPPOR/" is not "em/RAPPOR1024_rows/"
     assert keys
     for k in keys:
-        np.testing.assert_array_equal(current[k], recorded[k], err_msg=k)
+        assert k in current, k
+        if _is_em(k):
+            np.testing.assert_allclose(current[k], recorded[k], rtol=0, atol=1e-6, err_msg=k)
+        else:
+            np.testing.assert_array_equal(current[k], recorded[k], err_msg=k)

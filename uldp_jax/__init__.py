@@ -15,11 +15,12 @@ from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
 from uldp_jax._check import CheckReport, check
+from uldp_jax._audit_sampler import audit_sampler
+from uldp_jax.privacy._sampler_report import SamplerAudit
 
-# Last: the engine package ``uldp_jax.simulate`` is imported above (pum, tuning), and binding the function here
-# makes ``ul.simulate`` the function (the package stays importable: ``from uldp_jax.simulate import _engine``).
-from uldp_jax.simulate import _counts_path as fastpath
-from uldp_jax.simulate import SimResult, simulate, simulate_stats
+# The engine package is ``uldp_jax.engine``; ``ul.simulate`` is its function.
+from uldp_jax.engine import _counts_path as fastpath
+from uldp_jax.engine import SimResult, simulate, simulate_stats
 from uldp_jax._io import load_result, save_result
 
 from uldp_jax._version import __version__  # noqa: E402
@@ -54,12 +55,14 @@ __all__ = [
     "Mechanism",
     "PUMEstimate",
     "PrivacySpec",
+    "SamplerAudit",
     "SimResult",
     "StudyResult",
     "Tradeoff",
     "aggregate",
     "audit",
     "audit_pum",
+    "audit_sampler",
     "bsldp_matrix",
     "channel",
     "check",

@@ -11,17 +11,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
-from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _grid_check, _report_space, _reports
-from uldp_jax.mechanisms.core._base import Mechanism
+from uldp_jax.estimation import get_method
+from uldp_jax.mechanisms import Mechanism
+from uldp_jax.mechanisms.core import check_reports as _check_reports
+from uldp_jax.mechanisms.core import grid_shape_or_none, num_stats, validate_grid
 
 
 def _check_mech(mech: Any) -> None:
     """A mechanism (or a grid of them) inside its documented ranges, every grid point checked."""
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mech to be a mechanism (a ul.Mechanism subclass), got {type(mech).__name__}.")
-    _grid_check.validate_grid(mech)
+    validate_grid(mech)
 
 
 def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
@@ -49,7 +51,7 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
     xs = _validate.check_items("xs", xs, mech.d, ndim=(0, 1))
     xs = jnp.asarray(xs, dtype=jnp.int32)
     _check_bits_lower_bound(mech, xs)
-    if _grid_check._grid_shape(mech):
+    if grid_shape_or_none(mech):
         return _perturb_grid(key, mech, xs, *args)
     compact = mech.compact()
     if xs.ndim == 1 and compact is not None and compact.preferred:  # at most d / 8 ones expected per report
@@ -83,10 +85,10 @@ def _perturb_grid(key: jax.Array, mech: Mechanism, xs: jax.Array, *args: Any) ->
     numbers, as ``simulate`` draws a grid. Dense reports (a grid's points differ in their compact rates)."""
     if args:
         raise TypeError("perturb of a mechanism grid takes no per-user inputs (*args); perturb each point instead.")
-    shape = _grid_check._grid_shape(mech)
+    shape = grid_shape_or_none(mech)
     out = jax.eval_shape(lambda k, m, x: _over_grid(lambda mm: mm.perturb_batch(k, x), len(shape))(m), key, mech, xs)
     nbytes = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
-    if nbytes > MAX_REPORT_BYTES:
+    if nbytes > _sizing.sizing().perturb_report_bytes:
         raise _size_error(_grid_point(mech, (0,) * len(shape)), (int(xs.shape[0]) if xs.ndim else 1) *
                           math.prod(shape), nbytes)
     return _perturb_grid_jit(key, mech, xs, len(shape))
@@ -104,14 +106,10 @@ def _perturb_grid_jit(key: jax.Array, mech: Mechanism, xs: jax.Array, naxes: int
     return _over_grid(lambda m: m.perturb_batch(key, xs), naxes)(mech)
 
 
-# Largest reports ``perturb`` returns in one call (bytes; sampling intermediates are a few times larger).
-MAX_REPORT_BYTES = 2**29
-
-
 def _size_error(mech: Any, n: int, nbytes: float) -> ValueError:
     return ValueError(
         f"perturb of {n} users with {type(mech).__name__}(d={mech.d}) would return {nbytes / 2**30:.3g} GiB of "
-        f"reports (more than {MAX_REPORT_BYTES / 2**30:.3g} GiB), before sampling intermediates. Perturb fewer "
+        f"reports (more than {_sizing.sizing().perturb_report_bytes / 2**30:.3g} GiB), before sampling intermediates. Perturb fewer "
         "users per call, or use ul.simulate / ul.simulate_stats, which reduce reports to statistics block by "
         "block (the counts path draws no per-user reports).")
 
@@ -122,41 +120,42 @@ def _check_bits_lower_bound(mech: Any, xs: jax.Array) -> None:
     if mech.report_kind != "bits":
         return
     n = int(xs.shape[0]) if xs.ndim else 1
-    d = int(_report_space.num_stats(mech))
-    if min(n * d, 12 * d + 4 * n) > MAX_REPORT_BYTES:
+    d = int(num_stats(mech))
+    if min(n * d, 12 * d + 4 * n) > _sizing.sizing().perturb_report_bytes:
         raise _size_error(mech, n, min(n * d, 12 * d + 4 * n))
 
 
 def check_report_size(mech: Any, fn: Any, key: jax.Array, xs: jax.Array, *args: Any) -> None:
-    """Refuses, before anything is allocated, reports larger than ``MAX_REPORT_BYTES`` (sized by tracing ``fn``
+    """Refuses, before anything is allocated, reports larger than ``sizing().perturb_report_bytes`` (sized by tracing ``fn``
     with ``jax.eval_shape``); the message gives the size and the alternatives."""
     n = int(xs.shape[0]) if xs.ndim else 1
-    if n * max(int(_report_space.num_stats(mech)), 1) <= 2**22:  # small: no tracing needed
+    if n * max(int(num_stats(mech)), 1) <= 2**22:  # small: no tracing needed
         return
     out = jax.eval_shape(lambda k, x: fn(k, x, *args), key, xs)
     nbytes = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize for leaf in jax.tree_util.tree_leaves(out))
-    if nbytes > MAX_REPORT_BYTES:
+    if nbytes > _sizing.sizing().perturb_report_bytes:
         raise _size_error(mech, n, nbytes)
 
 
 def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
-    ys = _as_reports(ys)
+    ys = _as_reports(mech, ys)
     check_reports(mech, ys)  # an out-of-range report is refused, never dropped from the histogram
     return mech.aggregate(ys)
 
 
-def _as_reports(ys: Any) -> Any:
-    """A list or tuple of item reports becomes an array (report pytrees such as ``HashReport`` stay as given)."""
-    if isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
+def _as_reports(mech: Any, ys: Any) -> Any:
+    """A list or tuple of item or bit-vector reports becomes an array; every other report space keeps its pytree
+    as given (``HashReport``, a user's plain ``(j, bits)`` tuple), exactly as ``perturb`` returned it."""
+    if mech.report_kind in ("item", "bits") and isinstance(ys, (list, tuple)) and not hasattr(ys, "_fields"):
         return np.asarray(ys)
     return ys
 
 
 def check_reports(mech: Any, ys: Any) -> None:
     """Checks that ``ys`` look like a batch of reports of ``mech`` (dtype, shape, range when concrete)."""
-    _reports.check_reports(mech, ys)
+    _check_reports(mech, ys)
 
 
 def num_reports(mech: Any, ys: Any) -> int:
@@ -183,9 +182,9 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
       ``float[d]`` estimate (``float[*grid, d]`` for a grid).
     """
     _check_mech(mech)
-    m = _registry.get_method(method, mech)
-    ys = _as_reports(ys)
-    shape = _grid_check._grid_shape(mech)
+    m = get_method(method, mech)
+    ys = _as_reports(mech, ys)
+    shape = grid_shape_or_none(mech)
     if shape:  # a grid: reports with the grid's leading axes (as ``perturb`` of the grid returns them)
         return _estimate_grid(mech, shape, ys, method, options)
     check_reports(mech, ys)
@@ -235,6 +234,8 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
         raise TypeError(f"Expected stats to hold counts (integers), got dtype {arr.dtype}.")
     if not np.all(np.isfinite(arr)):
         raise ValueError("Expected stats to be finite counts.")
+    if mech.report_kind == "real":  # sums of real-valued reports (SHE): any finite value, not counts
+        return
     if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
         raise ValueError("Expected stats to hold whole counts, got non-integer values "
                          "(aggregate reports with ul.aggregate(mech, ys)).")
@@ -243,7 +244,7 @@ def check_stats(mech: Any, stats: Any, n: Any) -> None:
     n = int(np.asarray(n))
     if np.any(arr > n):
         raise ValueError(f"Expected every count in stats <= n={n} (one report per user), got {arr.max()}.")
-    if mech.report_kind == "item" and _report_space.num_stats(mech) == mech.num_outputs:  # a histogram
+    if mech.report_kind == "item" and num_stats(mech) == mech.num_outputs:  # a histogram
         sums = arr.sum(axis=-1)
         if np.any(sums != n):
             bad = sums.ravel()[np.argmax(sums.ravel() != n)]
@@ -258,7 +259,7 @@ def estimate_from_stats(mech: Mechanism, stats: Any, n: Any, method: str = "emp"
     ``n`` each, summing to ``n`` for item reports (a histogram). Traced inputs are not checked.
     """
     _check_mech(mech)
-    m = _registry.get_method(method, mech)
+    m = get_method(method, mech)
     if m.input != "stats":
         raise ValueError(f"Method {method!r} needs the reports, not aggregate statistics.")
     return estimate_with(mech, m, stats, n, **options)
@@ -274,10 +275,10 @@ def estimate_with(mech: Any, spec: Any, stats: Any, n: Any, **options: Any) -> j
                          "reports.")
     check_n(n)
     if not hasattr(stats, "shape") and not isinstance(stats, (list, tuple)):
-        raise TypeError(f"Expected stats to be an int array [..., {_report_space.num_stats(mech)}], "
+        raise TypeError(f"Expected stats to be an int array [..., {num_stats(mech)}], "
                         f"got {type(stats).__name__}.")
-    if jnp.ndim(stats) < 1 or jnp.shape(stats)[-1] != _report_space.num_stats(mech):
-        raise ValueError(f"Expected stats with last axis {_report_space.num_stats(mech)}, "
+    if jnp.ndim(stats) < 1 or jnp.shape(stats)[-1] != num_stats(mech):
+        raise ValueError(f"Expected stats with last axis {num_stats(mech)}, "
                          f"got shape {jnp.shape(stats)}.")
     check_stats(mech, stats, n)
     stats = jnp.asarray(stats)

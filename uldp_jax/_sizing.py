@@ -1,9 +1,12 @@
-"""The sizing policy: chunk, repetition-batch and EM-pass sizes per device (results never depend on them).
+"""The sizing policy: every size budget and rounding rule of the package, read through ``sizing()``'s record.
 
-A leaf module (jax only) below estimation and the engine: the engine (``uldp_jax.simulate``) sizes its per-user
-chunks, repetition batches and counts-path chunks from ``sizing()``, and the EM passes
-(``estimation/_em_passes.py``) size their column chunks from it.
-"""
+A leaf module (jax only) below estimation and the engine. ``sizing()`` returns a ``Sizing``: the per-device sizes
+(per-user chunks, repetition batches, counts-path chunks, EM column chunks, report batches) and the fixed budgets
+(report bytes ``perturb`` returns and ``simulate`` holds, EM row chunks, host slices, Newton's subsample, ...).
+Code reads ``sizing().<field>``; tests and users override a field through ``SIZING_OVERRIDE`` (a dict of fields).
+Results never depend on the per-device sizes; the fixed budgets that set an order of float accumulations
+(``row_chunk_entries``, ``packed_chunk_bytes``) are the same on every backend for that reason.
+""" 
 
 from __future__ import annotations
 
@@ -21,12 +24,29 @@ def pow2_floor(x: int) -> int:
     return 1 << (max(int(x), 1).bit_length() - 1)
 
 
+def rep_bucket(x: int) -> int:
+    """The bucket rule for repetition counts per call (``rep_ids``): the smallest size ``>= x`` of the form ``2^k`` or
+    ``3 * 2^k`` (at most 1.5x, two sizes per octave: few compiled shapes)."""
+    x = max(int(x), 1)
+    p = 1 << (x - 1).bit_length()  # next power of two
+    return 3 * p // 4 if p >= 4 and 3 * p // 4 >= x else p
+
+
+def report_bucket(k: int) -> int:
+    """The bucket rule for report counts and widths of the report-based EM solvers: the smallest size ``>= k`` of
+    the form ``m 2^j`` with ``m`` in 4..7 (at most 25% padding)."""
+    if k <= 8:
+        return max(int(k), 1)
+    j = max(int(k).bit_length() - 3, 0)
+    return -(-int(k) // 2**j) * 2**j
+
+
 def chunked_map(fn: Any, xs: Any, batch: int | None) -> Any:
     """``jax.lax.map(fn, xs, batch_size=batch)``, but a plain ``scan`` where ``batch <= 1``.
 
     ``lax.map`` with any ``batch_size`` (1 included) runs ``vmap(fn)`` inside the scan. A batched EM pass over
-    support lists (gathers and scatters with a batch axis) compiled to a program 9x slower on XLA CPU: one
-    001 census repetition of RAPPOR at eps = ln d took 152 s under ``batch_size=1`` and 17 s unbatched.
+    support lists (gathers and scatters with a batch axis) compiled to a much slower program on XLA CPU
+    (experiments/benchmarks/README.md (k)).
     """
     return jax.lax.map(fn, xs, batch_size=batch if batch is not None and batch > 1 else None)
 
@@ -40,7 +60,8 @@ class Sizing(NamedTuple):
       counts_rep_chunk: repetitions vmapped together on the counts path.
       em_col_entries: gathered entries per column chunk of the EM column pass (``estimation/_em_passes.py``).
       report_batch_entries: report entries (users x report width) drawn at once by ``simulate``'s report path
-        (``simulate/_reports_device.py``).
+        (``engine/_reports_device.py``).
+      The remaining fields are fixed budgets, commented where they are declared.
     """
 
     chunk_bytes: int
@@ -48,6 +69,26 @@ class Sizing(NamedTuple):
     counts_rep_chunk: int
     em_col_entries: int = 2**16
     report_batch_entries: int = 2**23
+    # Fixed budgets (the same on every device): refusals, EM chunks, host slices.
+    perturb_report_bytes: int = 2**29  # largest reports ``ul.perturb`` returns in one call (before intermediates)
+    held_report_bytes: int = 2**31  # report bytes ``simulate``'s report path holds per repetition batch
+    vector_bytes: int = 2**30  # largest float64[d] vector simulate keeps (target, estimates): refused above
+    counts_memory_bytes: int = 2**30  # the counts path's temporaries per call: repetition chunks are cut to fit
+    counts_bytes_per_draw: int = 32  # float64 temporaries per draw of a count sampler (multinomial splitting)
+    binomial_words: int = 8  # one exact binomial in random words: 4 words + its BTRS/inversion arithmetic
+    rep_len_floor: int = 64  # per-user rep_ids length floor (padding reps cost nothing there; ``_plan.rep_length``)
+    likelihood_cells: int = 2**26  # n x d cells of a dense per-report likelihood EM reads every iteration, at most
+    row_chunk_entries: int = 2**20  # entries of the EM row passes' per-chunk temporaries (fixed: sets the sum order)
+    packed_chunk_bytes: int = 2**18  # report bytes per chunk of the packed EM passes (fixed: sets the sum order)
+    block_rows: int = 65535  # rows per block of support lists: uint16 local row indices, plus the zero slot
+    column_segment: int = 256  # entries per column segment of the column layout
+    column_chunk: int = 256  # column segments per step of the column layout's second pass
+    auto_columns_entries: int = 2**22  # layout="auto" builds the column layout from this many padded entries on
+    host_rows: int = 4096  # rows per slice of host-side packing loops (bounds their int64 temporaries)
+    hessian_rows: int = 2**15  # reports in projected Newton's Hessian subsample (the gradient reads every report)
+    gram_block_rows: int = 2048  # rows per block of the subsampled Gram (bounds its temporaries)
+    newton_max_d: int = 2048  # domains up to which a dense d x d Newton model is built; larger ones keep SQUAREM
+    dot_min_bytes: int = 8  # packed rows of at least this many bytes are unpacked and read by products (README (k))
 
 
 SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
@@ -56,7 +97,7 @@ SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` 
 def sizing(device: Any = None) -> Sizing:
     """The default sizes for ``device`` (default: the first visible device), overridden by ``SIZING_OVERRIDE``.
 
-    CPU: ~1 MiB chunks (they stay in L2; 128 MiB ran GRR 1.5-2x and OUE/OLH/SS 2-5x slower at d = 625) and
+    CPU: ~1 MiB chunks (they stay in L2; larger chunks ran slower, experiments/benchmarks/README.md (k)) and
     sequential repetitions. GPU/TPU: 1/64 of the device memory (``device.memory_stats()["bytes_limit"]``, 16 GiB
     assumed when unknown) per chunk, up to 2**30 bytes, i.e. tens of millions of elements a step, and 8
     repetitions vmapped while that fits in 1/8 of the memory. Results are bit-identical for every choice
@@ -64,11 +105,10 @@ def sizing(device: Any = None) -> Sizing:
     pass gathers ``em_col_entries`` entries per chunk: 2**16 on CPU (cache-sized, as before), 1/1024 of the
     per-user chunk bytes elsewhere; it only splits a map, so EM results are bit-identical across it.
     ``simulate``'s report path draws ``report_batch_entries`` report entries at once: 2**23 on CPU (its int32
-    temporaries, ~0.6 GB at 2**25, were most of the peak memory of bench_em's RAPPOR simulate; no slower), 2**25
+    temporaries were most of the peak memory of bench_em's RAPPOR simulate; no slower), 2**25
     elsewhere; its blocks are keyed by their index, so the reports are bit-identical across it. The EM row
-    chunk (``estimation._support.CHUNK_ENTRIES``, 2**20 entries) stays fixed on every backend: it sets the order
-    of the float accumulations across chunks, and a different order moved EM estimates by up to 6e-5 (RAPPOR,
-    d = 40, n = 6000, float32 passes; tests/estimation/test_em_sizing.py), i.e. results would depend on the
+    chunk (``row_chunk_entries``, 2**20 entries) stays fixed on every backend: it sets the order
+    of the float accumulations across chunks, and a different order moves EM estimates in float32 passes (tests/estimation/test_em_sizing.py), i.e. results would depend on the
     device.
     """
     device = jax.devices()[0] if device is None else device

@@ -29,3 +29,8 @@ def mse(p_hat: jax.Array, p: jax.Array) -> jax.Array:
 def mae(p_hat: jax.Array, p: jax.Array) -> jax.Array:
     """Mean absolute error per item, ``l1 / d`` (003 Fig 8)."""
     return jnp.mean(jnp.abs(p_hat - p), axis=-1)
+
+
+__all__ = [
+    "l1", "l2sq", "mae", "mse", "tv",
+]

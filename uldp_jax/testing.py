@@ -55,6 +55,13 @@ def fits(result: Any, alpha: float = ALPHA) -> bool:
     return pvalue > alpha
 
 
+def counted(passed: bool) -> bool:
+    """One check decided elsewhere at a level of at most ``ALPHA`` (a confidence bound, such as ``ul.check``'s
+    black-box eps bound): counts it and returns ``passed``."""
+    _COUNT[0] += 1
+    return bool(passed)
+
+
 def within_se(observed: Any, expected: Any, se: Any, alpha: float = ALPHA, dof: int | None = None) -> bool:
     """``|observed - expected| <= z_critical(alpha / k, dof) * se`` for all ``k`` elements (Bonferroni over the
     elements, so one call is one check at level ``alpha``). ``se`` is the standard error of ``observed``
@@ -216,3 +223,9 @@ def sampler_vs_channel(key: jax.Array, mech: Mechanism, x: int, n: int, batched:
     idx = report_index(mech, ys)
     counts = np.bincount(idx, minlength=Q.shape[1])
     return chi_square(counts, Q[x])
+
+
+__all__ = [
+    "ALPHA", "ChiSquare", "FixedChannel", "MAX_CHECKS", "SUITE_ALPHA", "at_most", "checks_run", "chi_square",
+    "emp_tv", "estimate_within_se", "fits", "report_index", "sampler_vs_channel", "within_se", "z_critical",
+]

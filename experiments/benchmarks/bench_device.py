@@ -2,7 +2,7 @@
 
 Records the device, the backend and the versions; every row reports compile (first call minus the best warm
 call) separately from the best of ``--repeat`` warm calls, the number of kernels the engine compiled for it
-(``compiles``: traces of its per-user / counts kernels, ``uldp_jax.simulate._kernels.TRACE_COUNTS``) and the
+(``compiles``: traces of its per-user / counts kernels, ``uldp_jax.engine._kernels.TRACE_COUNTS``) and the
 peak device memory (``peak_bytes``: ``device.memory_stats()["peak_bytes_in_use"]`` after the row, where the
 backend reports it; ``null`` on CPU, which reports no memory statistics). Per-user rows give ``words_per_s`` /
 ``raw_fraction`` against ``jax.random.bits`` (threefry) measured in the same run; the random words a user costs
@@ -43,8 +43,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import uldp_jax as ul
-from uldp_jax.simulate import _engine as engine
-from uldp_jax.simulate import _kernels
+from uldp_jax.engine import _engine as engine
+from uldp_jax.engine import _kernels
 
 D = 625
 S = tuple(range(63))  # |X_S| = d / 10 (per-user rows)

@@ -5,7 +5,7 @@ Zipf-like ``p`` and ``methods=("emp",)``, once with ``path="counts"`` and once w
 Before each path's sweep one warm-up call (n = 1000, reps = 2) runs, as "after the first call" in the issue
 (its time and compiles are reported as ``first_call``);
 then the sweep is timed end to end (results blocked on), and XLA backend compiles are counted through
-``jax.monitoring`` (JAX's host-to-device "stage" programs excluded, as in tests/simulate/test_compile_counts.py).
+``jax.monitoring`` (JAX's host-to-device "stage" programs excluded, as in tests/engine/test_compile_counts.py).
 Targets (issue 17): at most 15 compiles per path; under 5 s on the counts path, under 10 s per user.
 
 Run: ``nice python experiments/benchmarks/bench_sweep.py`` (writes ``bench_sweep.json`` next to this file).

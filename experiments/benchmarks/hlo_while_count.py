@@ -17,7 +17,7 @@ Measured (CPU, jax 0.10.2, branch accel; before = main 614e5c5, after = this bra
     OLH        0 -> 0                      6
     SS         1 -> 1                      8
 
-Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/simulate/test_kernels.py``), before ->
+Counts path (issue 26; ``counts_while_counts``, CPU, d = 25 in ``tests/engine/test_kernels.py``), before ->
 after the binomial of ``mechanisms/core/_binomial.py``: GRR 2 -> 1, OUE 4 -> 2, SS 7 -> 4, uSS 11 -> 6. One loop
 per binomial call site (its fallback, which runs no iteration unless a cell needs more than the unrolled terms /
 tries; ``jax.random.binomial`` had two that always iterate). SS keeps its window loop, which sits inside the

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 import uldp_jax as ul
+from uldp_jax import _sizing
 from uldp_jax import testing
 from uldp_jax.mechanisms.core import _base, _compact, _estimation
 
@@ -159,7 +160,7 @@ def test_simulate_em_reports_match_stats():
     assert testing.at_most(tv_em, mean, sd), (tv_em, mean, sd)
     assert testing.at_most(tv_emp, mean, sd), (tv_emp, mean, sd)
     # the reports of repetition 0, regenerated with the documented schedule, aggregate to stats[0]
-    from uldp_jax.simulate import _layout as sim
+    from uldp_jax.engine import _layout as sim
     key_r = jax.random.fold_in(jax.random.key(7), 0)
     data = jnp.asarray(np.pad(np.asarray(xs), (0, 3 * 1024 - 3000)))
     total = np.zeros(m.d, np.int64)
@@ -326,7 +327,7 @@ def test_pack_compact_equals_packing_the_dense_bits(monkeypatch, name):
     padding, as the sampler writes it) and uRAP's invertible rows dropped; slices of 3 rows exercise the loop."""
     from uldp_jax.estimation import _support
 
-    monkeypatch.setattr(_support, "HOST_ROWS", 3)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "host_rows", 3)
     d = 12
     mech = ul.RAPPOR(d, 1.0) if name == "RAPPOR" else ul.URAP(d, tuple(range(8)), 1.0)
     pad = d

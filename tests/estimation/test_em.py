@@ -9,6 +9,7 @@ import pytest
 from scipy.optimize import minimize
 
 import uldp_jax as ul
+from uldp_jax import _sizing
 from uldp_jax.mechanisms.core import _host
 from uldp_jax.estimation import _em, _em_core, _em_reports, _support
 
@@ -130,8 +131,8 @@ def test_vmap_over_reps_and_support_form():
 def test_column_layout_same_em_map(monkeypatch):
     """Column layout (several uint16 row blocks, segment sums) = row layout (scatter-add) = dense reports: same
     EM map and log-likelihood (hence the same fixed point), in float64 and with float32 passes."""
-    monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 150)  # force 3 blocks of rows
-    monkeypatch.setattr(_support, "HOST_ROWS", 7)  # and many slices per block in the host packing loops
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "block_rows", 150)  # force 3 blocks of rows
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "host_rows", 7)  # and many slices per block in the host packing loops
     with jax.enable_x64(True):
         mech = ul.URAP(9, (0, 2, 3, 7), 1.0)
         xs = jnp.arange(400, dtype=jnp.int32) % 9
@@ -158,7 +159,7 @@ def test_column_segments_match_a_sort(monkeypatch):
     rng = np.random.default_rng(3)
     d, seg, rows, width = 11, 4, 57, 6
     sup = np.sort(rng.integers(0, d + 1, size=(rows, width)), axis=1).astype(np.uint16)  # d = padding
-    monkeypatch.setattr(_support, "HOST_ROWS", 5)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "host_rows", 5)
     got, items = _support.column_segments(sup, d, seg)
     for x in range(d):
         want = np.nonzero(sup == x)[0]  # rows holding x, in order (one entry per occurrence)

@@ -9,10 +9,11 @@ import pytest
 import scipy.optimize
 
 import uldp_jax as ul
+from uldp_jax import _sizing
 from uldp_jax.estimation import _em, _em_packed, _packed
 from uldp_jax.estimation._em_reports import em_reports, to_packed, to_support
-from uldp_jax.simulate import _reports
-from uldp_jax.simulate._plan import make_plan
+from uldp_jax.engine import _reports
+from uldp_jax.engine._plan import make_plan
 
 _COMPILES = []
 jax.monitoring.register_event_duration_secs_listener(
@@ -76,9 +77,9 @@ def _scipy_mle(mech, ys):
 
 
 def _read_by(monkeypatch, read):
-    """Forces the packed passes' way of reading the bytes (``_em_packed.DOT_MIN_BYTES``); JAX's caches are cleared
+    """Forces the packed passes' way of reading the bytes (``sizing().dot_min_bytes``); JAX's caches are cleared
     so that no program traced the other way is reused."""
-    monkeypatch.setattr(_em_packed, "DOT_MIN_BYTES", 1 if read == "products" else 10**9)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "dot_min_bytes", 1 if read == "products" else 10**9)
     jax.clear_caches()
 
 

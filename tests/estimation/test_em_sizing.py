@@ -2,7 +2,7 @@
 
 ``_sizing.sizing()`` gives the column-pass chunk of EM; ``SIZING_OVERRIDE`` replaces it (as a GPU policy would).
 The column chunk only splits a map, so EM estimates are bit-identical across its values. The row chunk
-(``_support.CHUNK_ENTRIES``) stays fixed on every backend: it sets the order of the float accumulations across
+(``_sizing.sizing().row_chunk_entries``) stays fixed on every backend: it sets the order of the float accumulations across
 chunks, and the last test documents that changing it moves estimates (why it is not on the policy).
 """
 
@@ -29,7 +29,7 @@ def _reports(mech, n=6000):
 
 def test_cpu_policy_values_unchanged():
     s = _sizing.sizing(jax.devices("cpu")[0])
-    assert (s.chunk_bytes, s.rep_batch, s.em_col_entries) == (2**20, 1, 2**16) and _support.CHUNK_ENTRIES == 2**20
+    assert (s.chunk_bytes, s.rep_batch, s.em_col_entries) == (2**20, 1, 2**16) and s.row_chunk_entries == 2**20
 
 
 @pytest.mark.parametrize("mech", [ul.RAPPOR(40, 2.0), ul.URAP(40, list(range(12)), 2.0)], ids=["RAPPOR", "uRAP"])
@@ -89,7 +89,7 @@ def test_column_pass_on_selected_items(override, monkeypatch, select_all):
 
     monkeypatch.setattr(_em_passes, "SELECT_ALL", select_all)  # 1.0: always listed; 0.0: always all
 
-    monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 1500)  # 4 blocks of rows
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "block_rows", 1500)  # 4 blocks of rows
     mech = ul.RAPPOR(40, 2.0)
     rep = _em_reports.to_support(mech, _reports(mech), chunk=300, layout="columns")
     assert rep.col_rows.shape[0] == 4
@@ -115,7 +115,7 @@ def test_dividing_chunk_splits_the_blocks_without_padding(n, width, chunk):
     c = _support._dividing_chunk(n, width)
     assert c == chunk
     if c is not None:
-        blocks = -(-n // _support.MAX_BLOCK_ROWS)
+        blocks = -(-n // _sizing.sizing().block_rows)
         target = _support.row_chunk(n, width)
         assert c % 8 == 0 and (n // blocks) % c == 0 and n % blocks == 0 and target <= 2 * c <= 3 * target
 
@@ -126,7 +126,7 @@ def test_column_layout_takes_the_reports_buffer_without_a_copy(monkeypatch):
     of the padded copy."""
     mech = ul.RAPPOR(1200, 4.0)
     ys = _reports(mech, n=4800)
-    monkeypatch.setattr(_support, "MAX_BLOCK_ROWS", 2400)  # two blocks of 2400 rows
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "block_rows", 2400)  # two blocks of 2400 rows
     rep = _support.to_support(mech, ys, layout="columns")
     assert rep.support.shape[0] == 4800 and rep.block_rows == 2400 and rep.col_rows.shape[0] == 2
     if jax.default_backend() == "cpu":

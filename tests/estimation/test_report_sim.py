@@ -10,8 +10,8 @@ import uldp_jax as ul
 from uldp_jax import testing
 from uldp_jax.estimation import _support
 
-from uldp_jax.simulate import _engine as sim
-from uldp_jax.simulate import _plan, _reports
+from uldp_jax.engine import _engine as sim
+from uldp_jax.engine import _plan, _reports
 
 
 @pytest.mark.slow

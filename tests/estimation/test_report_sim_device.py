@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.simulate import _plan, _reports
+from uldp_jax.engine import _plan, _reports
 
 
 @pytest.mark.slow

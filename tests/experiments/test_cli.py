@@ -153,3 +153,48 @@ def test_set_metric_takes_a_list_for_the_001_runners():
     exp = experiments.get_experiment("001-fig5")
     assert parse_set(exp, ["metric=tv,l2sq"]) == {"metric": ["tv", "l2sq"]}
     assert parse_set(exp, ["metric=l2sq"]) == {"metric": ["l2sq"]}
+
+
+# Issue 53 item 6: every bad --set value is one line naming the key and the value, before any work.
+@pytest.mark.parametrize("name,argv,match", [
+    ("hr-general", ["--set", "eps=150"], "eps: expected a value in [1e-06, 100], got 150"),
+    ("hr-general", ["--set", "eps=1e-9"], "eps: expected a value in [1e-06, 100], got 1e-09"),
+    ("hr-general", ["--set", "n=0"], "n: expected an integer >= 1, got 0"),
+    ("hr-general", ["--set", "d=1"], "d: expected an integer in [2, "),
+    ("hr-general", ["--set", "d=3000000000"], "got 3000000000"),
+    ("hr-general", ["--set", "distributions=uniform,bogus"], "distributions: expected 'uniform' or 'zipf:<s>'"),
+    ("hr-general", ["--set", "distributions=zipf:x"], "got 'zipf:x'"),
+    ("hr-general", ["--set", "reps=1"], "reps: expected an integer >= 2"),
+    ("001-fig5", ["--set", "metric=bogus"], "metric: expected one of tv, l2sq, got 'bogus'"),
+    ("001-fig5", ["--set", "sample=bogus"], "sample: expected one of iid, fixed, population, got 'bogus'"),
+    ("001-fig5", ["--set", "path=bogus"], "path: expected one of auto, per_user, counts, got 'bogus'"),
+    ("001-fig5", ["--set", "mechanisms=RR,bogus"], "mechanisms: expected one of RR, RAPPOR, uRR, uRAP, got 'bogus'"),
+    ("001-fig5", ["--set", "methods=bogus"], "methods: expected one of"),
+    ("001-fig5", ["--set", "eps=0.5,150"], "got 150"),
+])
+def test_every_bad_set_value_is_one_line(name, argv, match, capsys, tmp_path):
+    assert cli.main(["run", name, "--quick", "--out", str(tmp_path)] + argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("uldp: error: --set") and match in err[0], err
+    assert not (tmp_path / name).exists()
+
+
+def test_registered_configs_pass_their_own_checks():
+    from uldp_jax.experiments import _runner
+
+    for name in _runner.experiment_names():
+        exp = _runner.get_experiment(name)
+        for cfg in (exp.full, exp.quick):
+            for key, value in cfg.items():
+                _runner._check_choice(exp, key, list(value) if isinstance(value, tuple) else value)
+
+
+def test_a_huge_d_is_refused_before_allocating(tmp_path):
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run([sys.executable, '-m', 'uldp_jax.cli', 'run', 'hr-general', '--quick', '--out', "
+            f"{str(tmp_path)!r}, '--set', 'd=3000000000'], capture_output=True, text=True)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, repr(p.stderr))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stdout.split(" ", 2)
+    rc, peak_kib = int(out[0]), int(out[1])
+    assert rc == 2 and "--set d" in out[2] and "Traceback" not in out[2]
+    assert peak_kib < 2**20, f"peak RSS {peak_kib} KiB before refusing"

@@ -19,7 +19,7 @@ _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "00
               "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
 # demo: test_cli; 003-sims: test_multi_metric_run below.
 _RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n not in ("demo", "003-sims")]
-_SLOW_RUNS = {"001-fig5", "hr-general", "004-table1", "tuned-urap"}  # over 10 s each in the full suite's durations (tests/conftest.py SLOW_S)
+_SLOW_RUNS = {"001-fig5", "001-fig6", "hr-general", "004-table1", "tuned-urap", "audit-peers"}  # over 10 s each in the full suite's durations (tests/conftest.py SLOW_S)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_RUNS else n for n in _RUN])
@@ -163,12 +163,13 @@ def test_001_eps_sweeps_run_em_for_bit_mechanisms_by_default(tmp_path):
     em = {float(r["eps"]): r for r in rows if r["mechanism"] == "uRAP" and r["method"] == "EM"}
     emp = {float(r["eps"]): r for r in rows if r["mechanism"] == "uRAP" and r["method"] == "emp"}
     assert len(em) == 2 and set(em) == set(emp)
-    ds = _datasets.resolve(["foursquare"], None, 2_000)[0]
+    n = experiments.make_config(experiments.get_experiment("001-fig5"), quick=True)["n"]
+    ds = _datasets.resolve(["foursquare"], None, n)[0]
     for e, r in em.items():
         assert r["reps"] == "2" and float(r["se"]) > 0
         # EM's estimate lies in the simplex (TV <= 1) and its TV is not above the unconstrained emp's expected TV
-        # at n = 2000, d = 625 (one-sided, per-check level; emp's iid TV bounds the population model's)
-        mean, sd = testing.emp_tv(ul.URAP(ds.d, ds.sensitive, e), ds.p, 2_000)
+        # at the quick n, d = 625 (one-sided, per-check level; emp's iid TV bounds the population model's)
+        mean, sd = testing.emp_tv(ul.URAP(ds.d, ds.sensitive, e), ds.p, n)
         assert 0 < float(r["value"]) <= 1 and testing.at_most(float(r["value"]), mean, sd / np.sqrt(2)), (e, r, mean)
     with open(os.path.join(out["folder"], "run_config.json")) as fh:
         header = json.load(fh)
@@ -184,3 +185,12 @@ def test_csv_reps_column_counts_the_report_based_repetitions(tmp_path):
     rows = list(csv.DictReader(ln for ln in open(out["csv"]).read().splitlines() if not ln.startswith("#")))
     got = {(r["mechanism"], r["method"]): r["reps"] for r in rows if r["mechanism"] != "no privacy"}
     assert got[("uRAP", "EM")] == "2" and got[("uRAP", "emp")] == "3" and got[("RR", "EM")] == "3", got
+
+
+@pytest.mark.parametrize("name", ["001-fig5", "001-fig10", "001-fig6", "001-fig11"])
+def test_quick_001_configs_keep_every_mechanism_the_claim_compares(name):
+    """Issue 54 item 9: --quick may shrink n, eps, reps and datasets, never the mechanisms 001's claims compare
+    (RR, RAPPOR, uRR, uRAP): the quick run can still test that the utility-optimized ones win."""
+    exp = experiments.get_experiment(name)
+    assert exp.quick["mechanisms"] == exp.full["mechanisms"] == ["RR", "RAPPOR", "uRR", "uRAP"]
+    assert exp.quick["n"] < 2_000

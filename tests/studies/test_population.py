@@ -60,7 +60,7 @@ def test_population_error_matches_the_hand_computation():
 
 def test_population_theory_is_fixed_plus_the_subset_error():
     mech = ul.URR(3, (0,), 1.0)
-    v = _metrics.item_variance(mech, P_POP, 4, "population", 10)
+    v, _ = _metrics.item_variance(mech, P_POP, 4, "population", 10)
     fixed = np.asarray(ul.theory.item_variance(mech, P_POP, 4, "fixed"))
     np.testing.assert_allclose(v, fixed + P_POP * (1 - P_POP) / 4 * 6 / 9, rtol=1e-6)
 

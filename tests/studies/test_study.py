@@ -10,7 +10,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import _cache, testing
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 from uldp_jax.studies import _metrics
 
 D = 16
@@ -119,7 +119,7 @@ def test_fixed_model_and_extra_parameters():
     rows = res.rows()
     assert len(rows) == 2 * 2 * 2 and {r["sample"] for r in rows} == {"fixed"} and {r["n"] for r in rows} == {800}
     assert {(r["eps"], r["theta"]) for r in rows} == {(e, t) for e in (1.0, 2.0) for t in (0.3, 0.6)}
-    v = _metrics.item_variance(ul.URAP(D, S, 1.0, theta=0.3), np.full(D, 1 / D), 800, "fixed")
+    v, _ = _metrics.item_variance(ul.URAP(D, S, 1.0, theta=0.3), np.full(D, 1 / D), 800, "fixed")
     r = [r for r in rows if r["eps"] == 1.0 and r["theta"] == 0.3 and r["metric"] == "mse"][0]
     assert r["theory"] == pytest.approx(float(np.mean(v)))
 

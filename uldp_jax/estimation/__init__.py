@@ -6,8 +6,10 @@ from uldp_jax.estimation._em_core import init as em_init
 from uldp_jax.estimation._em_core import run as em_run
 from uldp_jax.estimation._em_core import step as em_step
 from uldp_jax.estimation._em_reports import PackedReports, SupportReports, em_reports, to_packed, to_support
+from uldp_jax.estimation._grr_mle import grr_mle, water_filling
 from uldp_jax.estimation._empirical import channel_inverse, empirical, empirical_variance
 from uldp_jax.estimation._postprocess import base_cut, clip, norm_sub, project
+from uldp_jax.estimation._postprocess_ndss import base_pos, mle_apx, non_neg, norm, norm_cut, power, power_ns
 from uldp_jax.estimation._registry import Method, get_method, method_names, register_method
 from uldp_jax.estimation._threshold import apply_threshold, empirical_threshold, significance_threshold
 
@@ -19,6 +21,7 @@ __all__ = [
     "SupportReports",
     "apply_threshold",
     "base_cut",
+    "base_pos",
     "channel_inverse",
     "clip",
     "em",
@@ -32,14 +35,22 @@ __all__ = [
     "empirical_threshold",
     "empirical_variance",
     "get_method",
+    "grr_mle",
     "histogram_update",
     "likelihood_update",
     "method_names",
+    "mle_apx",
+    "non_neg",
+    "norm",
+    "norm_cut",
     "norm_sub",
+    "power",
+    "power_ns",
     "project",
     "register_method",
     "significance_threshold",
     "squarem_step",
     "to_packed",
     "to_support",
+    "water_filling",
 ]

@@ -35,11 +35,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
 from uldp_jax.mechanisms.core import _reports
-from uldp_jax.mechanisms.core._likelihood import SupportRatio
-from uldp_jax.mechanisms.core._records import likelihood_of
+from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
 DEFAULT_MAX_ITERS = 10_000
 
@@ -118,7 +118,7 @@ def _start(mech, stats, n, init, alpha, dtype):
 
 
 def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
-             max_iters: int = DEFAULT_MAX_ITERS, accelerate: bool = True, init: Any = None,
+             max_iters: int = DEFAULT_MAX_ITERS, accelerate: bool = True, init: Any = None, solver: str = "auto",
              alpha: Any = 0.05, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
     r"""EM on the output histogram of an item-report mechanism: the MLE of ``p`` on the simplex.
 
@@ -131,7 +131,8 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
       tol: stopping tolerance on the mean log-likelihood change per report (``_em_core``); ``None`` = dtype
         default.
       max_iters: iteration cap (>= 1).
-      accelerate: SQUAREM (default) or plain EM.
+      accelerate: SQUAREM (default) or plain EM (``False``: ``solver="em"``; kept as an alias of ``solver``).
+      solver: ``"auto"`` (SQUAREM), ``"squarem"`` or ``"em"`` (plain EM): the same fixed point.
       init: starting distribution (default: "emp+thr" at level ``alpha``), mixed with 0.1% uniform.
       alpha: level of the "emp+thr" start.
       throw: raise ``RuntimeError`` if EM did not converge (concrete results only).
@@ -142,7 +143,8 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     Raises:
       ValueError/TypeError: bad ``tol``, ``max_iters``, ``alpha``, ``init``, or a report-vector mechanism.
     """
-    tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
+    tol, max_iters, solver = _em_core.check_options(tol, max_iters, accelerate, solver)
+    accelerate = _em_core.no_newton(solver, "EM on aggregate statistics") == "squarem"
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
@@ -199,32 +201,28 @@ def _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate):
     return _em_core.run(likelihood_update(L, w, N), p0, tol, max_iters, accelerate, likelihood_gain(L, w, N))
 
 
-# Largest per-report likelihood (reports x items) EM iterates over: each iteration reads all of it, up to
-# ``max_iters`` times. OLH(10^4) with 2 x 10^4 reports (2 x 10^8 cells) took 319 s and 2.7 GB before this bound.
-MAX_LIKELIHOOD_CELLS = 2**26
-
-
 def _check_likelihood_size(mech: Any, terms: Any, max_iters: int) -> None:
-    """Refuses, before anything runs, a per-report likelihood larger than ``MAX_LIKELIHOOD_CELLS``."""
+    """Refuses, before anything runs, a per-report likelihood larger than ``sizing().likelihood_cells``."""
     shape = terms.bits.shape if isinstance(terms, SupportRatio) else terms[0].shape
     n, d = int(np.prod(shape[:-1])), int(shape[-1])
-    if n * d > MAX_LIKELIHOOD_CELLS:
+    if n * d > _sizing.sizing().likelihood_cells:
         raise ValueError(
             f"EM on the per-report likelihood of {type(mech).__name__}(d={mech.d}) with {n} reports iterates over "
             f"{n} x {d} = {n * d:.3g} cells (every iteration, up to max_iters={max_iters}), more than "
-            f"{MAX_LIKELIHOOD_CELLS} (2^26). Use method='emp' or 'norm-sub' (one pass over the aggregated "
+            f"{_sizing.sizing().likelihood_cells} (2^26). Use method='emp' or 'norm-sub' (one pass over the aggregated "
             "statistics), or run EM on fewer reports (a random subset) or a smaller domain.")
 
 
 def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAULT_MAX_ITERS,
-                  accelerate: bool = True, init: Any = None, throw: bool = False) -> tuple[jax.Array, _em_core.EMInfo]:
+                  accelerate: bool = True, init: Any = None, throw: bool = False,
+                  solver: str = "auto") -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the per-report likelihood ``mech.likelihood().report(ys)`` (subset, hashed and GLUTF reports).
 
     Starts from ``init`` (default uniform), mixed with 0.1% uniform; options and stopping rule as in
     ``em_stats`` (``_em_core``; in float32 the stopping statistic is the precise gain of ``likelihood_gain``).
     Returns ``(p_hat float[d], EMInfo)``.
     """
-    tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
+    tol, max_iters, solver = _em_core.check_options(tol, max_iters, accelerate, solver)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
     report = likelihood_of(mech).report
@@ -238,10 +236,11 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     p0 = _em_core.start_point(p_init)
     tol = jnp.asarray(_em_core.REPORT_TOL if tol is None else tol, dtype)
     if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood; compiled per bucket
-        p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, accelerate)
+        p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, solver)
     else:  # a user's dense factors (L float[n, d], w float[n], N float[d])
         terms = report(ys)
         L, w, N = (jnp.asarray(a, dtype) for a in terms)
+        accelerate = _em_core.no_newton(solver, "EM on a dense per-report likelihood") == "squarem"
         p_hat, info = _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
@@ -266,7 +265,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
       mech: the mechanism.
       ys: its reports.
       return_info: also return the ``EMInfo`` diagnostics.
-      **options: ``tol``, ``max_iters``, ``accelerate``, ``init``, ``throw`` (and ``alpha``, ``chunk``,
+      **options: ``tol``, ``max_iters``, ``solver`` (``accelerate``), ``init``, ``throw`` (and ``alpha``, ``chunk``,
         ``pass_dtype``, ``layout`` where they apply: see ``em_stats`` / ``em_reports``).
 
     Returns:
@@ -277,6 +276,10 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
         out = em_stats(mech, mech.aggregate(ys), None, **options)
     elif likelihood_of(mech).product is not None:
         out = _em_reports.em_reports(mech, ys, **options)
+    elif likelihood_of(mech).report is None:
+        raise ValueError(f"EM on {type(mech).__name__}'s reports (report_kind={mech.report_kind!r}) needs their "
+                         "likelihood: define likelihood() with report=(ys -> (L float[n, d], w float[n], N float[d])) "
+                         "or, for product-Bernoulli bits, product=(mask, invertible, log_odds).")
     else:
         out = em_likelihood(mech, ys, **options)
     return out if return_info else out[0]
@@ -300,10 +303,11 @@ _DOC = "EM reconstruction: exact MLE on the simplex (stats for item reports, rep
 def _resolve_em(mech: Any) -> _registry.Method:
     if mech.report_kind == "item":
         return _registry.Method(_em_stats_method, "stats", _DOC)
-    return _registry.Method(_em_reports_method, "reports", _DOC)
+    return _registry.Method(_em_reports_method, "reports", _DOC, forms=_registry.FORMS)
 
 
-_registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em)
+_registry.register_method("em", _em_reports_method, "reports", _DOC, resolver=_resolve_em, forms=_registry.FORMS)
 _registry.register_method(
     "em-pure", _em_pure_method, "reports",
-    "EM on per-report likelihoods (likelihood().report): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.")
+    "EM on per-report likelihoods (likelihood().report): pure bases (SS, OLH, Wheel, GRR, UE) and GLUTF mechanisms.",
+    forms=_registry.FORMS)

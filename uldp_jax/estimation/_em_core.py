@@ -28,8 +28,7 @@ SQUAREM (Varadhan & Roland 2008, step length S3) with two EM maps per cycle: fro
 below at :math:`10^{-3} p_0` (a projection back into the interior of the simplex: EM never revives a zero) and
 renormalised. :math:`F(p')` and :math:`L(p')` come from one map; if :math:`L(p') \ge L(p_1)` the next cycle
 starts at :math:`(p', F(p'))`, else at :math:`(p_1, p_2)` (plain EM). The stabilising map of the textbook scheme
-is the carried-over :math:`F(p')`, so it is not recomputed: a cycle costs two EM maps instead of three (1.6x
-fewer maps on the RAPPOR benchmark). Either way :math:`L` never decreases, so SQUAREM is monotone too.
+is the carried-over :math:`F(p')`, so it is not recomputed: a cycle costs two EM maps instead of three. Either way :math:`L` never decreases, so SQUAREM is monotone too.
 """
 
 from __future__ import annotations
@@ -105,8 +104,16 @@ def use_gain(gain: Gain | None, dtype: Any) -> Gain | None:
     return None if jnp.dtype(dtype) == jnp.float64 else gain
 
 
-def check_options(tol: Any, max_iters: Any, accelerate: Any) -> tuple[Any, int, bool]:
-    """Validates the EM options (``tol > 0`` finite or ``None``, ``max_iters >= 1``, ``accelerate`` bool)."""
+SOLVERS = ("auto", "em", "squarem", "newton")  # ``solver=``: the model's fastest, plain EM, SQUAREM, projected Newton
+
+
+def check_options(tol: Any, max_iters: Any, accelerate: Any, solver: Any = "auto") -> tuple[Any, int, str]:
+    """Validates the EM options (``tol > 0`` finite or ``None``, ``max_iters >= 1``, ``accelerate`` bool, ``solver``
+    in ``SOLVERS``) and returns ``(tol, max_iters, solver)``.
+
+    ``accelerate`` is the older spelling of ``solver``: ``accelerate=False`` means ``solver="em"``; with
+    ``accelerate=True`` (its default) ``solver`` decides. ``"auto"`` is each model's default: SQUAREM on
+    histograms and dense likelihoods, projected Newton on per-report bit likelihoods (SQUAREM past its domain)."""
     if tol is not None and _validate.is_concrete(tol):
         if isinstance(tol, bool) or not isinstance(tol, (numbers.Real, np.ndarray, jax.Array)):
             raise TypeError(f"Expected tol={tol!r} to be a positive real number.")
@@ -116,7 +123,21 @@ def check_options(tol: Any, max_iters: Any, accelerate: Any) -> tuple[Any, int, 
     max_iters = _validate.check_int("max_iters", max_iters, minimum=1)
     if not isinstance(accelerate, (bool, np.bool_)):
         raise TypeError(f"Expected accelerate={accelerate!r} to be a bool.")
-    return tol, max_iters, bool(accelerate)
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"Expected solver={solver!r} in {SOLVERS}.")
+    if not accelerate:
+        if solver not in ("auto", "em"):
+            raise ValueError(f"accelerate=False means solver='em'; got solver={solver!r} as well.")
+        solver = "em"
+    return tol, max_iters, solver
+
+
+def no_newton(solver: str, what: str) -> str:
+    """``solver`` for a model without a Newton solver: refuses ``"newton"``, maps ``"auto"`` to SQUAREM."""
+    if solver == "newton":
+        raise ValueError(f"solver='newton' runs on per-report bit likelihoods; {what} has no Newton solver "
+                         "(use 'auto', 'squarem' or 'em').")
+    return "squarem" if solver == "auto" else solver
 
 
 def _map(update: Update, p: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -211,7 +232,7 @@ def start_point(p_init: jax.Array, mix: float = 1e-3) -> jax.Array:
 
 def check_init(init: Any, d: int) -> Any:
     """Validates a user-supplied starting distribution: a real ``float[d]`` (shape and dtype also when traced;
-    values when concrete: finite, non-negative, positive sum)."""
+    values when concrete: a distribution, i.e. finite, non-negative, summing to 1 within 1e-4)."""
     if init is None:
         return init
     if isinstance(init, (str, bytes)) or not hasattr(init, "dtype") and not isinstance(init, (list, tuple)):
@@ -225,8 +246,9 @@ def check_init(init: Any, d: int) -> Any:
     if not _validate.is_concrete(init):
         return init
     arr = np.asarray(init, np.float64)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not arr.sum() > 0:
-        raise ValueError(f"Expected init to be a non-negative, finite vector with a positive sum, got {arr}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not abs(arr.sum() - 1.0) <= 1e-4:
+        raise ValueError(f"Expected init to be a distribution (non-negative, finite, summing to 1), got {arr} "
+                         f"(sum {arr.sum():.6g}).")
     return init
 
 

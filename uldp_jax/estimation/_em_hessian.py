@@ -45,7 +45,7 @@ def hessian_of(t: jax.Array, run: Pass) -> tuple[_em_newton.Hvp, _em_newton.Mode
     all-items part; on 001's census data its condition number relative to ``G`` is 2-5 where the subsample's
     reaches 1e4 at eps = 10). ``M.rows`` keeps every report's :math:`s_i = \sum_{x \in y_i} p_x` from the model's
     pass; ``hvp(p, v, M)`` (``M`` the model at the same ``p``) then gathers only ``v``: conjugate gradients'
-    products cost one table gather instead of two (one product at bench_em's RAPPOR setting, loaded: 0.91 -> 0.62 s).
+    products cost one table gather instead of two.
     ``model(p, rows)`` takes those :math:`s_i` at ``p`` where the caller has them (``_em_newton.RowPasses``): a
     column pass without a gather. ``cols`` (``bool[d]``, both): the items whose entries the caller reads (Newton's
     free items for products; those not bound whatever the model says for the model); others may come back 0, and

@@ -21,7 +21,7 @@ Newton step crosses 0) are *bound*: their step is :math:`-p_x` (to 0). The *free
 conjugate gradients (at most ``CG_ITERS`` products; relative residual :math:`\sqrt{gap}` clipped to
 [``CG_TOL_MIN``, ``CG_TOL``], Eisenstat & Walker's forcing term) with the preconditioner ``G``
 less the off-diagonal of its :math:`\sum_i c_i y_i y_i^\top` part (exact diagonal and all-items part, one pass).
-Otherwise ``G`` is taken from a fixed, deterministic subsample of at most ``HESSIAN_ROWS`` reports (evenly
+Otherwise ``G`` is taken from a fixed, deterministic subsample of at most ``sizing().hessian_rows`` reports (evenly
 strided rows, scaled up by the weights) and solved directly. The gradient stays exact either way, so this changes
 only the rate, never the answer; the subsample's model fails where a few reports with small :math:`p \cdot L_i`
 carry much of the curvature (RAPPOR at eps = 10 on 001's census: 431 steps, 1,175 passes; with conjugate
@@ -47,12 +47,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from uldp_jax import _sizing
 from uldp_jax.estimation import _em_core
 
-HESSIAN_ROWS = 2**15  # reports in the Hessian's subsample (the gradient always uses every report)
 BOUND_EPS = 1e-6  # largest mass an item may have and still be bound to 0 in one step
 MAX_HALVINGS = 8  # backtracking tries (alpha = 4^-k) before an EM step
-MAX_NEWTON_D = 2048  # with a dense model (``gram``: d x d per step), larger domains keep SQUAREM (``fits``)
 MAX_PASSES = 1000  # passes over the reports after which an unconverged Newton hands over to SQUAREM (``solve``)
 
 CG_ITERS = 50  # Hessian-vector products (passes) per Newton direction at most (``_pcg``)
@@ -93,17 +92,17 @@ class NewtonState(NamedTuple):
 
 
 def fits(d: int) -> bool:
-    """Whether Newton with a dense ``d x d`` model runs on a domain of ``d`` items (else SQUAREM: ``MAX_NEWTON_D``);
+    """Whether Newton with a dense ``d x d`` model runs on a domain of ``d`` items (else SQUAREM: ``sizing().newton_max_d``);
     with exact products and a ``LowRank`` model (bit vectors) it runs at any ``d``."""
-    return int(d) <= MAX_NEWTON_D
+    return int(d) <= _sizing.sizing().newton_max_d
 
 
-def subsample(weight: jax.Array, limit: int = HESSIAN_ROWS) -> tuple[jax.Array, jax.Array]:
+def subsample(weight: jax.Array, limit: int | None = None) -> tuple[jax.Array, jax.Array]:
     """``(rows int[m], scaled weights float[m])``: a fixed, deterministic subsample of at most ``limit`` of the
     rows before the last weighted one (padding rows trail): every row when they fit, else a golden-ratio
     (Weyl) sequence of rows (no aliasing with periodic data); weights scaled up to the total weight."""
     rows = weight.shape[0]
-    m = min(rows, limit)
+    m = min(rows, _sizing.sizing().hessian_rows if limit is None else limit)
     used = jnp.max(jnp.where(weight > 0, jnp.arange(rows), -1)) + 1
     j = jnp.arange(m)
     weyl = jnp.floor(jnp.mod(j * 0.6180339887498949, 1.0) * used.astype(jnp.float32)).astype(jnp.int32)
@@ -143,7 +142,7 @@ def certificate(p, g, inv, n):
 class LowRank(NamedTuple):
     r"""A model of ``G`` held as :math:`\mathrm{diag}(a) + c_0 11^\top + u 1^\top + 1 u^\top` (``_em_hessian``'s
     preconditioner): O(d) to hold and to solve (a rank-2 Woodbury solve), so Newton with exact Hessian products
-    runs at any ``d`` (a dense ``d x d`` model and its Cholesky factor: 1.3 GB and ~1e12 flops at d = 12800)."""
+    runs at any ``d`` (a dense ``d x d`` model and its Cholesky factor grow as ``d^2`` and ``d^3``)."""
 
     a: jax.Array  # float[d]
     c0: jax.Array  # scalar

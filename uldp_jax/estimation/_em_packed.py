@@ -3,11 +3,10 @@ r"""One EM step on bit-packed bit-vector reports (``PackedReports``): one pass o
 The step is that of ``_em_passes`` (:math:`D_i = t(\text{total} - s_i) + s_i`, :math:`b_x = \sum_{i: y_{ix}=1}
 1/D_i`). Two ways to read the bytes, chosen by the row width ``B = ceil(s / 8)`` (static):
 
-* wide rows (``B >= DOT_MIN_BYTES``): each chunk's bytes are unpacked to 0/1 once, and both sums are products
+* wide rows (``B >= sizing().dot_min_bytes``): each chunk's bytes are unpacked to 0/1 once, and both sums are products
   with that ``[chunk, 8 B]`` matrix: :math:`s = Y p` and :math:`b = Y^T f`, the latter drift-free through the
-  ``_compensated.split`` parts of :math:`f` (``_compensated.dot_add``). At 001's census size (``B = 50``, 1.23M
-  reports) a gradient pass takes ~0.15 s, against ~0.4 s for the byte tables below (their scatter-add into byte
-  bins runs one element at a time on CPU).
+  ``_compensated.split`` parts of :math:`f` (``_compensated.dot_add``). This is faster than the byte tables below at
+  wide rows (their scatter-add into byte bins runs one element at a time on CPU; experiments/benchmarks/README.md (k)).
 * narrow rows: byte tables. :math:`s_i = \sum_j T_j[y_{ij}]`, with :math:`T_j[v] = \sum_{k: v_k = 1}
   p_{items[8j+k]}` (a ``[B, 256]`` table built from ``p`` by one small product): ``B`` gathers per report instead
   of ``8 B`` multiply-adds; :math:`H_j[v] = \sum_{i: y_{ij} = v} 1/D_i` (a scatter-add of each report's ``1/D_i``
@@ -16,7 +15,7 @@ The step is that of ``_em_passes`` (:math:`D_i = t(\text{total} - s_i) + s_i`, :
 
 So the E-step is one chunked pass over the reports (a ``lax.scan``; the two sums share each chunk), and the
 whole EM loop runs on the device with no host work per iteration. Chunks have a fixed number of bytes
-(``_packed.PACKED_CHUNK_BYTES``), so the order of the float sums, hence the result, does not depend on the device.
+(``sizing().packed_chunk_bytes``), so the order of the float sums, hence the result, does not depend on the device.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax.estimation import _compensated, _em_core, _em_newton
 from uldp_jax.estimation._em_passes import Pass, _gain_finish, _log, _log_ratio, _result, _terms_of, grad_of
 from uldp_jax.estimation._packed import PackedReports, unpack_bytes
@@ -38,10 +38,6 @@ def _table(p_items: jax.Array, num_bytes: int, dt: Any) -> jax.Array:
     """``T[j * 256 + v] = sum of p_items[8 j + k] over the set bits k of v`` (flat ``[B * 256]``)."""
     pp = jnp.zeros(8 * num_bytes, p_items.dtype).at[: p_items.shape[0]].set(p_items).reshape(num_bytes, 8)
     return (pp @ jnp.asarray(_BITS, p_items.dtype).T).reshape(-1).astype(dt)
-
-
-DOT_MIN_BYTES = 8  # rows of at least this many bytes are unpacked and read by products (module docstring;
-# a gradient pass on 1.2M random rows: 2 bytes 0.022 s either way, 10 bytes 0.06 s vs 0.09 s with byte tables)
 
 
 def _unpack(by: jax.Array, dt: Any) -> jax.Array:
@@ -74,8 +70,8 @@ def packed_grad(t: jax.Array, rep: PackedReports, pass_dtype: Any = None, log_t:
 
 def reads_by_products(rep: PackedReports, products: bool | None = None) -> bool:
     """Whether the passes read ``rep``'s bytes by products with the unpacked bits (``products``; ``None``: rows
-    of at least ``DOT_MIN_BYTES`` bytes) rather than through byte tables (module docstring)."""
-    return rep.bytes.shape[1] >= DOT_MIN_BYTES if products is None else bool(products)
+    of at least ``sizing().dot_min_bytes`` bytes) rather than through byte tables (module docstring)."""
+    return rep.bytes.shape[1] >= _sizing.sizing().dot_min_bytes if products is None else bool(products)
 
 
 def packed_pass(rep: PackedReports, pass_dtype: Any = None, products: bool | None = None) -> Pass:

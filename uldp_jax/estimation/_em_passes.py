@@ -107,7 +107,7 @@ def support_grad(t: jax.Array, rep: SupportReports, pass_dtype: Any = None,
     """The gradient pass on ``SupportReports`` (``_em_newton``: ``g = a + (1 - t) b``; two chunked passes).
 
     ``pass_dtype`` (e.g. ``jnp.float32`` under x64) runs the two passes (the gathers and their sums) in that
-    precision; per-report terms and accumulations stay in ``p``'s dtype (about 1.5x faster on CPU; ``p'`` is
+    precision; per-report terms and accumulations stay in ``p``'s dtype (faster on CPU; ``p'`` is
     accurate to about 1e-6 relative, so use ``tol >= 1e-8``). ``log_t``: ``-eps`` (default ``log(t)``; give it
     where ``t = e^{-eps}`` may underflow).
     """
@@ -151,7 +151,7 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
     Both gathers are single flat scans over small chunks of the whole layout (the row chunks of all blocks, then
     the column chunks of all blocks, whose local row indices are offset into one table of every block's ``f``).
     Scanning blocks in an outer loop made XLA copy each block's slice of the reports (a whole block per
-    iteration: ~310 MB a pass at bench_em's RAPPOR) and took about twice as long. Sums across blocks keep their
+    iteration) and took longer (experiments/benchmarks/README.md (k)). Sums across blocks keep their
     order: per block, then compensated in block order."""
     d = rep.inverted.shape[0]
     num_blocks, num_seg, seg = rep.col_rows.shape
@@ -182,8 +182,7 @@ def _columns_pass(rep: SupportReports, pass_dtype: Any) -> Pass:
         (a loop of data-dependent length), so the pass costs the selected entries only. Each segment's sum is the
         same reduction as ``all_columns``'s, so the selected items' sums are unchanged. Where more than
         ``SELECT_ALL`` of the segments are selected, every segment is summed (``all_columns``, masked): listing
-        them costs more than the skipped ones save (at bench_em's RAPPOR: ~30 ms + 320 ms x the fraction
-        selected, against ~220 ms for all)."""
+        them costs more than the skipped ones save (experiments/benchmarks/README.md (k))."""
         picked = jnp.append(cols, False)[rep.col_item.reshape(-1)]
         count = jnp.sum(picked, dtype=jnp.int32)
         return jax.lax.cond(count > SELECT_ALL * real_segments,

@@ -25,15 +25,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed
 from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core._likelihood import SupportRatio
-from uldp_jax.mechanisms.core._records import likelihood_of
-
-GRAM_BLOCK = 2048  # rows per block of the Hessian's subsampled Gram (bounds its temporaries)
+from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
 
 def chunk_rows(num_items: int) -> int:
@@ -96,7 +94,7 @@ def ratio_update(rep: SupportRatio) -> _em_core.Update:
 def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
     r"""``p -> `` the Hessian's Gram part :math:`\sum_i w_i L_i L_i^\top / D_i^2` in the coordinates of
     ``Reduced`` (the items, then the other items' total if there are any), on ``_em_newton.subsample``'s fixed rows
-    in blocks of ``GRAM_BLOCK`` (``L_ix``: ``high_i``/``low_i`` on the items by the support bit, ``other_i`` for
+    in blocks of ``sizing().gram_block_rows`` (``L_ix``: ``high_i``/``low_i`` on the items by the support bit, ``other_i`` for
     the total)."""
     nb, s = rep.bits.shape[-1], rep.items.shape[0]
     bits = rep.bits.reshape(-1, nb)
@@ -107,7 +105,7 @@ def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
         _, p_items, total_s, total_n = _masses(p, rep.items)
         idx, w = _em_newton.subsample(weight.astype(dt))
         m = idx.shape[0]
-        blk = min(m, GRAM_BLOCK)
+        blk = min(m, _sizing.sizing().gram_block_rows)
         k = -(-m // blk)
         idx = jnp.pad(idx, (0, k * blk - m)).reshape(k, blk)
         w = jnp.pad(w, (0, k * blk - m)).reshape(k, blk)
@@ -192,12 +190,12 @@ def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> Support
     return SupportRatio(by, items[0], low, high, other, jnp.where(valid, weight, 0.0), inv)
 
 
-def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, accelerate):
+def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, solver):
     """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
     rep = _packed_terms(mech, ys, n_valid, chunk)
-    if accelerate and _em_newton.fits(rep.items.shape[0] + 1):  # projected Newton (``Reduced``), SQUAREM past it
-        return newton_solve(rep, p0, tol, max_iters)
-    return _em_core.run(ratio_update(rep), p0, tol, max_iters, accelerate, ratio_gain(rep))
+    if solver in ("auto", "newton") and _em_newton.fits(rep.items.shape[0] + 1):  # projected Newton (``Reduced``),
+        return newton_solve(rep, p0, tol, max_iters)  # SQUAREM past its domain
+    return _em_core.run(ratio_update(rep), p0, tol, max_iters, solver != "em", ratio_gain(rep))
 
 
 # Module level: one compiled solver per (mechanism type and static fields, row bucket, options): different data,
@@ -219,7 +217,7 @@ def _pad_rows(ys: Any, rows: int) -> Any:
 
 
 def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: int,
-                  accelerate: bool) -> tuple[jax.Array, _em_core.EMInfo]:
+                  solver: str) -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on ``mech.likelihood().report(ys)`` (a ``SupportRatio``), built (bit-packed) and solved in one compiled call.
 
     The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows (``chunk``:
@@ -230,4 +228,4 @@ def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: 
     n = form.bits.shape[0]
     chunk = min(chunk_rows(form.bits.shape[1]), max(8, 1 << (n - 1).bit_length()))  # few reports: one chunk
     rows = chunk * bucket(-(-n // chunk))
-    return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, accelerate)
+    return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, solver)

@@ -27,15 +27,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, product_log_odds
 from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed, _support, _threshold
 from uldp_jax.estimation._em_hessian import hessian_of
 from uldp_jax.estimation._em_packed import packed_gain, packed_grad, packed_pass, packed_update
 from uldp_jax.estimation._em_passes import (dense_gain, dense_grad, dense_pass, dense_update, support_gain,
                                             support_grad, support_pass, support_rows, support_update)
 from uldp_jax.estimation._packed import PackedReports, to_packed
-from uldp_jax.estimation._support import CHUNK_ENTRIES, SupportReports, to_support
+from uldp_jax.estimation._support import SupportReports, to_support
 from uldp_jax.estimation._support import check_bits as _check_bits
 from uldp_jax.estimation._support import split_invertible as _split_invertible
 from uldp_jax.estimation._support import unary_parts as _unary_parts
@@ -84,7 +86,8 @@ def _check_columns(rep: SupportReports, d: int) -> None:
 
 def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, accelerate: bool = True,
                init: Any = None, alpha: Any = 0.05, throw: bool = False,
-               chunk: int | None = None, pass_dtype: Any = None, layout: str = "auto") -> tuple[jax.Array, _em_core.EMInfo]:
+               chunk: int | None = None, pass_dtype: Any = None, layout: str = "auto",
+               solver: str = "auto") -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on the exact per-report likelihood of RAPPOR/UE or uRAP reports: the MLE on the simplex.
 
     Args:
@@ -95,6 +98,8 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
         are packed on the host, as ``PackedReports`` where that is smaller than support lists (``layout``),
         traced ones as row-layout support lists.
       tol, max_iters, accelerate, init, alpha, throw: as in ``em_stats``.
+      solver: ``"auto"`` or ``"newton"`` (projected Newton on exact Hessian products, the default), ``"squarem"``
+        or ``"em"`` (``accelerate=False``): the same MLE.
       chunk: users per chunk for dense reports: given, EM runs chunked mat-vecs on the dense bits instead of
         packing them (default ``None``: bit-packed).
       pass_dtype: precision of the two passes over ``SupportReports`` (see ``support_update``).
@@ -108,7 +113,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     Raises:
       ValueError/TypeError: bad options, reports of the wrong shape/dtype or of another mechanism.
     """
-    tol, max_iters, accelerate = _em_core.check_options(tol, max_iters, accelerate)
+    tol, max_iters, solver = _em_core.check_options(tol, max_iters, accelerate, solver)
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
@@ -116,8 +121,8 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     if layout not in ("auto", "rows", "columns", "packed"):
         raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
     dtype = jnp.zeros(()).dtype
-    eps = jnp.asarray(mech.eps, dtype)
-    built = isinstance(ys, _compact.CompactBits)  # packed here from checked reports: not checked again below
+    eps = jnp.asarray(product_log_odds(mech), dtype)  # the record's rates (t = e^-w), not mech.eps
+    built = isinstance(ys, CompactBits)  # packed here from checked reports: not checked again below
     if built:
         _compact.check(mech, ys)
         if not _validate.is_concrete(ys.ones):
@@ -130,7 +135,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
         _packed.check_packed(mech, ys)  # shapes only
         data, kind = ys, "packed"
     elif isinstance(ys, SupportReports):
-        if not built:  # a caller's support lists: every entry checked on the host (~1 s at bench_em's RAPPOR)
+        if not built:  # a caller's support lists: every entry checked on the host (slow: once per call)
             _check_support(mech, ys)
         data, kind = ys, "support"
     else:
@@ -155,16 +160,16 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
     items = None if prod_mask.all() or kind not in ("packed", "support") else jnp.asarray(np.flatnonzero(prod_mask),
                                                                                        jnp.int32)
-    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, accelerate, pdt, items)
+    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, solver, pdt, items)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
 
-def _packed_is_smaller(mech: Any, ys: _compact.CompactBits) -> bool:
+def _packed_is_smaller(mech: Any, ys: CompactBits) -> bool:
     """Whether bit-packed bytes (``d / 8`` per report) take less memory than support lists (2 bytes per one)."""
     prod_mask, _ = _unary_parts(mech)
-    host = np.asarray(ys.ones)  # a view on CPU; counted HOST_ROWS rows at a time (an eager jnp.sum compared the
-    step = _support.HOST_ROWS  # whole array into a temporary first: 0.6 s at bench_em's RAPPOR)
+    host = np.asarray(ys.ones)  # a view on CPU; counted ``host_rows`` rows at a time (an eager jnp.sum compared the
+    step = _sizing.sizing().host_rows  # whole array into a temporary first)
     ones = sum(int(np.count_nonzero(host[r:r + step] < mech.d)) for r in range(0, host.shape[0], step))
     return _packed.num_bytes(int(prod_mask.sum())) * ys.ones.shape[0] <= 2 * ones
 
@@ -173,8 +178,8 @@ def _dense_packs_smaller(mech: Any, ys: Any) -> bool:
     """Whether bit-packed bytes take less memory than support lists for concrete dense reports (host count)."""
     prod_mask, _ = _unary_parts(mech)
     bits = np.asarray(ys)
-    ones = sum(int(np.count_nonzero(bits[r:r + _support.HOST_ROWS][:, prod_mask]))
-               for r in range(0, bits.shape[0], _support.HOST_ROWS))
+    ones = sum(int(np.count_nonzero(bits[r:r + _sizing.sizing().host_rows][:, prod_mask]))
+               for r in range(0, bits.shape[0], _sizing.sizing().host_rows))
     return _packed.num_bytes(int(prod_mask.sum())) * bits.shape[0] <= 2 * ones
 
 
@@ -183,8 +188,8 @@ def _check_invertible(mech: Any, ys: Any) -> None:
     prod_mask, has_inv = _unary_parts(mech)
     if has_inv and _validate.is_concrete(ys):
         bits = np.asarray(ys)
-        for r in range(0, bits.shape[0], _support.HOST_ROWS):
-            if np.any(np.sum(bits[r:r + _support.HOST_ROWS][:, ~prod_mask], axis=1) > 1):
+        for r in range(0, bits.shape[0], _sizing.sizing().host_rows):
+            if np.any(np.sum(bits[r:r + _sizing.sizing().host_rows][:, ~prod_mask], axis=1) > 1):
                 raise ValueError("Expected uRAP reports with at most one non-sensitive bit set (reports with two "
                                  "or more have probability 0); got a report with more: wrong mechanism?")
 
@@ -207,9 +212,9 @@ def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
 _pack_masked = jax.jit(_packed.pack_dense)
 
 
-def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype, items=None):
+def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=None):
     t, log_t = jnp.exp(-eps), -eps
-    if accelerate:  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
+    if solver in ("auto", "newton"):  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
         rows = None
         if kind == "packed":
             grad, gain = packed_grad(t, data, pass_dtype, log_t), packed_gain(t, data)
@@ -238,7 +243,7 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, accelerate, pass_dtype, ite
         bits, weight, inverted = data
         update = dense_update(t, bits, weight, inverted, kind, log_t)
         gain = dense_gain(t, bits, weight, inverted, kind)
-    return _em_core.run(update, p0, tol, max_iters, accelerate, gain)
+    return _em_core.run(update, p0, tol, max_iters, solver == "squarem", gain)
 
 
 # One compiled solver per (layout, shapes, options): repeated calls on reports of the same shapes skip compiling.

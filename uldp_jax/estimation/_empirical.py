@@ -12,7 +12,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _registry
-from uldp_jax.mechanisms.core import _estimation
+from uldp_jax.mechanisms.core import affine, debias, debias_variance, own_debias, stats_matrix
 
 
 RANK_MODES = ("warn", "raise", "ignore")
@@ -24,7 +24,7 @@ class RankDeficientWarning(UserWarning):
 
 def statistic_rank(mech: Any) -> tuple[int, int]:
     """``(rank, d)`` of the map ``p -> E[stats] / n`` (``_estimation.stats_matrix``, concrete, small domains)."""
-    A = np.asarray(_estimation.stats_matrix(mech), dtype=np.float64)
+    A = np.asarray(stats_matrix(mech), dtype=np.float64)
     return int(np.linalg.matrix_rank(A)), int(A.shape[0])
 
 
@@ -37,11 +37,11 @@ def check_identifiable(mech: Any, on_rank_deficient: str = "warn") -> None:
     """
     if on_rank_deficient not in RANK_MODES:
         raise ValueError(f"Expected on_rank_deficient={on_rank_deficient!r} to be one of {RANK_MODES}.")
-    if on_rank_deficient == "ignore" or _estimation.own_debias(mech):
+    if on_rank_deficient == "ignore" or own_debias(mech):
         return
     if not all(_validate.is_concrete(v) for v in jax.tree_util.tree_leaves(mech)):
         return
-    if _estimation.affine(mech) is not None:
+    if affine(mech) is not None:
         return
     rank, d = statistic_rank(mech)
     if rank >= d:
@@ -73,12 +73,12 @@ def empirical(mech: Any, stats: jax.Array, n: Any, on_rank_deficient: str = "war
       ``float[d]`` estimate of the input distribution.
     """
     check_identifiable(mech, on_rank_deficient)
-    return _estimation.debias(mech, stats, n)
+    return debias(mech, stats, n)
 
 
 def empirical_variance(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     r"""Per-item variance of ``empirical`` in the iid model: :math:`f_j(1-f_j)/(n a_j^2)`, :math:`f = a p + b`."""
-    return _estimation.debias_variance(mech, p, n)
+    return debias_variance(mech, p, n)
 
 
 def channel_inverse(Q: np.ndarray, counts: np.ndarray) -> np.ndarray:

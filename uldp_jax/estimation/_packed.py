@@ -23,13 +23,12 @@ import numpy as np
 from uldp_jax import _sizing
 from uldp_jax.estimation import _support
 from uldp_jax.estimation._support import bucket
-from uldp_jax.mechanisms.core import _compact, _host, _pytree
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, host_array
+from uldp_jax.mechanisms import pytree_dataclass
 
-PACKED_CHUNK_BYTES = 2**18  # report bytes gathered per chunk of the EM passes (fixed: it sets the sum order)
-HOST_ROWS = 4096  # rows per slice of the host-side packing of concrete reports
 
-
-@_pytree.pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
+@pytree_dataclass(data_fields=("bytes", "weight", "inverted", "stats", "items"), meta_fields=("chunk",))
 @dataclasses.dataclass(frozen=True)
 class PackedReports:
     """Bit-vector reports bit-packed over the product-part items (module docstring).
@@ -57,8 +56,8 @@ def num_bytes(num_items: int) -> int:
 
 
 def chunk_rows(num_bytes_per_row: int) -> int:
-    """Rows per chunk: a power of two near ``PACKED_CHUNK_BYTES / B`` (fixed per size: reused shapes)."""
-    return _sizing.pow2_floor(max(PACKED_CHUNK_BYTES // max(num_bytes_per_row, 1), 8))
+    """Rows per chunk: a power of two near ``sizing().packed_chunk_bytes / B`` (fixed per size: reused shapes)."""
+    return _sizing.pow2_floor(max(_sizing.sizing().packed_chunk_bytes // max(num_bytes_per_row, 1), 8))
 
 
 def padded_rows(n: int, chunk: int) -> int:
@@ -105,7 +104,7 @@ def pack_ones(mech: Any, ones: jax.Array, mask: jax.Array | None = None) -> tupl
     ones = ones.astype(jnp.int32)
     if mask is not None:
         ones = jnp.where(mask[:, None], ones, d)
-    stats = _compact.aggregate(_compact.CompactBits(ones, d))
+    stats = _compact.aggregate(CompactBits(ones, d))
     keep = jnp.ones(m, bool) if mask is None else mask.astype(bool)
     inverted = jnp.zeros(d, jnp.int32)
     if has_inv:
@@ -153,12 +152,12 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     parts, weights = [], []
     inverted, stats = np.zeros(d, np.int64), np.zeros(d, np.int64)
     for blk in blocks:
-        if isinstance(blk, _compact.CompactBits):
+        if isinstance(blk, CompactBits):
             _compact.check(mech, blk)
             ones = np.asarray(blk.ones)
             stats += _support._row_bincount(ones, d + 1)[:d]
-            for r in range(0, ones.shape[0], HOST_ROWS):
-                by, keep, inv = _compact_block(mech, ones[r:r + HOST_ROWS], pos_of, b)
+            for r in range(0, ones.shape[0], _sizing.sizing().host_rows):
+                by, keep, inv = _compact_block(mech, ones[r:r + _sizing.sizing().host_rows], pos_of, b)
                 parts.append(by)
                 weights.append(keep)
                 inverted += inv
@@ -177,7 +176,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     rows = padded_rows(n, chunk) if rows is None else int(rows)
     if rows < n or rows % chunk:
         raise ValueError(f"Expected rows >= {n} and a multiple of {chunk}, got rows={rows}.")
-    out = _host.host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
+    out = host_array((rows, b), np.uint8, 0)  # device_put aliases it on the CPU
     w = np.zeros(rows, np.float32)
     r = 0
     for p, k in zip(parts, weights):

@@ -4,7 +4,7 @@
 ``layout="columns"``: by row (``support``, for the gather-sum :math:`s_i = \\sum_{x \\in y_i} p_x`) and by column
 (``col_rows``, for :math:`b_x = \\sum_{i: y_{ix} = 1} 1/D_i`), so that both passes of an EM step are gathers
 followed by sums over contiguous, sorted segments; XLA CPU's scatter-add (the row-only layout's second pass) is
-about 2x slower than a gather. Indices are ``uint16`` when they fit (half the memory traffic of ``int32``).
+slower than a gather. Indices are ``uint16`` when they fit (half the memory traffic of ``int32``).
 
 The column layout splits the rows into ``num_blocks`` equal blocks of at most 65535 rows; within a block, the
 rows having item ``x`` are listed in order, split into segments of ``seg`` entries (padded with the block's
@@ -23,18 +23,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _sizing, _validate
-from uldp_jax.mechanisms.core import _compact, _host, _pytree
-from uldp_jax.mechanisms.core._records import likelihood_of
-
-CHUNK_ENTRIES = 2**20  # entries of the per-chunk temporaries (users x columns); cache-sized
-MAX_BLOCK_ROWS = 65535  # uint16 local row indices, plus the zero slot
-COLUMN_SEGMENT = 256  # entries per column segment
-COLUMN_CHUNK = 256  # column segments per step of the second pass
-AUTO_COLUMNS_ENTRIES = 2**22  # layout="auto" builds the column layout from this many padded entries on
-HOST_ROWS = 4096  # rows per slice of the host-side packing loops (bounds their int64 temporaries)
+from uldp_jax._sizing import report_bucket as bucket  # the rounding rule for report counts and widths
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, host_array
+from uldp_jax.mechanisms import pytree_dataclass
+from uldp_jax.mechanisms.core import likelihood_of
 
 
-@_pytree.pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
+@pytree_dataclass(data_fields=("support", "weight", "inverted", "stats", "col_rows", "col_item"),
                         meta_fields=("chunk", "block_rows"))
 @dataclasses.dataclass(frozen=True)
 class SupportReports:
@@ -70,11 +66,11 @@ def unary_parts(mech: Any) -> tuple[np.ndarray, bool]:
     if parts is None:
         raise ValueError(f"No exact-likelihood EM for reports of mech={type(mech).__name__} "
                          f"(report_kind={mech.report_kind!r}).")
-    mask, inv = parts
+    mask, inv = parts[:2]  # a third entry, the bits' log-odds, is EM's rate (_likelihood.product_log_odds)
     return np.asarray(mask, bool), bool(inv)
 
 
-def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any,
+def pack_compact(mech: Any, ys: CompactBits, dtype: Any,
                  count_stats: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Concrete ``CompactBits`` -> (support rows of the product-part reports, inverted counts int64[d],
     stats int64[d]) on the host, without the dense bits. ``count_stats=False``: stats ``None`` where the support
@@ -89,39 +85,39 @@ def pack_compact(mech: Any, ys: _compact.CompactBits, dtype: Any,
     num = ones.shape[0] if rows is None else rows.shape[0]
 
     def kept(r):
-        return ones[r:r + HOST_ROWS] if rows is None else ones[rows[r:r + HOST_ROWS]]
+        return ones[r:r + _sizing.sizing().host_rows] if rows is None else ones[rows[r:r + _sizing.sizing().host_rows]]
 
-    width = max(max((int(np.max(np.sum(kept(r) < d, axis=1), initial=0)) for r in range(0, num, HOST_ROWS)),
+    width = max(max((int(np.max(np.sum(kept(r) < d, axis=1), initial=0)) for r in range(0, num, _sizing.sizing().host_rows)),
                     default=0), 1)
     if ones.shape[1] <= width and rows is None:
         return ones.astype(dtype, copy=False), inverted, stats
-    # rows may carry padding in any column: move it to the end before cutting, HOST_ROWS rows at a time (a
-    # full-size stable argsort took an int64 temporary of 8 bytes per entry: 1.7 GB on bench_em's RAPPOR)
+    # rows may carry padding in any column: move it to the end before cutting, ``host_rows`` rows at a time (a
+    # full-size stable argsort takes an int64 temporary of 8 bytes per entry)
     out = np.empty((num, min(width, ones.shape[1])), dtype)
-    for r in range(0, num, HOST_ROWS):
+    for r in range(0, num, _sizing.sizing().host_rows):
         blk = kept(r)
         order = np.argsort(blk >= d, axis=1, kind="stable")[:, :out.shape[1]]
-        out[r:r + HOST_ROWS] = np.take_along_axis(blk, order, axis=1)
+        out[r:r + _sizing.sizing().host_rows] = np.take_along_axis(blk, order, axis=1)
     return out, inverted, stats
 
 
 def _row_bincount(a: np.ndarray, length: int) -> np.ndarray:
     """``bincount(a.ravel(), minlength=length)`` (int64) over blocks of rows: no full-size int64 temporary."""
     out = np.zeros(length, np.int64)
-    for r in range(0, a.shape[0], HOST_ROWS):
-        out += np.bincount(a[r:r + HOST_ROWS].ravel(), minlength=length)[:length]
+    for r in range(0, a.shape[0], _sizing.sizing().host_rows):
+        out += np.bincount(a[r:r + _sizing.sizing().host_rows].ravel(), minlength=length)[:length]
     return out
 
 
 def row_chunk(n: int, width: int) -> int:
-    """Rows per chunk of the row pass: about ``CHUNK_ENTRIES / 4`` gathered entries, rounded down to a multiple of
-    8 (at bench_em's RAPPOR an odd chunk, 363 rows of 721, made every pass about 1.5x slower than 360 rows)."""
-    rows = max(1, CHUNK_ENTRIES // 4 // max(width, 1))
+    """Rows per chunk of the row pass: about ``sizing().row_chunk_entries / 4`` gathered entries, rounded down to a
+    multiple of 8 (an odd chunk made every pass slower; experiments/benchmarks/README.md (k))."""
+    rows = max(1, _sizing.sizing().row_chunk_entries // 4 // max(width, 1))
     rows = rows // 8 * 8 if rows >= 8 else rows
     return max(1, min(n, rows))
 
 
-def compact_rows(mech: Any, ys: _compact.CompactBits, chunk: int | None = None) -> SupportReports:
+def compact_rows(mech: Any, ys: CompactBits, chunk: int | None = None) -> SupportReports:
     """Row-layout ``SupportReports`` from ``CompactBits`` in JAX (jittable; invertible rows get weight 0)."""
     d = mech.d
     prod_mask, has_inv = unary_parts(mech)
@@ -163,8 +159,7 @@ def own_bit_rows(mech: Any, ones: jax.Array, xs: jax.Array, mask: jax.Array) -> 
     """``compact_rows``' weights and inverted counts of compact reports ``ones[B, W]`` of users ``xs`` (``mask``:
     weighted users; their rows all padding elsewhere), where ``others_in_product(mech)``: a report is invertible
     exactly when it holds its own item and that item is outside the product part, so one comparison per entry and
-    one scatter per user replace ``compact_rows``' gather and scatter over every entry (at bench_em's uRAP, 0.14 s
-    of a 0.5 s report pass). Returns ``(weight float32[B], inverted int32[d])``; the rows are left as they are
+    one scatter per user replace ``compact_rows``' gather and scatter over every entry (experiments/benchmarks/README.md (k)). Returns ``(weight float32[B], inverted int32[d])``; the rows are left as they are
     (the caller pads the invertible ones: ``_support_device.compact_columns(clean=True)``)."""
     d = mech.d
     prod_mask, has_inv = unary_parts(mech)
@@ -242,9 +237,9 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     """Column layout of one block ``sup[B, L]`` (items, padded with ``d``): ``(uint16[S, seg], int32[S])``.
 
     Entries are the rows (in order) holding each item, split into segments of ``seg`` padded with ``B``.
-    A counting placement over ``HOST_ROWS`` rows at a time (a sort of each slice's ``item << 16 | row`` keys, then
+    A counting placement over ``sizing().host_rows`` rows at a time (a sort of each slice's ``item << 16 | row`` keys, then
     each entry goes to its item's next free slot): temporaries O(slice), not O(block). The keys' sort gives the
-    order of a stable argsort by item (rows ascending within an item) about 3x faster than ``argsort`` of the
+    order of a stable argsort by item (rows ascending within an item) faster than ``argsort`` of the
     items (NumPy sorts 32-bit keys with SIMD; 16-bit ``argsort`` is a radix sort of indices). ``out``: an
     optional ``uint16[S', seg]`` buffer (``S' >= S``, filled with ``B``) to write into; the result is then a view
     of it. ``counts``: the block's per-item entry counts ``int64[d]``, where the caller has them (else counted
@@ -258,11 +253,11 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
     if out is None:
         out = np.full((int(nseg.sum()), seg), rows_in_block, np.uint16)
     out = out.reshape(-1)[: int(nseg.sum()) * seg]
-    key_type = np.uint32 if d < 2**16 else np.uint64  # item << 16 | row (rows < 2**16: MAX_BLOCK_ROWS)
+    key_type = np.uint32 if d < 2**16 else np.uint64  # item << 16 | row (rows < 2**16: _sizing.sizing().block_rows)
     slot_type = np.int32 if out.size < 2**31 else np.int64  # (int32 slots: a third of the time of int64 ones)
-    row_of = np.repeat(np.arange(min(HOST_ROWS, rows_in_block), dtype=key_type), width)
-    for r in range(0, rows_in_block, HOST_ROWS):
-        blk = sup[r:r + HOST_ROWS]
+    row_of = np.repeat(np.arange(min(_sizing.sizing().host_rows, rows_in_block), dtype=key_type), width)
+    for r in range(0, rows_in_block, _sizing.sizing().host_rows):
+        blk = sup[r:r + _sizing.sizing().host_rows]
         keys = (blk.ravel().astype(key_type) << key_type(16)) | (row_of[: blk.size] + key_type(r))
         keys.sort()  # by item, rows in order; padding (= d) sorts last
         starts = np.searchsorted(keys, np.arange(d + 1, dtype=key_type) << key_type(16))  # each item's first key
@@ -278,8 +273,8 @@ def column_segments(sup: np.ndarray, d: int, seg: int, out: np.ndarray | None = 
 def _dividing_chunk(n: int, width: int) -> int | None:
     """A row chunk near ``row_chunk(n, width)`` (a multiple of 8 within -50% .. +50%) that splits ``n`` rows into the
     column layout's equal blocks with no padding row, or ``None``: ``assemble`` then takes the reports' own buffer as
-    the support lists instead of copying them (347 MB at bench_em's RAPPOR, n = 240,000: chunk 400, not 360)."""
-    num_blocks = _ceil(n, MAX_BLOCK_ROWS)
+    the support lists instead of copying them."""
+    num_blocks = _ceil(n, _sizing.sizing().block_rows)
     if n % num_blocks:
         return None
     per, target = n // num_blocks, row_chunk(n, width)
@@ -287,15 +282,6 @@ def _dividing_chunk(n: int, width: int) -> int | None:
         if 2 * c >= target and per % c == 0:
             return c
     return None
-
-
-def bucket(k: int) -> int:
-    """The smallest size ``>= k`` of the form ``m 2^j`` with ``m`` in 4..7 (at most 25% padding): the report-count
-    and width buckets of the report-based EM solvers."""
-    if k <= 8:
-        return max(int(k), 1)
-    j = max(int(k).bit_length() - 3, 0)
-    return -(-int(k) // 2**j) * 2**j
 
 
 def _ceil(a: int, b: int) -> int:
@@ -314,21 +300,21 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
     width = max(s.shape[1] for s in packed)
     n = sum(s.shape[0] for s in packed)
     if layout == "auto":
-        layout = "columns" if n * width >= AUTO_COLUMNS_ENTRIES else "rows"
+        layout = "columns" if n * width >= _sizing.sizing().auto_columns_entries else "rows"
     bucketed = chunk is None and layout == "rows"
     if bucketed:  # one compiled solver per bucket of (width, rows): a power-of-two chunk, bucketed counts
         width = bucket(width) if width > 8 else 1 << (width - 1).bit_length()  # 1, 2, 4, 8, 10, 12, ...
-        chunk = _sizing.pow2_floor(max(1, CHUNK_ENTRIES // 4 // width))
+        chunk = _sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // width))
     elif chunk is None:
         chunk = (layout == "columns" and _dividing_chunk(n, width)) or row_chunk(n, width)
     chunk = _validate.check_int("chunk", chunk, minimum=1)
     num_blocks, block_rows = 1, 0
     if layout == "columns":
-        if chunk > MAX_BLOCK_ROWS:
-            raise ValueError(f"Expected chunk <= {MAX_BLOCK_ROWS} with layout='columns', got {chunk}.")
-        num_blocks = _ceil(n, MAX_BLOCK_ROWS)
+        if chunk > _sizing.sizing().block_rows:
+            raise ValueError(f"Expected chunk <= {_sizing.sizing().block_rows} with layout='columns', got {chunk}.")
+        num_blocks = _ceil(n, _sizing.sizing().block_rows)
         block_rows = _ceil(_ceil(n, num_blocks), chunk) * chunk
-        while block_rows > MAX_BLOCK_ROWS:  # rounding up to the chunk overflowed uint16: more blocks
+        while block_rows > _sizing.sizing().block_rows:  # rounding up to the chunk overflowed uint16: more blocks
             num_blocks += 1
             block_rows = _ceil(_ceil(n, num_blocks), chunk) * chunk
         n_pad = num_blocks * block_rows
@@ -338,7 +324,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
             and packed[0].flags.c_contiguous:
         support = packed.pop()  # the reports' own buffer (ul.perturb's compact ones, aligned): no copy at all
     else:
-        support = _host.host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
+        support = host_array((n_pad, width), dtype)  # every entry written once (np.full + copy wrote twice)
         row = 0
         packed.reverse()
         while packed:  # release each packed block once copied
@@ -360,7 +346,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
         blocks = [sup[b * block_rows:(b + 1) * block_rows] for b in range(num_blocks)]
 
         def fill(b):
-            _, it = column_segments(blocks[b], d, COLUMN_SEGMENT, out=col_rows[b], counts=counts[b])
+            _, it = column_segments(blocks[b], d, _sizing.sizing().column_segment, out=col_rows[b], counts=counts[b])
             col_item[b, : it.shape[0]] = it
 
         # blocks are independent and NumPy's counts, sorts and copies release the GIL: one thread per core
@@ -368,9 +354,9 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
             counts = list(pool.map(lambda blk: _row_bincount(blk, d + 1)[:d], blocks))
             if stats is None:
                 stats = np.sum(counts, axis=0)
-            num_seg = _ceil(max(int((-(-c // COLUMN_SEGMENT)).sum()) for c in counts), COLUMN_CHUNK) * COLUMN_CHUNK
-            col_rows = _host.host_array((num_blocks, num_seg, COLUMN_SEGMENT), np.uint16, block_rows)
-            col_item = _host.host_array((num_blocks, num_seg), np.int32, d)
+            num_seg = _ceil(max(int((-(-c // _sizing.sizing().column_segment)).sum()) for c in counts), _sizing.sizing().column_chunk) * _sizing.sizing().column_chunk
+            col_rows = host_array((num_blocks, num_seg, _sizing.sizing().column_segment), np.uint16, block_rows)
+            col_item = host_array((num_blocks, num_seg), np.int32, d)
             list(pool.map(fill, range(num_blocks)))
         col_rows, col_item = jax.device_put(col_rows), jax.device_put(col_item)
     return SupportReports(support_dev, jnp.asarray(w), jnp.asarray(inverted), jnp.asarray(stats),
@@ -385,17 +371,17 @@ def to_support(mech: Any, ys: Any, chunk: int | None = None, dtype: Any = None,
       mech: RAPPOR/UE or URAP.
       ys: concrete ``bool[n, d]`` reports or ``CompactBits``, or an iterable of such blocks (e.g. a generator, so that the dense
         reports of a large study never exist at once; memory is that of the packed support lists).
-      chunk: users per chunk of the row pass (default: about ``CHUNK_ENTRIES / 4`` gathered entries).
+      chunk: users per chunk of the row pass (default: about ``sizing().row_chunk_entries / 4`` gathered entries).
       dtype: index dtype (default ``uint16`` when ``d < 65535``, else ``int32``).
       layout: ``"rows"`` (support lists only), ``"columns"`` (also the column layout: faster EM steps, twice
-        the memory) or ``"auto"`` (columns from ``AUTO_COLUMNS_ENTRIES`` padded entries on).
+        the memory) or ``"auto"`` (columns from ``sizing().auto_columns_entries`` padded entries on).
     """
-    single = isinstance(ys, _compact.CompactBits)
+    single = isinstance(ys, CompactBits)
     blocks = [ys] if hasattr(ys, "shape") else ys  # CompactBits has a shape too
     dtype = index_dtype(mech.d) if dtype is None else dtype
     packed, inverted, stats = [], np.zeros(mech.d, np.int64), np.zeros(mech.d, np.int64)
     for b in blocks:
-        if isinstance(b, _compact.CompactBits):  # one block of every report's ones: counted with the layout
+        if isinstance(b, CompactBits):  # one block of every report's ones: counted with the layout
             sup, inv, st = pack_compact(mech, b, dtype, count_stats=not single)
         else:
             sup, inv, st = pack_block(mech, b, dtype)

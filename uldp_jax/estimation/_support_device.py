@@ -17,48 +17,50 @@ import jax
 import jax.numpy as jnp
 
 from uldp_jax import _sizing
-from uldp_jax.estimation._support import (CHUNK_ENTRIES, COLUMN_CHUNK, COLUMN_SEGMENT, MAX_BLOCK_ROWS, SupportReports,
-                                          _ceil)
+from uldp_jax.estimation._support import SupportReports, _ceil
 from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits
 
 
-SCAN_UNROLL = 8  # rows placed per iteration of the scan (loop overhead per row; 0.16 -> 0.11 s at bench_em's uRAP)
+SCAN_UNROLL = 8  # rows placed per iteration of the scan (amortises the loop overhead per row)
 
 
 def layout_sizes(kept_rows: int, width: int) -> tuple[int, int, int]:
     """``(chunk, num_blocks, block_rows)`` for ``kept_rows`` rows of ``width`` entries (``assemble``'s rule on a
-    power-of-two chunk: chunk divides block_rows, block_rows <= MAX_BLOCK_ROWS)."""
-    chunk = min(_sizing.pow2_floor(max(1, CHUNK_ENTRIES // 4 // max(width, 1))), 2**15)
-    num_blocks = _ceil(kept_rows, MAX_BLOCK_ROWS)
+    power-of-two chunk: chunk divides block_rows, block_rows <= sizing().block_rows)."""
+    chunk = min(_sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // max(width, 1))), 2**15)
+    num_blocks = _ceil(kept_rows, _sizing.sizing().block_rows)
     block_rows = _ceil(_ceil(kept_rows, num_blocks), chunk) * chunk
-    while block_rows > MAX_BLOCK_ROWS:
+    while block_rows > _sizing.sizing().block_rows:
         num_blocks += 1
         block_rows = _ceil(_ceil(kept_rows, num_blocks), chunk) * chunk
     return chunk, num_blocks, block_rows
 
 
-def num_segments(ones: int, items: int, block_rows: int, width: int, seg: int = COLUMN_SEGMENT) -> int:
-    """A static bound on one block's column segments, a multiple of ``COLUMN_CHUNK``: at most ``ones`` entries
-    (and ``block_rows * width``) over at most ``items`` items take ``ceil(entries / seg) + items`` segments."""
+def num_segments(ones: int, items: int, block_rows: int, width: int, seg: int | None = None) -> int:
+    """A static bound on one block's column segments, a multiple of ``sizing().column_chunk``: at most ``ones``
+    entries (and ``block_rows * width``) over at most ``items`` items take ``ceil(entries / seg) + items`` segments."""
+    seg = _sizing.sizing().column_segment if seg is None else seg
+    step = _sizing.sizing().column_chunk
     entries = max(min(ones, block_rows * width), 1)
-    return _ceil(_ceil(entries, seg) + min(items, entries), COLUMN_CHUNK) * COLUMN_CHUNK
+    return _ceil(_ceil(entries, seg) + min(items, entries), step) * step
 
 
-def block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGMENT) -> tuple[jax.Array, jax.Array]:
+def block_columns(sup: jax.Array, d: int, num_seg: int, seg: int | None = None) -> tuple[jax.Array, jax.Array]:
     """``_block_columns`` without the segment count."""
     return _block_columns(sup, d, num_seg, seg)[:2]
 
 
-def _block_columns(sup: jax.Array, d: int, num_seg: int, seg: int = COLUMN_SEGMENT):
+def _block_columns(sup: jax.Array, d: int, num_seg: int, seg: int | None = None):
     """``_support.column_segments`` of one block ``sup[B, L]`` (items padded with ``d``; each row's items
     distinct) into ``(uint16[num_seg, seg], int32[num_seg], int32[] segments needed)``, padded with ``B`` and
     ``d``. ``num_seg`` must bound the segments (``num_segments``); entries past it are dropped.
 
     The per-item counts come in row chunks (``_compact.aggregate``) and each row's entries are written into the
-    segments inside the scan that places them, so no ``B x L`` int32 temporary (slots, row ids, indices) is held:
-    at bench_em's RAPPOR (60,120 x 833 a block) XLA's temporaries fell from 1108 to 9.5 MiB a block."""
+    segments inside the scan that places them, so no ``B x L`` int32 temporary (slots, row ids, indices) is held (experiments/benchmarks/README.md (k))."""
+    seg = _sizing.sizing().column_segment if seg is None else seg
     rows, width = sup.shape
-    counts = _compact.aggregate(_compact.CompactBits(sup, d))
+    counts = _compact.aggregate(CompactBits(sup, d))
     nseg = (counts + seg - 1) // seg
     seg_end = jnp.cumsum(nseg)
     base = jnp.append((seg_end - nseg) * seg, num_seg * seg)  # first slot of each item; padding: out of range
@@ -93,7 +95,7 @@ def compact_columns(support: jax.Array, weight: jax.Array, inverted: jax.Array, 
         weight = jnp.pad(weight, (0, n_pad - n))
     if n > n_pad:  # rows of weight 0 hold only padding: where every row fits they stay (no reorder, no copy)
         # the first n_pad rows of weight > 0, in order, then padding rows (a stable argsort of the weights gave the
-        # same rows after `clean`, but XLA CPU's sort took 25 ms of bench_em's uRAP call)
+        # same rows after `clean`, but XLA CPU's sort is slow)
         order = jnp.nonzero(weight > 0, size=n_pad, fill_value=n)[0]
         support = jnp.take(support, order, axis=0, mode="fill", fill_value=d)
         weight = jnp.take(weight, order, mode="fill", fill_value=0)

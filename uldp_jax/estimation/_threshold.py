@@ -11,7 +11,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.estimation import _empirical, _registry
-from uldp_jax.mechanisms.core import _estimation
+from uldp_jax.mechanisms.core import affine
 
 
 def check_alpha(alpha: Any) -> Any:
@@ -46,8 +46,8 @@ def significance_threshold(mech: Any, n: Any, alpha: Any = 0.05) -> jax.Array:
     alpha = check_alpha(alpha)
     d = mech.d
     # Mechanisms with their own ``estimator().debias`` (Hadamard response family) have no affine form.
-    affine = _estimation.affine(mech)
-    dtype = jnp.zeros(()).dtype if affine is None else affine[0].dtype
+    form = affine(mech)
+    dtype = jnp.zeros(()).dtype if form is None else form[0].dtype
     var0 = _empirical.empirical_variance(mech, jnp.zeros((d,), dtype), n)
     z = jax.scipy.special.ndtri(1.0 - jnp.asarray(alpha, dtype) / d)
     return z * jnp.sqrt(jnp.maximum(var0, 0.0))

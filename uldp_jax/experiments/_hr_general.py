@@ -17,6 +17,8 @@ against pure-LDP's own code (its channel and decoder enumerated exactly).
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -128,5 +130,19 @@ _FULL = dict(d=[16, 128, 1024], eps=[1.0, 2.0, 4.0, 6.0], distributions=["unifor
              reps=200)
 _QUICK = dict(_FULL, d=[16], n=10_000, reps=30)
 
+def _distribution_name(v) -> str | None:
+    """``None`` for a name ``_dist`` reads ("uniform", "zipf:<s>" with s > 0), else what is expected."""
+    ok = v == "uniform"
+    if isinstance(v, str) and v.startswith("zipf:"):
+        try:
+            ok = math.isfinite(float(v[5:])) and float(v[5:]) > 0
+        except ValueError:
+            ok = False
+    return None if ok else "'uniform' or 'zipf:<s>' with s > 0"
+
+
+_CHOICES = dict(distributions=_distribution_name, n=lambda v: None if v >= 1 else "an integer >= 1",
+                reps=lambda v: None if v >= 2 else "an integer >= 2 (a standard error needs two repetitions)")
+
 register(Experiment("hr-general", "General Hadamard response (any eps) vs 004's HR and pure-LDP's HR, n E l2^2",
-                    _FULL, _QUICK, run, takes_data=False))
+                    _FULL, _QUICK, run, takes_data=False, choices=_CHOICES))

@@ -14,7 +14,7 @@ import numpy as np
 import uldp_jax as ul
 from uldp_jax.experiments import _common, _datasets, _plot
 from uldp_jax.experiments._runner import Context, Report, Experiment, format_table, register
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 
 MECHS = ["RR", "RAPPOR", "uRR", "uRAP"]
 _M = ["emp", "emp+thr", "em"]

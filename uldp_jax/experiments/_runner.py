@@ -62,6 +62,9 @@ class Experiment:
       paper_deviations: how the registered ``full`` config itself differs from the paper's n, repetitions or
         grid (e.g. ``"reps: 10 (001: 100)"``), or a function of the run's config returning that list; empty when
         ``full`` is the paper's size.
+      choices: ``{config key: allowed values}`` checked on ``--set`` (a tuple of values, or a function of one
+        value returning ``None`` when it is fine, else what is expected), beside the keys every experiment
+        shares (``_SHARED_CHOICES``: methods, sample, path, eps, d).
     """
 
     name: str
@@ -71,6 +74,7 @@ class Experiment:
     run: Callable[[dict, Context], Report]
     takes_data: bool = True
     paper_deviations: Any = ()
+    choices: dict = dataclasses.field(default_factory=dict)
 
 
 # Config keys that choose how a run is computed, not its size (paper_deviations judge report_reps).
@@ -172,6 +176,43 @@ def _check_value(key: str, v: Any, kinds: set) -> Any:
     return ok
 
 
+# The largest domain an experiment is asked to simulate from the command line: float[d] distributions and
+# per-item statistics, several per setting, must stay far below the machine's memory.
+CLI_D_MAX = 2**24
+
+
+def _shared_choices(key: str) -> Any:
+    """The values the library fixes for config keys that mean the same in every experiment (``None``: any)."""
+    import uldp_jax
+
+    if key == "methods":
+        return tuple(uldp_jax.estimation.method_names())
+    if key == "sample":
+        return ("iid", "fixed", "population")
+    if key == "path":
+        return ("auto", "per_user", "counts")
+    if key == "eps":
+        lo, hi = uldp_jax._validate.EPS_MIN, uldp_jax._validate.EPS_MAX
+        return lambda v: None if isinstance(v, str) or lo <= v <= hi else f"a value in [{lo:g}, {hi:g}]"
+    if key == "d":
+        return lambda v: None if 2 <= v <= CLI_D_MAX else f"an integer in [2, {CLI_D_MAX}] (2^24)"
+    return None
+
+
+def _check_choice(exp: Experiment, key: str, value: Any) -> None:
+    """Raises ``UsageError`` naming ``key`` and the first value of ``value`` outside the key's choices."""
+    for rule in (_shared_choices(key), exp.choices.get(key)):
+        if rule is None:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if callable(rule):
+                want = rule(v)
+            else:
+                want = None if v in rule else "one of " + ", ".join(map(str, rule))
+            if want is not None:
+                raise UsageError(f"--set {key}: expected {want}, got {v!r}.")
+
+
 def parse_set(exp: Experiment, items: list) -> dict:
     """Parses ``--set key=value[,value...]`` options into config overrides for ``exp``, validated.
 
@@ -179,7 +220,9 @@ def parse_set(exp: Experiment, items: list) -> dict:
     list of JSON scalars or bare words (``eps=0.1,1,6``, ``datasets=foursquare,census``). A key must be in the
     experiment's registered configuration; a list-valued key takes one or more values, a scalar key exactly one;
     each value must have the registered type (an integer where the registered value is one; numbers for eps,
-    which must be > 0; no negative sizes; ``reps >= 1``); dataset names must be registered datasets.
+    which must be > 0; no negative sizes; ``reps >= 1``); dataset names must be registered datasets; method,
+    sample-model and path names, eps and d must be the library's (``_shared_choices``), and experiment-specific
+    keys must be in ``exp.choices``.
 
     Raises:
       UsageError: naming the option, the key and the offending value.
@@ -213,6 +256,7 @@ def parse_set(exp: Experiment, items: list) -> dict:
             raise UsageError(f"--set {key}: expected one value, got {len(value)}: {text!r}.")
         else:
             value = _check_value(key, value, kinds)
+        _check_choice(exp, key, value)
         if key == "datasets":
             unknown = [v for v in value if v not in describe_datasets()]
             if unknown:

@@ -11,3 +11,9 @@ from uldp_jax.privacy._hypothesis import (
     tradeoff_eps,
 )
 from uldp_jax.mechanisms.hadamard._matrices import bsldp_matrix, hlldp_matrix, ldp_matrix, uldp_matrix
+
+__all__ = [
+    "AuditReport", "Channel", "Tradeoff", "achievable", "audit", "bsldp_matrix", "channel", "hlldp_matrix",
+    "ldp_matrix", "pairwise_log_ratios", "privacy_tradeoff", "satisfies_tradeoff", "tradeoff_curve",
+    "tradeoff_eps", "uldp_matrix",
+]

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _grid_check, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _grid_check, _records, _reports, _spec
 from uldp_jax.privacy import _channel
 
 # Largest accepted ``tol``: beyond it a channel 1e-6 over its bound would pass as private.
@@ -46,6 +46,9 @@ class AuditReport(NamedTuple):
       worst_pair: ``(x, x')`` attaining ``eps``.
       excess: largest ``log-ratio - E[x, x']`` over constrained pairs (<= 0 when private).
       tol: tolerance used.
+      source: ``"channel"`` (the exact finite channel) or ``"density"``: real-valued reports (SHE), whose
+        log-ratios are the exact suprema of the report density's ratio (``likelihood().density``); no finite
+        channel is formed, so the output counts are 0.
     """
 
     eps: float
@@ -61,6 +64,7 @@ class AuditReport(NamedTuple):
     worst_pair: tuple[int, int]
     excess: float
     tol: float
+    source: str = "channel"
 
 
 def pairwise_log_ratios(Q: np.ndarray, columns: np.ndarray | None = None, log: bool = False) -> np.ndarray:
@@ -93,8 +97,12 @@ def _row_max(logq: np.ndarray, x: int) -> np.ndarray:
 
 def check_privacy_matrix(E: Any, d: int, name: str = "E") -> np.ndarray:
     """Validates an E matrix: float ``[d, d]``, non-negative, no NaN (``inf`` allowed), constraining some pair."""
+    raw = np.asarray(E) if not isinstance(E, (str, bytes)) else None
+    if raw is None or raw.dtype.kind not in "biuf":  # complex, str, object: np.float64 would drop or reject parts
+        raise TypeError(f"Expected {name} to be a real float [{d}, {d}] matrix, got "
+                        f"{type(E).__name__ if raw is None else f'dtype {raw.dtype}'}.")
     try:
-        E = np.asarray(E, dtype=np.float64)
+        E = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise TypeError(f"Expected {name} to be a float [{d}, {d}] matrix.") from e
     if E.shape != (d, d):
@@ -241,6 +249,9 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
     if shape:
         return _stack_reports([_audit_point(m, i, E, tol) for i, m in zip(np.ndindex(*shape), _reports.unbatch(mech))],
                               shape)
+    density = _records.likelihood_of(mech).density if isinstance(mech, _base.Mechanism) else None
+    if density is not None:  # real-valued reports: no finite channel
+        return _density_audit(mech, density(), E, tol)
     check_audit_work(mech)
     ch = _channel.channel(mech)
     Q = ch.Q
@@ -302,6 +313,38 @@ def audit(mech: _base.Mechanism, E: Any = None, tol: float = 1e-9) -> AuditRepor
         excess=excess,
         tol=tol,
     )
+
+
+def _density_audit(mech: Any, ratios: Any, E: Any, tol: float) -> AuditReport:
+    """The audit of real-valued reports from the exact suprema ``L[x, x']`` of their density ratio (LDP claims
+    only: such reports have no invertible outputs)."""
+    name = type(mech).__name__
+    L = np.asarray(ratios, dtype=np.float64)
+    d = L.shape[0] if L.ndim == 2 else -1
+    if L.shape != (d, d) or np.any(np.isnan(L)) or np.any(L < 0) or np.any(np.diag(L) != 0):
+        raise ValueError(f"{name}.likelihood().density() must be a float [d, d] matrix of sup log-ratios "
+                         f"(non-negative, no NaN, zero diagonal), got shape {L.shape}.")
+    spec = mech.privacy_spec()
+    check_spec(spec, d, np.ones(1, bool), name)
+    if spec.invertible_inputs is not None:
+        raise ValueError(f"{name}: a density audit checks LDP-type claims; {spec.kind!r} names invertible outputs.")
+    if E is not None:
+        E, kind = check_privacy_matrix(E, d), "eldp"
+        finite = E[np.isfinite(E) & ~np.eye(d, dtype=bool)]
+        nominal = float(finite.min())
+    else:
+        E, kind, nominal = spec.E, spec.kind, spec.eps
+    constrained = np.isfinite(E) & ~np.eye(d, dtype=bool)
+    Lc = np.where(constrained, L, -np.inf)
+    flat = int(np.argmax(Lc))
+    worst = (flat // d, flat % d)
+    slack = np.where(constrained, L - np.where(constrained, E, 0.0), -np.inf)
+    excess = float(slack.max())
+    ok = bool(np.all(slack <= tol * np.maximum(1.0, np.where(constrained, E, 0.0))))
+    tight = bool(np.isfinite(excess) and abs(excess) <= tol * max(1.0, abs(nominal)))
+    return AuditReport(eps=float(Lc[worst]), ok=ok, kind=kind, nominal_eps=float(nominal), tight=tight,
+                       eps_ldp=float(L.max()), invertible_ok=True, num_protected=0, num_invertible=0, num_null=0,
+                       worst_pair=worst, excess=excess, tol=tol, source="density")
 
 
 def _audit_point(mech: Any, index: tuple, E: Any, tol: float) -> AuditReport:

@@ -19,3 +19,9 @@ from uldp_jax.pum._personal import personal_from_pairs
 from uldp_jax.pum._simulate import PUMSimResult, simulate_pum
 
 register(PUM, lambda e: PUM(5, (0, 2, 3), 2, e))
+
+__all__ = [
+    "PUM", "PUMAudit", "PUMEstimate", "PUMLoss", "PUMSimResult", "PUMTruth", "PUMUser", "audit_pum",
+    "check_prior", "combine", "cross_user_log_ratio", "personal_from_pairs", "preprocess", "pum_estimate",
+    "pum_loss", "pum_truth", "simulate_pum",
+]

@@ -2,7 +2,7 @@
 
 The pre-processors are deterministic, so ``Q^(i)(x_i) = Q_cmn(f_pre^(i)(x_i))``: the intermediate items
 ``zs = f_pre(xs)`` are computed once and the common mechanism is simulated on them by the engine
-(``uldp_jax.simulate``: one plan, its block layout and ``fold_in(key, rep)`` randomness), then every repetition
+(``uldp_jax.engine``: one plan, its block layout and ``fold_in(key, rep)`` randomness), then every repetition
 is estimated with the registered method and eq 21 is applied under each prior case.
 
 Report-based methods (e.g. EM on per-report likelihoods) run on the engine's report path: the reports are those
@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.simulate import _kernels, _plan, _reports
+from uldp_jax.engine import _kernels, _plan, _reports
 from uldp_jax.pum import _mechanism as _pum
 from uldp_jax.pum import _estimate
 

@@ -8,14 +8,14 @@ split evenly over that call's grid points, so summing them over the rows of one 
 study's totals. ``values`` keeps every repetition's metric value (``float64[rows, reps]``).
 
 ``save(path)`` writes ``<path>.json`` (configuration, library and JAX versions, rows) and ``<path>.npz``
-(``values``); ``load`` reads them back. No code is stored (factories and metric callables by name only).
+(``values``); ``load`` reads them back after checking every field (``studies._result_files``). Factories are
+kept as ``module:qualname`` and source text, to read and to pass again to ``study_arguments``, never executed from a
+file (metric callables by name only).
 """
 
 from __future__ import annotations
 
 import csv
-import json
-import math
 import pathlib
 from typing import Any
 
@@ -23,28 +23,17 @@ import jax
 import numpy as np
 
 from uldp_jax._version import __version__
-from uldp_jax.studies import _plot
-
-_FLOATS = ("mean", "se", "theory", "z", "compile_s", "run_s")
-
-
-def _base(path: Any) -> pathlib.Path:
-    if not isinstance(path, (str, pathlib.Path)):
-        raise TypeError(f"Expected path={path!r} to be a str or pathlib.Path.")
-    path = pathlib.Path(path)
-    return path.with_suffix("") if path.suffix in (".json", ".npz") else path
-
-
-def _json_value(v: Any) -> Any:
-    return None if isinstance(v, float) and math.isnan(v) else v
+from uldp_jax.studies import _plot, _rerun, _result_files
 
 
 class StudyResult:
     """The result of ``ul.study``.
 
     Attributes:
-      config: the study's configuration (JSON-able: grids, n, reps, methods, metrics, sampling model, key data,
-        ``p`` or the population's size and SHA-256; factories by name only).
+      config: the study's configuration (JSON-able: grids, n, reps, methods and the per-mechanism, per-n
+        table ``methods_by_mechanism``, metrics, sampling model, key data, ``p`` (per ``d`` for a domain sweep) or
+        the population's size and SHA-256, each factory's ``module:qualname`` and source text, and
+        ``theory_errors``: why a mechanism has no theory column).
       timing: ``{"wall_s", "compile_s", "compile_requests", "cache_hits"}`` of the whole study: seconds, XLA
         compile requests (JAX's "stage" programs excluded) and how many of them JAX's persistent compilation
         cache served (the rest were compiled; ``compile_s`` counts tracing, lowering and compile-or-load).
@@ -101,47 +90,65 @@ class StudyResult:
                               "work without it.") from e
         return pd.DataFrame(self.rows(), columns=self.columns)
 
-    def save(self, path: Any) -> None:
-        """Writes ``<path>.json`` (configuration, versions, rows) and ``<path>.npz`` (per-repetition values)."""
-        base = _base(path)
-        doc = {"format": "uldp_jax.StudyResult/1", "uldp_jax_version": self.version, "jax_version": self.jax_version,
-               "config": self.config, "timing": self.timing, "columns": self.columns,
-               "rows": [{k: _json_value(v) for k, v in r.items()} for r in self._rows]}
-        base.with_suffix(".json").write_text(json.dumps(doc, indent=1, allow_nan=False))
-        np.savez(base.with_suffix(".npz"), values=self.values)
+    def save(self, path: Any, *, overwrite: bool = False) -> None:
+        """Writes ``<path>.json`` (configuration, versions, rows) and ``<path>.npz`` (per-repetition values).
+
+        The suffixes are appended to the name as given (``"study_eps0.5"`` writes ``study_eps0.5.json``); a name
+        ending in ``.json`` or ``.npz`` names the pair by that member. Each file is written to a temporary name
+        and renamed into place.
+
+        Raises:
+          FileExistsError: either file exists and ``overwrite`` is False (nothing is written).
+          IsADirectoryError: either name is a directory.
+        """
+        _result_files.save(self, path, overwrite)
 
     @classmethod
     def load(cls, path: Any) -> "StudyResult":
-        """Reads a result written by ``save`` (``path`` with or without the ``.json`` suffix).
+        """Reads a result written by ``save`` (``path`` as given to ``save``, or either file of the pair).
 
         Raises:
-          ValueError: when the file is not a saved study.
+          FileNotFoundError: a file of the pair is missing.
+          ValueError: (``uldp_jax._files.FileFormatError``) a file is not part of a saved study: the message names
+            the file and the field (a row without ``mean``, a string where a number belongs, values of another
+            shape than the rows, broken JSON or zip, a pair that does not belong together).
         """
-        base = _base(path)
-        doc = json.loads(base.with_suffix(".json").read_text())
-        if not isinstance(doc, dict) or doc.get("format") != "uldp_jax.StudyResult/1":
-            raise ValueError(f"Expected path={str(path)!r} to hold a saved StudyResult (format uldp_jax.StudyResult/1).")
-        rows = [{k: (math.nan if (k in _FLOATS and v is None) else v) for k, v in r.items()} for r in doc["rows"]]
-        with np.load(base.with_suffix(".npz"), allow_pickle=False) as z:
-            values = z["values"]
-        return cls(rows, values, doc["config"], doc["timing"], doc["uldp_jax_version"], doc["jax_version"])
+        return cls(**_result_files.load(path))
+
+    def study_arguments(self, factories: dict, **changes: Any) -> dict:
+        """The arguments of ``ul.study`` that run this study again, or extended by ``changes``:
+        ``ul.study(**res.study_arguments(factories))`` gives this result's rows.
+
+        The key, grids, ``n``, ``reps``, methods (table), built-in metrics and ``p`` come from ``config``; the
+        factories are passed again (a file keeps their source text in ``config["factories"]``, never run).
+        ``changes`` override ``ul.study`` arguments: ``n=[...]``, ``reps=...``, ``eps=[...]``, ``key=...``,
+        ``xs=...`` (required for the fixed and population models), callable ``metrics=``.
+
+        Raises:
+          ValueError: what the file does not keep and ``changes`` must supply (``studies._rerun``).
+        """
+        key, mechanisms, kw = _rerun.study_arguments(self.config, factories, changes)
+        return dict(key=key, mechanisms=mechanisms, **kw)
 
     def plot(self, metric: str | None = None, *, methods: Any = None, ax: Any = None, logy: bool = True,
-             theory: bool = True) -> Any:
-        """Error against eps, one panel per n, one line per mechanism x method, with +-1 SE bands.
+             theory: bool = True, x: str | None = None) -> Any:
+        """Error against a swept parameter (eps), one panel per n, with +-1 SE bands: colour = mechanism, line
+        style = method, marker = the value of each other swept parameter (one line per value: an eps x theta grid
+        never mixes theta values), legend outside the panels (``studies._plot``).
 
         Args:
           metric: the metric to draw (default: the first one).
           methods: the methods to draw (default: all).
           ax: a sequence of matplotlib axes, one per n (default: a new figure).
           logy: log-scaled error axis.
-          theory: draw each line's theory value (dashed, same colour) where it has one.
+          theory: draw each line's theory value (a wide translucent line in its colour) where it has one.
+          x: the swept parameter on the x axis (default ``"eps"``, else the first grid).
 
         Returns:
           The matplotlib figure.
 
         Raises:
           ImportError: when matplotlib is not installed.
-          ValueError: without an ``eps`` grid, or for an unknown metric or method.
+          ValueError: ``x`` not a swept parameter, or an unknown metric or method.
         """
-        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory)
+        return _plot.plot(self, metric=metric, methods=methods, ax=ax, logy=logy, theory=theory, x=x)

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import time
+import warnings
 from typing import Any
 
 import jax
@@ -34,9 +36,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _progress
-from uldp_jax.simulate import _engine as engine
+from uldp_jax.engine import _engine as engine
 from uldp_jax.studies import _metrics, _population, _spec
 from uldp_jax.studies._result import StudyResult
+
+
+class TheoryWarning(UserWarning):
+    """``ul.study`` has no theory value for a mechanism (its rows' ``theory`` and ``z`` are NaN); the message and
+    ``StudyResult.config["theory_errors"]`` give ``ul.theory``'s reason."""
+
 
 _CLOCK = {"compile_s": 0.0, "compiles": 0, "cache_hits": 0, "registered": False}
 
@@ -75,34 +83,35 @@ def _subsets(spec: _spec.StudySpec, key_mj: jax.Array, n: int) -> list | None:
 
 
 def _run_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool, n: int,
-               subsets: list | None) -> tuple[dict, Any]:
+               subsets: list | None, methods: tuple) -> tuple[dict, Any]:
     """``({method: float32[g, reps, d]}, target float64[d])`` of one group at one ``n``."""
-    kw = dict(methods=spec.methods, progress=False, **spec.simulate_options)
+    kw = dict(methods=methods, progress=False, **spec.simulate_options)
     if spec.sample == "iid":
-        res = engine.simulate(key_mj, mech, p=spec.p, n=n, reps=spec.reps, **kw)
+        res = engine.simulate(key_mj, mech, p=_spec.p_at(spec, mech.d), n=n, reps=spec.reps, **kw)
         return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
     if spec.sample == "fixed":
         res = engine.simulate(key_mj, mech, xs=spec.xs, reps=spec.reps, **kw)
         return _grid_axis(res.estimates, grid), np.asarray(res.target, np.float64)
-    return _population_group(spec, key_mj, mech, grid, subsets)
+    return _population_group(spec, key_mj, mech, grid, subsets, methods)
 
 
 def _population_group(spec: _spec.StudySpec, key_mj: jax.Array, mech: Any, grid: bool,
-                      subsets: list) -> tuple[dict, Any]:
+                      subsets: list, methods: tuple) -> tuple[dict, Any]:
     """Population model: repetition ``r`` simulates its subset with ``fold_in(fold_in(key_mj, r), 1)`` (one
     ``ul.simulate`` plan each: new data every repetition). Methods that read only the statistics then estimate
     every repetition in one call on the stacked statistics (EM over a grid and all repetitions at once, instead
     of one EM per repetition); report-based methods (EM on per-report likelihoods) run ``ul.simulate`` per
     repetition, as their reports are regenerated from each plan's users."""
     opts = dict(spec.simulate_options)
-    methods, method_options = engine.check_methods(spec.methods, opts.pop("method_options", None))
+    names = methods
+    methods, method_options = engine.check_methods(names, opts.pop("method_options", None))
     keys = [jax.random.fold_in(jax.random.fold_in(key_mj, r), 1) for r in range(len(subsets))]
     plans = [engine.make_plan(k, mech, xs=sub, reps=1, methods=methods, method_options=method_options, **opts)
              for k, sub in zip(keys, subsets)]
     target = population_target(spec.xs, spec.d)
     if plans[0].needs_reports:
         parts = [_grid_axis(engine.estimates(pl, k, engine.run_stats(pl, k)), grid) for pl, k in zip(plans, keys)]
-        return {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in spec.methods}, target
+        return {m: np.concatenate([pt[m] for pt in parts], axis=1) for m in names}, target
     stats = jnp.concatenate([engine.run_stats(pl, k) for pl, k in zip(plans, keys)], axis=1 if grid else 0)
     return _grid_axis(engine.estimates(plans[0], keys[0], stats), grid), target
 
@@ -130,9 +139,14 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
         ``lambda eps, theta: ...``) and returns a mechanism over the study's domain.
       n: users per repetition: an int or a list (iid and population models; not for ``sample="fixed"``).
       reps: repetitions per point (>= 1; the standard error needs >= 2).
-      methods: estimation method names (``ul.estimation.method_names()``).
-      metrics: names in ``("mse", "l1", "l2", "tv")`` (see ``studies._metrics``) and callables
-        ``f(est[..., d], target[d]) -> [...]``, or a dict ``{name: metric}``.
+      methods: estimation method names (``ul.estimation.method_names()``) that every mechanism runs at every
+        ``n``; or per mechanism, ``{name: methods}``, and per ``n``, ``{name: {n: methods}}``; or a callable
+        ``(name, n) -> methods`` (e.g. EM only at the smaller ``n`` for a costly mechanism). A cell's rows are
+        its methods'; ``config["methods_by_mechanism"]`` records the table.
+      metrics: names in ``("mse_per_item", "mse_sum", "l1", "tv")`` (units: ``mse_sum`` is a sum over items, as
+        ``ul.theory.mse``; ``mse_per_item`` the per-item mean; aliases ``"mse"`` = ``"mse_per_item"``, ``"l2"`` =
+        ``"mse_sum"``; see ``studies._metrics``) and callables
+        ``f(est[..., d], target[d]) -> [...]`` (given read-only copies), or a dict ``{name: metric}``.
       p: ``float[d]`` distribution of the iid model.
       xs: ``int[N]`` users' items: the fixed model's users, or the population of ``sample="population"``.
       sample: ``"iid"`` (default with ``p``: users iid from ``p``), ``"fixed"`` (default with ``xs``: exactly
@@ -149,12 +163,14 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
       A ``StudyResult`` (``rows()``, ``to_csv``, ``to_pandas``, ``save``/``load``, ``plot``).
 
     Raises:
-      TypeError, ValueError: a bad argument (named in the message), a factory that fails or returns no
-        mechanism, or mechanisms over different domains.
+      TypeError, ValueError: a bad argument (named in the message), a factory or metric that fails (named with
+        the grid point), a factory that returns no mechanism, or mechanisms over different domains.
+      RuntimeError: a factory or metric that raises another error (``ZeroDivisionError``, ``KeyError``, ...):
+        the message names it and the grid point; the original error is its ``__cause__``.
     """
     spec = _spec.check_study(key, mechanisms, n=n, reps=reps, methods=methods, metrics=metrics, p=p, xs=xs,
                              sample=sample, simulate_options=simulate_options, grids=grids)
-    if spec.d is None:  # fixed/population: the mechanisms set the domain; the users' items must lie in it
+    if spec.d is None and spec.sample != "iid":  # fixed/population: the mechanisms set the domain; the users' items must lie in it
         d = _spec.build(spec, spec.names[0], _spec.grid_points(spec, spec.names[0])[0]).d
         if int(spec.xs.max()) >= d:
             raise ValueError(f"Expected every entry of xs in [0, {d}) (the mechanisms' domain), got {spec.xs.max()}.")
@@ -165,7 +181,7 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
     size = f"{len(spec.names)} mechanisms, {points} points x {len(spec.ns)} n x {spec.reps} reps"
     bar = _progress.make_progress(progress, sum(len(g) for g in groups.values()) * len(spec.ns), desc="study",
                                   unit="calls", size=size)
-    rows, values = [], []
+    rows, values, theory_errors = [], [], {}
     wall0, clock0 = time.perf_counter(), dict(_CLOCK)
     try:
         for m_idx, name in enumerate(spec.names):
@@ -174,27 +190,35 @@ def study(key: jax.Array, mechanisms: dict, *, n: Any = None, reps: int, methods
                 subsets = _subsets(spec, key_mj, n_j)
                 for points, mechs, mech in groups[name]:
                     t0, c0 = time.perf_counter(), _CLOCK["compile_s"]
-                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j, subsets)
+                    est, target = _run_group(spec, key_mj, mech, len(points) > 1, n_j, subsets,
+                                             spec.methods_at(name, n_j))
                     compile_s = _CLOCK["compile_s"] - c0
                     run_s = max(time.perf_counter() - t0 - compile_s, 0.0)
                     for i, point in enumerate(points):
                         _point_rows(spec, name, point, n_j, mechs[i], est, i, target,
-                                    compile_s / len(points), run_s / len(points), rows, values)
+                                    compile_s / len(points), run_s / len(points), rows, values, theory_errors)
                     bar.update(1, f"{name} n={n_j} ({len(points)} points)")
     finally:
         bar.close()
     timing = {"wall_s": time.perf_counter() - wall0, "compile_s": _CLOCK["compile_s"] - clock0["compile_s"],
               "compile_requests": _CLOCK["compiles"] - clock0["compiles"],
               "cache_hits": _CLOCK["cache_hits"] - clock0["cache_hits"]}
-    return StudyResult(rows, np.asarray(values, np.float64).reshape(len(rows), spec.reps),
-                       _config(spec, key), timing)
+    cfg = _config(spec, key)
+    cfg["theory_errors"] = theory_errors
+    return StudyResult(rows, np.asarray(values, np.float64).reshape(len(rows), spec.reps), cfg, timing)
 
 
-def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, rows, values) -> None:
-    v = _metrics.item_variance(mech, target, n, spec.sample, None if spec.xs is None else spec.xs.shape[0])
-    for method in spec.methods:
+def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, rows, values,
+                theory_errors) -> None:
+    v, why = _metrics.item_variance(mech, target, n, spec.sample, None if spec.xs is None else spec.xs.shape[0])
+    if why is not None and name not in theory_errors:  # one reason per mechanism: the first point that had none
+        theory_errors[name] = why
+        warnings.warn(f"ul.study: no theory for mechanisms[{name!r}] (theory and z are NaN), at {point} n={n}: "
+                      f"{why}", TheoryWarning, stacklevel=3)
+    for method in spec.methods_at(name, n):
         for mname, metric in spec.metrics.items():
-            vals = _metrics.evaluate(mname, metric, est[method][i], target)
+            where = f"mechanisms[{name!r}], {_spec.point_label(spec, point)}, n={n}, method {method!r}"
+            vals = _metrics.evaluate(mname, metric, est[method][i], target, where)
             mean, se = _metrics.summarize(vals)
             th = _metrics.theory_value(metric, method, v)
             row = {"mechanism": name, **{g: point.get(g) for g in spec.grids}, "n": n, "sample": spec.sample,
@@ -204,17 +228,37 @@ def _point_rows(spec, name, point, n, mech, est, i, target, compile_s, run_s, ro
             values.append(vals)
 
 
+def _source(fn: Any) -> dict:
+    """How a callable was written: ``module:qualname`` and its source text where Python has it (never run)."""
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        src = None
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return {"qualname": f"{getattr(fn, '__module__', None)}:{name}", "source": src}
+
+
 def _config(spec: _spec.StudySpec, key: jax.Array) -> dict:
-    """The study's configuration as JSON-able data (factories by name only: code is never stored)."""
+    """The study's configuration as JSON-able data: the grids, sizes, key data, methods table, and each factory's
+    ``module:qualname`` and source text (kept to read, never executed: ``StudyResult.study_arguments`` takes the
+    factories again)."""
     metrics = {k: (m if isinstance(m, str) else f"callable:{_spec.callable_name(m) or repr(m)}")
                for k, m in spec.metrics.items()}
     kd = np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key)
     cfg = {"mechanisms": list(spec.names), "grids": {g: list(v) for g, v in spec.grids.items()},
            "params": {k: list(v) for k, v in spec.params.items()}, "n": list(spec.ns), "reps": spec.reps,
-           "methods": list(spec.methods), "metrics": metrics, "sample": spec.sample, "d": spec.d,
+           "methods": list(spec.methods), "metrics": metrics,
+           "methods_by_mechanism": {nm: {str(n): list(spec.methods_at(nm, n)) for n in spec.ns}
+                                    for nm in spec.names},
+           "sample": spec.sample, "d": spec.d,
            "key_data": kd.astype(np.int64).ravel().tolist(),
+           "factories": {nm: _source(spec.factories[nm]) for nm in spec.names},
            "simulate_options": {k: repr(v) for k, v in spec.simulate_options.items()}}
-    if spec.p is not None:
+    if callable(spec.p):  # a domain sweep: p(d) at every d the mechanisms take, and how p was written
+        ds = sorted({int(_spec.build(spec, nm, pt).d) for nm in spec.names for pt in _spec.grid_points(spec, nm)})
+        cfg["p"] = {str(d): np.asarray(_spec.p_at(spec, d), np.float64).tolist() for d in ds}
+        cfg["p_source"] = _source(spec.p)
+    elif spec.p is not None:
         cfg["p"] = np.asarray(spec.p, np.float64).tolist()
     if spec.xs is not None:
         cfg["num_users"] = int(spec.xs.shape[0])

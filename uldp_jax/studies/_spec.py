@@ -20,9 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _validate
-from uldp_jax.estimation import _registry
 from uldp_jax.mechanisms.core import _grid_check
 from uldp_jax.mechanisms.core._base import Mechanism
+from uldp_jax.studies._methods import check_method_table as _check_method_table
 
 SAMPLES = ("iid", "fixed", "population")
 
@@ -38,11 +38,13 @@ class StudySpec:
       params: ``{name: tuple of parameter names}`` that each factory takes (from its signature).
       ns: users per repetition, one entry per n-index ``j`` (``(len(xs),)`` in the fixed model).
       reps: repetitions per point.
-      methods: estimation method names.
+      methods: estimation method names, every method some cell runs (in first-use order).
+      method_table: ``{(name, n): tuple of method names}``, the methods each mechanism runs at each ``n``.
       metrics: ``{name: builtin name or callable}``.
       sample: ``"iid"``, ``"fixed"`` or ``"population"``.
       d: domain size shared by every mechanism.
-      p: ``float64[d]`` the iid model's distribution, else ``None``.
+      p: ``float64[d]`` the iid model's distribution, or a callable ``d -> float[d]`` (a sweep over domain
+        sizes: ``p_at``), else ``None``.
       xs: ``int32[N]`` users (fixed model) or the population (population model), else ``None``.
       simulate_options: extra keyword arguments of ``ul.simulate`` (e.g. ``path``, ``block_size``).
     """
@@ -60,9 +62,14 @@ class StudySpec:
     p: Any
     xs: Any
     simulate_options: dict
+    method_table: dict = dataclasses.field(default_factory=dict)
+
+    def methods_at(self, name: str, n: int) -> tuple:
+        """The methods mechanism ``name`` runs at ``n`` users."""
+        return self.method_table.get((name, n), self.methods)
 
 
-BUILTIN_METRICS = ("mse", "l1", "l2", "tv")
+BUILTIN_METRICS = ("mse_per_item", "mse_sum", "l1", "tv", "mse", "l2")  # the last two: aliases (_metrics)
 _RESERVED = ("key", "mechanisms", "n", "reps", "methods", "metrics", "p", "xs", "sample", "progress",
              "simulate_options", "mechanism", "method", "metric", "mean", "se", "theory", "z", "compile_s", "run_s")
 
@@ -125,20 +132,6 @@ def _check_ns(n: Any) -> tuple:
     return out
 
 
-def _check_methods(methods: Any) -> tuple:
-    if isinstance(methods, str):
-        methods = (methods,)
-    if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
-        raise TypeError(f"Expected methods={methods!r} to be a method name or a sequence of names.")
-    if not methods or len(set(methods)) != len(methods):
-        raise ValueError(f"Expected methods={methods!r} to name at least one method, each once.")
-    known = _registry.method_names()
-    for m in methods:
-        if m not in known:
-            raise ValueError(f"Expected every entry of methods in {known}, got {m!r}.")
-    return tuple(methods)
-
-
 def callable_name(fn: Any) -> str | None:
     """``fn.__name__`` (``None`` for a callable without one, e.g. a ``functools.partial``)."""
     try:
@@ -186,7 +179,6 @@ def check_study(key: Any, mechanisms: Any, *, n: Any, reps: Any, methods: Any, m
     grids = {g: _check_grid(g, v) for g, v in grids.items()}
     names, factories, params = _check_mechanisms(mechanisms, grids)
     reps = _validate.check_int("reps", reps, minimum=1)
-    methods = _check_methods(methods)
     metrics = _check_metrics(metrics)
     if sample is None:
         sample = "iid" if p is not None else "fixed"
@@ -202,11 +194,17 @@ def check_study(key: Any, mechanisms: Any, *, n: Any, reps: Any, methods: Any, m
     if sample == "iid":
         if p is None or xs is not None:
             raise ValueError("sample='iid' needs p=... (and no xs=...).")
-        p = _validate.check_distribution("p", p)
-        d, ns = int(p.shape[0]), _check_ns(n)
+        if callable(p):  # a domain sweep: each mechanism's d gets p(d) (p_at)
+            d, ns = None, _check_ns(n)
+        else:
+            p = _validate.check_distribution("p", p)
+            d, ns = int(p.shape[0]), _check_ns(n)
     else:
         if xs is None or p is not None:
             raise ValueError(f"sample={sample!r} needs xs=... (and no p=...).")
+        if "d" in grids:
+            raise ValueError(f"A grid over d needs sample='iid' with p=lambda d: ... (sample={sample!r} scores "
+                             "every mechanism on the items of xs).")
         xs = np.asarray(_validate.check_items("xs", xs, np.iinfo(np.int32).max, ndim=1), np.int32)
         if xs.shape[0] < 1:
             raise ValueError("Expected xs to hold at least one user.")
@@ -220,8 +218,25 @@ def check_study(key: Any, mechanisms: Any, *, n: Any, reps: Any, methods: Any, m
             if max(ns) > xs.shape[0]:
                 raise ValueError(f"Expected every n <= len(xs)={xs.shape[0]} (a subset of the population), "
                                  f"got n={max(ns)}.")
+    methods, table = _check_method_table(methods, names, ns)
     return StudySpec(names, factories, grids, params, ns, reps, methods, metrics, sample, d, p, xs,
-                     dict(simulate_options))
+                     dict(simulate_options), table)
+
+
+def p_at(spec: StudySpec, d: int) -> np.ndarray:
+    """The iid model's ``p`` for mechanisms over ``d`` items: ``spec.p`` itself, or ``spec.p(d)`` (a domain
+    sweep), checked to be a distribution of length ``d``.
+
+    Raises:
+      ValueError: a ``p`` of another length or not a distribution (naming ``d``).
+    """
+    if not callable(spec.p):
+        return spec.p
+    try:
+        out = spec.p(d)
+    except Exception as e:
+        raise type(e)(f"p({d}) failed: {e}") from e
+    return _validate.check_distribution(f"p({d})", out, d)
 
 
 def grid_points(spec: StudySpec, name: str) -> list[dict]:
@@ -236,14 +251,28 @@ def _signature(mech: Any) -> tuple:
     return treedef, tuple((np.shape(x), jnp.result_type(x)) for x in leaves)
 
 
+def point_label(spec: StudySpec, point: dict) -> str:
+    """The grid point as the study's grids index it (``eps[1]=2.0, theta[0]=0.1``; ``no swept parameter``)."""
+    return ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items()) or "no swept parameter"
+
+
+def call_user(fn: Any, what: str, args: tuple = (), kwargs: dict | None = None) -> Any:
+    """``fn(*args, **kwargs)`` for a caller's factory or metric; an error it raises is re-raised naming ``what``
+    (the callable and the grid point): ``TypeError``/``ValueError`` keep their type, any other error (a
+    ``ZeroDivisionError``, a ``KeyError`` in the caller's code) becomes a ``RuntimeError`` chained to it."""
+    try:
+        return fn(*args, **(kwargs or {}))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what} failed: {e}") from e
+    except Exception as e:  # noqa: BLE001 - the caller's code: say which callable and point, keep the cause
+        raise RuntimeError(f"{what} raised {type(e).__name__}: {e}") from e
+
+
 def build(spec: StudySpec, name: str, point: dict) -> Mechanism:
     """``factories[name](**point)``, checked to be a mechanism inside the documented ranges (``validate_grid``); an
-    error names the grid argument and the bad point's index in it (``eps[1]=150.0``)."""
-    at = ", ".join(f"{g}[{spec.grids[g].index(v)}]={v!r}" for g, v in point.items())
-    try:
-        mech = spec.factories[name](**point)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"mechanisms[{name!r}]({point}) failed at study grid point {at}: {e}") from e
+    error names the factory and the bad point's index in the grid (``eps[1]=150.0``)."""
+    at = point_label(spec, point)
+    mech = call_user(spec.factories[name], f"mechanisms[{name!r}]({point}) at study grid point {at}", kwargs=point)
     if not isinstance(mech, Mechanism):
         raise TypeError(f"Expected mechanisms[{name!r}]({point}) to return a mechanism, got {type(mech).__name__}.")
     try:  # the documented ranges hold at every point, also for a factory whose mechanism checks nothing itself
@@ -263,7 +292,7 @@ def expand(spec: StudySpec, name: str, d: int) -> list[tuple[list[dict], list[Me
     groups: dict = {}
     for point in grid_points(spec, name):
         mech = build(spec, name, point)
-        if mech.d != d:
+        if d is not None and mech.d != d:
             raise ValueError(f"Expected mechanisms[{name!r}]({point}) over d={d} items (the length of "
                              f"{'p' if spec.sample == 'iid' else 'the items of xs'}), got d={mech.d}.")
         groups.setdefault(_signature(mech), []).append((point, mech))

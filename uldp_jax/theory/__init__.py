@@ -119,3 +119,20 @@ for _name in (
 ):
     globals()[_name] = _checked(globals()[_name], keep_p=_name in ("ue_nmse", "uue_nmse"))
 del _name
+
+__all__ = [
+    "Family", "SupportMoments", "block_hr_item_nvar", "block_hr_l2_risk", "block_hr_users_for_tv",
+    "check_theta_n", "estimator_matrix", "exact_item_mse", "exact_item_variance", "exact_mse", "family_of",
+    "glutf_f", "glutf_f_nonpure", "glutf_z_max", "glutf_z_star", "grr_nmse", "highlow_hr_item_nvar",
+    "highlow_hr_l2_risk", "highlow_hr_users_for_tv", "hr_item_nvar", "hr_l2_risk", "hr_users_for_tv",
+    "item_variance", "l1", "mse", "nmse", "nonprivate_l1", "nonprivate_l2", "nonprivate_nmse",
+    "nonpure_covariance_gap", "nonpure_estimate", "nonpure_variance_eq31", "olh_nmse", "optimal_g",
+    "optimal_g_continuous", "optimal_k", "optimal_k_continuous", "optimal_l", "optimal_p", "optimal_theta",
+    "pure_item_variance", "pure_nmse", "pure_probs", "pure_uldp_estimate", "pure_uldp_mse",
+    "pure_uldp_variance", "rappor_l1", "rappor_l2", "rr_l1", "rr_l2", "ss_nmse", "support_matrix",
+    "support_moments", "theorem3_rate", "theorem4_rate", "theta_n_of", "ue_nmse", "ulh_nmse", "ulh_z_max",
+    "ulh_z_published", "uniform_nonsensitive", "urap_l1", "urap_l1_threshold", "urap_l2", "urap_nmse",
+    "urap_worst_l1", "urap_worst_l2", "urr_l1", "urr_l2", "urr_nmse", "urr_worst_distribution", "urr_worst_l1",
+    "urr_worst_l2", "users_for_tv", "uss_nmse", "uss_z_max", "uss_z_star", "uue_nmse", "uwheel_nmse",
+    "uwheel_z_max", "uwheel_z_published", "wheel_nmse",
+]

@@ -84,7 +84,10 @@ def support_moments(mech: _base.Mechanism, rtol: float = 1e-9) -> SupportMoments
         j = int(np.argmax(hi - lo))
         raise ValueError(
             f"{type(mech).__name__}: item {j} is supported with probabilities in [{lo[j]:.6g}, {hi[j]:.6g}] by "
-            "different other inputs; the per-item empirical estimator is biased (pass affine='mechanism').")
+            "different other inputs, so the per-item estimator read off the channel is biased. For the risk of "
+            "the mechanism's own estimator().affine use ul.theory.exact_mse(mech, p, n, affine='mechanism'); "
+            "for a closed form that depends on p or on the instance give closed_form() a Family with "
+            "item_nvar=(mech, p) -> float[d] (uldp_jax.mechanisms.core._family).")
     b = 0.5 * (hi + lo)
     a = np.diag(F) - b
     return SupportMoments(F, a, b)

@@ -121,6 +121,10 @@ def nmse(mech: _base.Mechanism, theta_n: Any) -> Any:
         P, Q, Z = _families.generic_probs(mech)
         return _forms.pure_nmse(P, Q, Z, float(s), th)
     param = _families.param_value(mech, fam)
+    if fam.risk is None:
+        raise TypeError(f"{type(mech).__name__}.closed_form() has no risk(eps, s, theta_n, param) (its per-item "
+                        "risk item_nvar depends on p and the instance): nmse and ul.tune need risk; "
+                        "ul.theory.mse(mech, p, n) and item_variance use item_nvar.")
     return fam.risk(jnp.asarray(mech.eps), float(s), th, param)
 
 

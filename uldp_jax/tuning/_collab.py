@@ -13,7 +13,7 @@ remaining users. ``collaborative_simulate`` runs this whole protocol for ``reps`
 
 Every user reports once, so the protocol has the mechanisms' ULDP guarantee. Randomness: the pilot uses
 ``fold_in(key, 0)`` and the main stage ``fold_in(key, 1)``, each with ``ul.simulate``'s per-repetition and
-per-block layout: both stages run the engine's per-user kernel (``uldp_jax.simulate._kernels``). Model: iid
+per-block layout: both stages run the engine's per-user kernel (``uldp_jax.engine._kernels``). Model: iid
 (``p``, ``n``), or fixed (``xs``, split once at random into pilot and main users).
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from uldp_jax import _api, _sizing, _validate
 from uldp_jax.mechanisms import Mechanism
-from uldp_jax.simulate import _kernels, _plan
+from uldp_jax.engine import _kernels, _plan
 from uldp_jax.theory import _families
 from uldp_jax.tuning import _optimize
 

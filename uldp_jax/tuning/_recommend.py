@@ -92,6 +92,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
 
     Raises:
       ValueError: bad ``d``, ``sensitive``, ``eps``, ``theta_n``, ``model`` or ``sort_by``.
+      TypeError: ``include_ldp`` is not a bool.
     """
     d = _validate.check_int("d", d, minimum=2, maximum=_validate.D_MAX)
     if d > MAX_D:
@@ -110,6 +111,7 @@ def recommend(d: int, sensitive: Any, eps: float, theta_n: float, *, n: float = 
     _exact.check_model(model)
     if sort_by not in SORT_KEYS:
         raise ValueError(f"Expected sort_by={sort_by!r} in {SORT_KEYS}.")
+    include_ldp = _validate.check_bool("include_ldp", include_ldp)  # 'y' or 0 usually mean another argument
     mask = np.zeros(d, bool)
     mask[list(sens)] = True
     p = np.where(mask, (1.0 - th) / mask.sum(), th / (~mask).sum())

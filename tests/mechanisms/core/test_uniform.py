@@ -9,7 +9,7 @@ import pytest
 from uldp_jax import testing
 from uldp_jax.mechanisms.core import _uniform
 
-from uldp_jax.simulate import _engine as sim
+from uldp_jax.engine import _engine as sim
 
 
 def _chi2_pvalue(counts, probs):

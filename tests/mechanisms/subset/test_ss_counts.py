@@ -1,6 +1,6 @@
 """SS's iid count sampler (``mechanisms.subset._ss_counts``): the exact joint law of the whole count vector.
 
-The moments tests (``tests/simulate/test_counts_path.py``) check means and covariances; here the sampled count vectors of a few
+The moments tests (``tests/engine/test_counts_path.py``) check means and covariances; here the sampled count vectors of a few
 users are tested cell by cell against their exact joint law (the convolution of the users' report laws over all
 k-subsets, from the channel): one ``ul.testing.chi_square`` per case at the suite's level ``ul.testing.ALPHA``.
 Populations with different ``p`` (uSS's base) and narrow windows (several windows a step) are included.

@@ -2,7 +2,7 @@
 
 Exact first two moments of the aggregate statistic come from the exact channel: a report in channel column
 ``c`` adds the vector ``T[c]`` (its support, or 003 eq 30's statistic), so one user of item ``x`` has mean
-``Q[x] T`` and second moment ``T' diag(Q[x]) T``. Thresholds as in ``tests/simulate/test_counts_path.py``: every comparison (sample
+``Q[x] T`` and second moment ``T' diag(Q[x]) T``. Thresholds as in ``tests/engine/test_counts_path.py``: every comparison (sample
 means and covariances against the exact ones, fast against per-user) is one ``ul.testing.within_se`` check at the
 suite's per-check level. Fixed keys (shifted by ``--seed-shift`` when measuring false alarms).
 """

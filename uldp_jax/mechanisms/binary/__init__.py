@@ -6,3 +6,7 @@ from uldp_jax.mechanisms.core._registry import register
 register(BinaryCA, lambda e: BinaryCA(e, 0.5 * e))
 register(Warner, lambda e: Warner(e))
 register(Mangat, lambda e: Mangat(e))
+
+__all__ = [
+    "BinaryCA", "Mangat", "Warner",
+]

@@ -11,9 +11,18 @@ imports a family.
 """
 
 # Functions of a mechanism that generic code (and users) call; they were ``Mechanism`` members before issue 25.
-from uldp_jax.mechanisms.core._estimation import debias
-from uldp_jax.mechanisms.core._grid_check import grid_shape, validate_grid
+from uldp_jax.mechanisms.core._estimation import affine, debias, debias_variance, own_debias, stats_matrix
+from uldp_jax.mechanisms.core._grid_check import grid_shape, grid_shape_or_none, validate_grid
 from uldp_jax.mechanisms.core._report_space import comm_bits, num_stats
 from uldp_jax.mechanisms.core._reports import check_reports, sample_stats
+# What the estimators and the engine read of a mechanism's records, with their defaults filled in.
+from uldp_jax.mechanisms.core._compact import CompactBits
+from uldp_jax.mechanisms.core._host import host_array
+from uldp_jax.mechanisms.core._likelihood import SupportRatio, product_log_odds
+from uldp_jax.mechanisms.core._records import counts_of, likelihood_of
 
-__all__ = ["check_reports", "comm_bits", "debias", "grid_shape", "num_stats", "sample_stats", "validate_grid"]
+__all__ = [
+    "CompactBits", "SupportRatio", "affine", "check_reports", "comm_bits", "counts_of", "debias", "debias_variance",
+    "grid_shape", "grid_shape_or_none", "host_array", "likelihood_of", "num_stats", "own_debias", "product_log_odds", "sample_stats",
+    "stats_matrix", "validate_grid",
+]

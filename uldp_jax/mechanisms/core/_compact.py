@@ -314,6 +314,10 @@ def _check_dense(ys: Any, ndims: tuple[int, ...] = (2,)) -> jax.Array:
     """Dense bit reports: a ``bool[n, d]`` array (or integer 0/1 entries), else ``TypeError``/``ValueError``."""
     if isinstance(ys, (str, bytes)) or not hasattr(ys, "shape") and not isinstance(ys, (list, tuple)):
         raise TypeError(f"Expected ys to be dense bool[n, d] reports or ul.CompactBits, got {type(ys).__name__}.")
+    if not isinstance(ys, jax.core.Tracer):  # check NumPy values before jnp.asarray wraps int64 into int32
+        raw = np.asarray(ys)
+        if raw.dtype.kind in "iu" and raw.size and bool(np.any((raw != 0) & (raw != 1))):
+            raise ValueError("Expected ys to hold bits (bool or 0/1 integers), got other values.")
     arr = jnp.asarray(ys)
     if arr.ndim not in ndims:
         raise ValueError(f"Expected ys to be dense bool[n, d] reports (2-D) or ul.CompactBits, got shape "

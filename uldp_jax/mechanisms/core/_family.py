@@ -78,7 +78,8 @@ class Family:
     Attributes:
       name: a label (the mechanism class name); also the static key under which ``ul.tune`` compiles.
       param: name of the tunable field (``None``: nothing to tune).
-      risk: ``(eps, s, theta_n, param) -> n * MSE_fixed`` (``None`` with ``generic`` or ``item_nvar``).
+      risk: ``(eps, s, theta_n, param) -> n * MSE_fixed`` (``None`` with ``generic`` or ``item_nvar``): what
+        ``ul.tune`` optimizes, a function of the parameters only.
       probs: ``(eps, s, param) -> (p*, q*, z*)`` (003 Def 6).
       ldp: True for LDP mechanisms (``s = d``, ``theta_n = 0``); False: the mechanism has ``sensitive``.
       integer: the parameter is an integer (static field).
@@ -86,7 +87,10 @@ class Family:
         range for integers.
       optimum: ``(eps, s, theta_n) -> param``: closed-form optimum (integer for integer parameters).
       generic: the risk comes from the instance's own ``pure()`` (003 eq 28), e.g. GLUTF.
-      item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model (HR family), or ``None``.
+      item_nvar: ``(mech, p) -> float[d]`` per-item ``n Var`` in the iid model, or ``None``: a risk that may
+        depend on ``p`` and on the instance (the HR family; a user's sketch with hash collisions). Given, it is
+        what ``ul.theory.mse`` / ``item_variance`` / ``l1`` and ``ul.study``'s theory column use (the fixed
+        model subtracts ``p (1 - p)``, exact for an unbiased linear estimator); ``risk`` may then be ``None``.
       closed: a continuous ``domain`` includes its end points.
       rebuild: ``(mech, value, theta_n) -> mech``: the tuned copy where setting ``param`` is not enough (hashing:
         the ``"full"`` family follows ``g``); ``None``: ``tuned``'s default.

@@ -26,7 +26,8 @@ def grid_shape(mech: Any) -> tuple[int, ...]:
     return () if eps is None else tuple(jnp.shape(eps))
 
 
-def _grid_shape(mech: Any) -> tuple[int, ...]:
+def grid_shape_or_none(mech: Any) -> tuple[int, ...]:
+    """``grid_shape``, or ``()`` where the mechanism's ``eps`` cannot answer (one mechanism)."""
     try:
         return grid_shape(mech)
     except Exception:  # noqa: BLE001 - an eps that cannot answer means "one mechanism"
@@ -94,7 +95,7 @@ def validate_grid(mech: Any, name: str = "mech") -> Any:
     Raises:
       ValueError/TypeError: naming the argument, the grid index of the first bad point and its value.
     """
-    shape = _grid_shape(mech)
+    shape = grid_shape_or_none(mech)
     if not shape:
         _check_point(mech, name, None)
         return mech

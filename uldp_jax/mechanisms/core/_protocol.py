@@ -48,8 +48,8 @@ _FOLDED_HOW = {
                 "draws(iid) and memory(iid) their cost; None: the per-user path)",
     "likelihood()": "`def likelihood(self)` returning `_records.Likelihood(ops=..., product=..., report=..., "
                     "index=..., support=..., log_channel=..., inputs=...)` (uldp_jax.mechanisms.core._records; "
-                    "every field optional: ops = (matvec, rmatvec) for EM on item histograms, product = (mask, invertible), "
-                    "report(ys) = per-report factors, index(ys) = channel column of each report, support() = items "
+                    "every field optional: ops = (matvec, rmatvec) for EM on item histograms, product = (mask, "
+                    "invertible, log_odds), report(ys) = per-report factors, index(ys) = channel column of each report, support() = items "
                     "each column supports, log_channel() = (log Q, protected) computed without forming Q, inputs = "
                     "the channel's rows (default d); None: EM on the channel's columns)",
     "reports()": "`def reports(self)` returning `_records.Reports(stats=..., check=..., bits=..., sample=...)` "

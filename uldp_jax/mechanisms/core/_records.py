@@ -39,6 +39,7 @@ class Pure(NamedTuple):
     share: Any = None  # max_{i,m} p_im / sum_t p_tm over the outputs; None: GLUTF reads it off the channel
     z_max: Callable[[int], Any] | None = None  # s -> GLUTF's largest valid z over s sensitive items; None: channel
     z_published: Any = None  # 003's published (ULDP-violating) z for this base; None: 003 publishes none
+    ratio: Any = None  # t of the support-ratio likelihood t + (1 - t) 1[x in S(y)]; None: e^{-eps} (tight bases)
 
 
 class Compact(NamedTuple):
@@ -144,10 +145,14 @@ class Likelihood(NamedTuple):
     * ``ops``: ``(matvec: p -> p Q, rmatvec: v -> Q v)``, traceable and cheaper than the dense channel, for EM on
       the output histogram of item reports (one jitted solver; without it the dense ``channel_matrix()`` is built
       once, concrete parameters and small domains only);
-    * ``product``: ``(product bool[d], invertible)`` when a bit-vector report ``y`` has likelihood
-      :math:`P(y|x) \propto t + (1 - t) y_x` (``t = e^{-eps}``) for every ``x`` in ``product`` (the unary
-      encodings) and, if ``invertible``, a bit set outside ``product`` identifies its input (uRAP's
-      non-sensitive bits); EM then runs on the reported ones (``estimation._em_reports``);
+    * ``product``: ``(product bool[d], invertible, log_odds)`` when a bit-vector report ``y`` has likelihood
+      :math:`P(y|x) \propto t + (1 - t) y_x` for every ``x`` in ``product`` and, if ``invertible``, a bit set
+      outside ``product`` identifies its input (uRAP's non-sensitive bits); EM then runs on the reported ones
+      (``estimation._em_reports``). ``t = e^{-w}`` with ``w = log_odds``, the bits' log-odds ratio
+      ``log[a (1 - b) / ((1 - a) b)]`` for ``a = P(y_x = 1 | x)``, ``b = P(y_x = 1 | u != x)``
+      (``mechanisms.core._likelihood.bit_log_odds(a, b)``; ``eps`` for the unary encodings, not for a
+      thresholded histogram). Without the third entry the rates come from ``compact().params``, else from the
+      exact channel's bit marginals (``_likelihood.product_log_odds``), never from ``eps``;
     * ``report(ys)``: per-report factors, ``(L float[n, d], w float[n], N float[d])`` (report ``i``, weight
       ``w_i``, has likelihood proportional to ``L[i, x]``; ``N`` counts invertible reports per item) or the
       compact ``SupportRatio`` form of ``mechanisms.core._likelihood`` (the library's mechanisms).
@@ -161,16 +166,19 @@ class Likelihood(NamedTuple):
     ``num_tags`` bot items). ``log_channel() -> (log Q, protected)``: the whole exact log-likelihood table in ``channel_matrix``'s shape
     and column order, computed without forming ``Q`` (bit-product channels underflow float64 at large
     ``d * eps``); ``None``: ``ul.audit`` takes logs of ``channel_matrix()``. The audit checks it against the
-    channel wherever float64 can tell.
+    channel wherever float64 can tell. ``density() -> float64 [d, d]``: for real-valued reports (SHE), which have
+    no finite channel, ``L[x, x'] = sup_y log f(y|x) - log f(y|x')`` exact from the report density; ``ul.audit``
+    checks the claimed guarantee on it (``AuditReport.source == "density"``).
     """
 
     ops: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None  # (matvec, rmatvec); None: dense channel
-    product: tuple[np.ndarray, bool] | None = None  # (product bool[d], invertible); None: not product-Bernoulli
+    product: tuple | None = None  # (product bool[d], invertible[, log_odds]); None: not product-Bernoulli
     report: Callable[[Any], Any] | None = None  # ys -> SupportRatio or (L, w, N); None: no per-report factors
     index: Callable[[Any], np.ndarray] | None = None  # ys -> channel column of each report; None: items / bits
     support: Callable[[], np.ndarray | None] | None = None  # () -> [num_outputs, d]; None: items / bits
     log_channel: Callable[[], tuple[Any, Any]] | None = None  # () -> (log Q, protected); None: log(channel)
     inputs: int | None = None  # the channel's rows; None: d
+    density: Callable[[], np.ndarray] | None = None  # () -> [d, d] sup log density ratios; None: a finite channel
 
 
 def likelihood_of(mech: Any) -> Likelihood:

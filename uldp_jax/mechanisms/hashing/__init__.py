@@ -6,3 +6,5 @@ from uldp_jax.mechanisms.core._registry import register
 
 register(OLH, lambda e: OLH(4, e, g=3, family="full"))
 register(ULH, lambda e: ULH(5, (0, 2, 3), e, g=3, family="full"))
+
+__all__ = ["OLH", "ULH"]  # the registered constructors (what ``from ... import *`` and type checkers see)

@@ -6,3 +6,7 @@ from uldp_jax.mechanisms.core._registry import register
 
 register(GRR, lambda e: GRR(5, e))
 register(URR, lambda e: URR(5, (0, 2, 3), e))
+
+__all__ = [
+    "GRR", "URR",
+]

@@ -12,3 +12,7 @@ register(USS, lambda e: USS(5, (0, 2, 3), e, k=2))
 register(UBD, lambda e: UBD(6, (0, 2, 3), e, sizes=(1, 2), weights=(0.7, 0.3), alpha=0.4))
 register(PGR, lambda e: PGR(6, e, q=2))
 register(HPGR, lambda e: HPGR(6, e, h=2, q=2))
+
+__all__ = [
+    "SS", "USS", "UBD", "PGR", "HPGR",
+]

@@ -19,3 +19,5 @@ from uldp_jax.mechanisms.core._registry import register
 
 register(GLUTF, lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
 register(glutf, lambda e: glutf(_rr.GRR(3, e), 5, (0, 2, 3)))
+
+__all__ = ["GLUTF", "glutf"]  # the registered constructors (what ``from ... import *`` and type checkers see)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _base, _estimation, _fields, _pytree, _report_space
+from uldp_jax.mechanisms.transform import _glutf_base
 from uldp_jax.mechanisms.transform._glutf_core import (  # noqa: F401  (re-exported)
     RULES,
     Z_RULES,
@@ -62,12 +65,24 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
     ``z_rule="published_unsafe"`` (OLH/Wheel bases only) uses 003's published z, which VIOLATES ULDP for
     ``s >= 2`` (docs/errata.md) and exists only to reproduce 003's figures.
 
+    Any base (a user's ``ul.Mechanism`` too): what the base gives no closed form for is read off its exact channel
+    once, at construction, outside tracing (``_glutf_base``): the share behind z (``share``) and, for a base
+    without a per-report likelihood, the support ratio EM uses (``support_ratio``). A base whose channel cannot be
+    read there (past the channel-size guard, or built inside ``jit``/``vmap``) is refused at construction with
+    the reason, unless ``share`` is given.
+
     Attributes:
-      base: pure LDP mechanism over ``s = len(sensitive)`` items (``pure_probs`` and a support function).
+      base: LDP mechanism over ``s = len(sensitive)`` items: pure (``pure()``, a support function) for
+        ``rule="pure"``; any with per-item support counts and an affine estimator for ``rule="non_pure"``.
       d: domain size (static).
       sensitive: sorted tuple of sensitive items (static, a proper subset of ``[0, d)``).
       rule: ``"pure"`` or ``"non_pure"`` (static).
       z_rule: ``"max"``, ``"zero"`` or ``"published_unsafe"`` (static).
+      share: float64 leaf, the base's share :math:`\max_{i,m} p_{im}/\sum_t p_{tm}` where ``base.pure()`` has no
+        closed form (``None`` otherwise): read off the channel; a caller's value is used only where the channel
+        cannot be read (checked to lie in ``(0, 1]``).
+      support_ratio: float64 leaf, ``t`` of the base's support-ratio likelihood read off its channel, for a pure
+        base without ``likelihood().report`` or ``product`` (``None`` otherwise; EM then needs the base's own).
     """
 
     base: Any
@@ -75,6 +90,8 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
     sensitive: Any = _pytree.static_field()
     rule: str = _pytree.static_field(default="pure")
     z_rule: str = _pytree.static_field(default="max")
+    share: Any = None
+    support_ratio: Any = None
 
     def __post_init__(self):
         d, sensitive = check_common(self.d, self.sensitive, self.z_rule)
@@ -85,11 +102,36 @@ class GLUTF(GLUTFMixin, _base.Mechanism):
         if self.z_rule == "published_unsafe" and (pure is None or pure.z_published is None):
             raise ValueError(f"z_rule='published_unsafe' exists only for OLH/Wheel bases (uLH, uWheel), "
                              f"got {type(self.base).__name__}.")
+        object.__setattr__(self, "share", _base_share(self.base, len(sensitive), self.z_rule, self.share))
+        ratio = None
+        if self.rule == "pure" and _glutf_base.needs_ratio(self.base):
+            ratio = self.support_ratio if _traced(self.base) else _glutf_base.channel_ratio(self.base, len(sensitive))
+        object.__setattr__(self, "support_ratio", ratio)
 
     @property
     def eps(self) -> Any:
         """The privacy budget (the base's ``eps`` leaf)."""
         return self.base.eps
+
+
+def _traced(base: Any) -> bool:
+    return not all(_validate.is_concrete(leaf) for leaf in jax.tree_util.tree_leaves(base))
+
+
+def _base_share(base: Any, s: int, z_rule: str, given: Any) -> Any:
+    """The share GLUTF keeps: ``None`` where the base has it in closed form (or z needs none); else read off the
+    base's channel, or ``given`` (range-checked) where the channel cannot be read; a traced rebuild keeps it."""
+    if not _glutf_base.needs_share(base, z_rule):
+        return None
+    if _traced(base):
+        if given is None:
+            return _glutf_base.channel_share(base, s)  # raises: no channel under tracing
+        return given
+    if int(base.num_outputs) * s <= _glutf_base.MAX_CHANNEL_ENTRIES:
+        return _glutf_base.channel_share(base, s)
+    if given is None:
+        return _glutf_base.channel_share(base, s)  # raises: past the size guard, with what to supply
+    return _glutf_base.check_share(base, s, given)
 
 
 def pure_ldp(base: Any) -> Any:
@@ -118,7 +160,8 @@ def check_base(base: Any, s: int, rule: str) -> None:
             "estimators (003 eqs 21, 30) need them.")
 
 
-def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max") -> _base.Mechanism:
+def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "max",
+          share: Any = None) -> _base.Mechanism:
     """Transforms a pure LDP mechanism over the sensitive items into a ULDP mechanism (003 Algorithm 1).
 
     Args:
@@ -127,16 +170,20 @@ def glutf(base: Any, d: int, sensitive: Any, rule: str = "pure", z_rule: str = "
       sensitive: the sensitive items ``X_S`` (base item ``r`` is ``sorted(sensitive)[r]``).
       rule: ``"pure"`` (003 eq 9) or ``"non_pure"`` (003 eq 10).
       z_rule: ``"max"`` (docs/errata.md#003-theorem-1-glutfs-valid-z largest valid z, default), ``"zero"``, or ``"published_unsafe"``.
+      share: the base's share for a base without a closed form whose channel is too large to read (see
+        ``GLUTF``); ignored where the channel can be read.
 
     Returns:
       A ``GLUTF`` mechanism; when ``sensitive`` is the whole domain, ``base`` itself (ULDP reduces to LDP).
 
     Raises:
       TypeError: ``base`` is not a pure LDP mechanism.
-      ValueError: bad ``d``, ``sensitive``, ``rule`` or ``z_rule``, or ``base.d != len(sensitive)``.
+      ValueError: bad ``d``, ``sensitive``, ``rule`` or ``z_rule``, or ``base.d != len(sensitive)``; a base
+        without a closed-form share whose channel cannot be read (too large, or inside ``jit``/``vmap``) and no
+        ``share``.
     """
     d, sensitive = check_common(d, sensitive, z_rule, allow_full=True)
     if len(sensitive) == d:
         check_base(base, d, rule)
         return base
-    return GLUTF(base, d, sensitive, rule, z_rule)
+    return GLUTF(base, d, sensitive, rule, z_rule, share)

@@ -27,6 +27,7 @@ def base_index(base: Any, ys: Any) -> np.ndarray:
 
 def share_from_channel(base: Any) -> float:
     r""":math:`\max_{i,m} p_{im}/\sum_t p_{tm}` over the base's actual outputs (exact channel, float64)."""
+    _reports.check_channel_size(type(base).__name__, int(base.d), int(base.num_outputs))
     Q, _ = base.channel_matrix()
     tot = Q.sum(axis=0)
     keep = tot > 0
@@ -43,12 +44,17 @@ class GLUTFChannel:
             mech = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v, np.float64)), self)
             return float(mech.f()), float(mech.f_protected())
 
+    def _check_size(self) -> None:
+        """The size guard, before the base's channel is built (a large base is refused, never allocated)."""
+        m_b, dn = int(self.base.num_outputs), self.d - self.s
+        _reports.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
+
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """Columns: ``[0, m_b)`` base outputs (``Y_P``, base order); ``m_b + j``: non-sensitive item of rank ``j``
         alone; ``m_b + d_N + j m_b + c``: the pair (base column ``c``, non-sensitive item of rank ``j``)."""
+        self._check_size()
         Qb, _ = self.base.channel_matrix()
         m_b, dn = Qb.shape[1], self.d - self.s
-        _reports.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
         f, f1z = self._fz64()
         sens, rank_s, rank_n = self._masks()
         Q = np.zeros((self.d, m_b * (1 + dn) + dn))
@@ -67,6 +73,7 @@ class GLUTFChannel:
     def _log_channel(self) -> tuple[np.ndarray, np.ndarray]:
         """``(log Q, protected)`` in the column order of ``channel_matrix`` (``likelihood().log_channel``), from the
         base's log channel when it has one (bit-product bases underflow float64 at large ``s * eps``)."""
+        self._check_size()
         base_log_channel = _records.likelihood_of(self.base).log_channel
         base_log = None if base_log_channel is None else base_log_channel()
         if base_log is None:
@@ -75,7 +82,6 @@ class GLUTFChannel:
                 return np.log(Q), protected
         logQb, _ = base_log
         m_b, dn = logQb.shape[1], self.d - self.s
-        _reports.check_channel_size(type(self).__name__, self.d, m_b * (1 + dn) + dn)
         f, f1z = self._fz64()
         sens, rank_s, rank_n = self._masks()
         logmean = np.logaddexp.reduce(logQb, axis=0) - np.log(logQb.shape[0])
@@ -95,6 +101,7 @@ class GLUTFChannel:
 
     def _column_support(self) -> np.ndarray:
         """bool ``[m, d]``: items supported by each channel column (003 eq 29)."""
+        self._check_size()
         Sb = base_support(self.base)
         m_b, dn = Sb.shape[0], self.d - self.s
         sens, _, _ = self._masks()

@@ -11,7 +11,7 @@ import numpy as np
 from uldp_jax.mechanisms.core import _base, _compact, _likelihood, _family, _pure_uldp as _th, _records
 from uldp_jax.mechanisms.core import _report_space, _reports, _spec
 from uldp_jax.mechanisms.transform import _glutf_counts, _nonpure_uldp as _np_th
-from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel, share_from_channel
+from uldp_jax.mechanisms.transform._glutf_channel import GLUTFChannel
 
 # Any pure base: 003 eq 28 from the instance's own (p*, q*, z*).
 GENERIC_FAMILY = _family.Family("GLUTF", None, None, None, ldp=False, generic=True)
@@ -79,9 +79,16 @@ class GLUTFMixin(GLUTFChannel):
         return _th.glutf_f_nonpure(self.base.eps, self.s)
 
     def _share(self) -> Any:
+        """The base's share: its closed form (``Pure.share``), else the value GLUTF read off its channel at
+        construction (``_glutf_base``; never a channel under tracing)."""
         base = self.base.pure()
         share = None if base is None else base.share
-        return share_from_channel(self.base) if share is None else share
+        if share is None:
+            share = getattr(self, "share", None)
+        if share is None:
+            raise ValueError(f"{type(self).__name__} over {type(self.base).__name__}: the base has no closed-form "
+                             "share (Pure.share) and none was read off its channel; build it with ul.glutf.")
+        return share
 
     def z(self) -> jax.Array:
         """The probability of disclosing ``x`` with the base output (Algorithm 1 line 6)."""

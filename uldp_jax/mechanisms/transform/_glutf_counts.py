@@ -19,7 +19,7 @@ In the iid model an SS base (uSS) has no fixed-count sampler, but its sensitive 
 and its go users iid uniform on ``X_S``: two iid populations, which SS's item scan takes at once
 (``glutf_iid``, through the base's ``counts().iid`` on two populations). Every step is an exact multinomial/binomial split of independent per-user events, so the
 result has exactly the law of ``aggregate(perturb_batch(key, xs))`` given the true counts (up to the float32
-resolution of the per-user path's uniforms, see ``uldp_jax.simulate``).
+resolution of the per-user path's uniforms, see ``uldp_jax.engine``).
 """
 
 from __future__ import annotations

@@ -136,7 +136,7 @@ class _UnaryMixin:
         """EM: every bit is in the product likelihood (no invertible reports); em-pure: the support-ratio
         likelihood ``t + (1 - t) 1[x in S(y)]`` of each report (``core._likelihood``); the audit: the exact channel
         in log space (no underflow at large ``d * eps``)."""
-        return _records.Likelihood(product=(np.ones(self.d, bool), False),
+        return _records.Likelihood(product=(np.ones(self.d, bool), False, self.eps),
                                    report=lambda ys: _likelihood.pure_terms(self, ys),
                                    log_channel=lambda: self.channel_matrix(log=True))
 

@@ -79,7 +79,7 @@ class URAP(_fields.ULDPFields):
     def likelihood(self) -> _records.Likelihood:
         """EM: the sensitive bits form the product likelihood; a non-sensitive bit identifies its input. The audit:
         the exact channel in log space (no underflow at large ``d * eps``)."""
-        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True),
+        return _records.Likelihood(product=(_spec.sensitive_mask(self.d, self.sensitive), True, self.eps),
                                    log_channel=lambda: self.channel_matrix(log=True))
 
     def compact(self) -> _records.Compact:

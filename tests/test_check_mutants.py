@@ -1,0 +1,114 @@
+"""``ul.check`` catches each wrong user mechanism of issue 53 ("ul.check passes user mechanisms that are wrong")
+and issue 54 (a misspecified ``Likelihood(product=...)``, a biased CMS estimator, skipped rows in the verdict),
+each one a ``ul.Mechanism`` subclass defined outside the package (``tests/check_mutants.py``), and passes their
+honest versions.
+
+Power, not false alarms: a call that must FAIL uses the user's default level (a false alarm there would make the
+test pass, not fail, so it spends none of the suite's budget); a call that must pass uses ``alpha=testing.ALPHA``
+(its sampler and leak rows are two checks of the suite's budget). The mechanisms are small (d <= 8) and share
+shapes, so the compiled programs are reused.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import testing
+
+from tests import check_mutants as cm
+from tests.outside_mechanisms import Keep
+
+KEY = jax.random.key(0)
+
+
+def _check(mech, **kw):
+    return ul.check(mech, key=KEY, **kw)
+
+
+@pytest.mark.parametrize("mech, row, says", [
+    (cm.KeyIgnored(4, 1.0), "keys", "ignores its key"),
+    (cm.NumpyRandom(4, 1.0), "keys", "NumPy"),
+    (cm.NegativeReports(4, 1.0), "reports", "gave report -1"),
+    (cm.PairReports(4, 1.0), "reports", "gave report [0, 0]"),
+    (cm.FractionLeak(4, 1.0), "reports", "float32"),
+    (cm.ClippedDebias(4, 1.0), "debias", "not affine"),
+    (cm.FixedNDebias(4, 1.0), "debias", "n=17"),
+    (cm.ShortDebias(4, 1.0), "debias", "shape (3,)"),
+    (cm.THE(4, 1.0), "likelihood", "product"),
+], ids=["key-ignored", "numpy-random", "negative-reports", "pair-reports", "float-reports", "clipped-debias",
+        "debias-ignores-n", "short-debias", "the-product-likelihood"])
+def test_check_fails_the_row_that_is_wrong_and_names_it(mech, row, says):
+    rep = _check(mech, draws=2000, trials=2000)
+    assert not rep.ok and row in rep.failed, str(rep)
+    assert says in rep[row].detail, str(rep)
+    assert rep.verdict.startswith("FAILED: ") and row in rep.verdict
+
+
+def test_reports_outside_the_space_name_the_report_and_its_input_never_a_numpy_error():
+    rep = _check(cm.NegativeReports(4, 1.0), draws=2000, trials=2000)
+    assert rep["reports"].detail.startswith("outside the declared report space: input 0 gave report -1"), str(rep)
+    assert rep["sampler"].status == "skip" and rep["leak"].status == "skip"
+    frac = _check(cm.FractionLeak(4, 1.0), draws=2000, trials=2000)["reports"].detail
+    x, y = frac.split("input ")[1].split(" gave report ")
+    assert float(y.split(" ")[0]) % 1 == pytest.approx(int(x) / 10, abs=1e-6), frac  # the leaked input, shown
+
+
+def test_a_leak_into_rare_outputs_is_caught_by_the_black_box_bound_with_its_number():
+    """4% of reports name the input in outputs the channel calls rare: every chi-square cell is pooled (p = 1)."""
+    rep = _check(cm.RareLeak(4, 1.0))
+    assert rep["sampler"].status == "pass" and rep.failed == ("leak",), str(rep)
+    assert "black-box eps >= " in rep["leak"].detail and float(rep["leak"].detail.split(">= ")[1].split(",")[0]) > 1
+    honest = _check(cm.Padded(4, 1.0), alpha=testing.ALPHA)  # the same channel, sampled honestly
+    assert honest.ok and honest["leak"].status == "pass", str(honest)
+
+
+@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow) for s in range(1, 8)])
+def test_a_sampler_spending_eps_1_05_behind_a_channel_of_eps_1_fails_for_every_key(seed):
+    rep = ul.check(cm.SlightlyLeaky(8, 1.0), key=jax.random.key(seed))
+    assert rep["leak"].status == "FAIL", str(rep)  # the chi-square test alone saw it for 3 of these 8 keys
+
+
+def test_float16_draws_are_flagged_with_the_eps_they_realize():
+    exact = cm.float16_realized_eps(1e-3)
+    assert exact == pytest.approx(np.log(513 / 511), rel=1e-12)  # 3.9e-3 realized for 1e-3 claimed
+    rep = _check(cm.Float16Draws(2, 1e-3), draws=2000, trials=2000)
+    assert rep.failed == ("draws",), str(rep)
+    detail = rep["draws"].detail
+    assert "16-bit" in detail and "claimed 0.001" in detail, detail
+    estimate, se = (float(v) for v in detail.split("realized eps ~ ")[1].split(" (")[0].split(" +- "))
+    assert abs(estimate - exact) <= 6 * se and estimate > 0.001, detail  # the realized eps, measured
+
+
+def test_a_custom_report_kind_skips_debias_and_rank_without_a_statistic_and_says_so():
+    rep = _check(cm.CMS(4, 1.0), alpha=testing.ALPHA)
+    assert rep.skipped == ("debias", "rank") and rep.verdict == "ok (2 of 9 checks skipped)", str(rep)
+    assert str(rep).splitlines()[0] == "ul.check(CMS): ok (2 of 9 checks skipped)"
+    assert "statistic=" in rep["debias"].detail
+
+
+def test_the_standard_cms_estimator_fails_debias_given_the_statistic():
+    mech = cm.CMS(4, 1.0)
+    rep = _check(mech, statistic=mech.statistic(), draws=2000, trials=2000)
+    assert rep.failed == ("debias",) and rep["rank"].status == "pass", str(rep)
+    assert "max |E[debias] - p| = 0.667" in rep["debias"].detail, rep["debias"].detail
+    with pytest.raises(ValueError, match="statistic"):
+        ul.check(mech, statistic=np.zeros((3, 3)))
+    wrong = mech.statistic().copy()
+    wrong[:, -1] = 0.0  # forgets the per-row counts: aggregate disagrees
+    assert "statistic is wrong" in _check(mech, statistic=wrong, draws=2000, trials=2000)["debias"].detail
+
+
+def test_the_likelihood_row_checks_a_users_likelihood_against_the_exact_channel():
+    right = _check(cm.THERightRates(4, 1.0), draws=2000, trials=2000, alpha=testing.ALPHA)
+    assert right.ok and right["likelihood"].status == "pass" and "report" in right["likelihood"].detail, str(right)
+    for mech in (ul.OUE(4, 1.0), ul.URAP(5, [0, 2], 1.0), ul.OLH(4, 1.0, family="full")):  # product and report forms
+        row = _check(mech, draws=2000, trials=2000, alpha=testing.ALPHA)["likelihood"]
+        assert row.status == "pass", (mech, row)
+
+
+def test_honest_outside_mechanisms_pass_every_row():
+    rep = _check(Keep(4, 1.0), alpha=testing.ALPHA)
+    assert rep.ok and rep.skipped == () and rep.verdict == "ok", str(rep)

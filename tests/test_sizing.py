@@ -1,0 +1,32 @@
+"""``uldp_jax._sizing`` owns every size budget and rounding rule: code reads them through ``sizing()``'s record, so
+``SIZING_OVERRIDE`` reaches each reader (a module constant elsewhere would not)."""
+
+import jax
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import _sizing
+
+
+def test_perturb_reads_its_report_budget_through_sizing(monkeypatch):
+    mech, xs = ul.OUE(64, 1.0), np.zeros(5000, np.int32)
+    assert jax.tree_util.tree_leaves(ul.perturb(jax.random.key(0), mech, xs[:10]))[0].shape == (10, 64)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "perturb_report_bytes", 1000)
+    with pytest.raises(ValueError, match="GiB of reports"):
+        ul.perturb(jax.random.key(0), mech, xs)
+
+
+def test_simulate_reads_its_vector_budget_through_sizing(monkeypatch):
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "vector_bytes", 8 * 10)
+    with pytest.raises(ValueError, match="GiB each"):
+        ul.simulate(jax.random.key(0), ul.GRR(12, 1.0), p=np.full(12, 1 / 12), n=100)
+
+
+def test_one_bucket_rule_per_kind_of_size():
+    reps = [_sizing.rep_bucket(x) for x in (1, 2, 3, 4, 5, 7, 9, 13, 600)]
+    assert reps == [1, 2, 3, 4, 6, 8, 12, 16, 768]  # 2^k or 3 * 2^k
+    reports = [_sizing.report_bucket(k) for k in (1, 8, 9, 17, 100, 1000)]
+    assert reports == [1, 8, 10, 20, 112, 1024]  # m 2^j, m in 4..7
+    for k in range(1, 5000):
+        assert k <= _sizing.report_bucket(k) <= 1.25 * k + 1 and k <= _sizing.rep_bucket(k) <= 1.5 * k + 1

@@ -1,0 +1,380 @@
+"""Report-based estimation inside ``simulate``: regenerate each repetition's reports, then estimate.
+
+``simulate`` keeps only aggregate statistics. A method on per-report likelihoods (``input="reports"``, e.g.
+"em" for RAPPOR/uRAP) needs the reports themselves, so ``report_estimates`` regenerates them with exactly the
+randomness layout of the per-user path (``uldp_jax.engine._layout.block_inputs`` + ``mech.perturb_batch``, block
+``b`` of repetition ``r`` keyed by ``fold_in(fold_in(key, r), b)``): the reports it feeds to the method
+aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` and ``block_size``. Where the
+route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
+``simulate`` returns them as its stats instead of drawing the per-user pass as well.
+
+Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
+``bool[n, d]``. Reports without a compact form (``compact().stats`` off: domains below ``COMPACT_MIN_D``, or many
+ones) are packed block by block on the device, ``d / 8`` bytes per report, whatever their density
+(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition): at
+large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
+pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports are packed where that is the smaller form (many ones, or compact
+reports that fit ``sizing().held_report_bytes`` packed); otherwise (few ones) the positions of the ones become support lists
+in the column layout, built on the device; their sizes are predicted from the rates and the population
+(``_report_bounds``) and checked on the reports, with an exact first pass only where a report passes them. A grid
+of bit-vector mechanisms runs point by point in these forms.
+Single mechanisms whose packed reports would pass ``sizing().held_report_bytes`` become padded support lists
+(``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
+first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
+forms are generated whole per repetition
+(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time, and a grid's points one at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from uldp_jax import _sizing, _validate
+from uldp_jax.estimation import _packed, _support
+from uldp_jax.mechanisms.core import _compact
+from uldp_jax.mechanisms.core import CompactBits, num_stats
+from uldp_jax.engine import _layout as _schedule
+from uldp_jax.engine import _report_bounds, _reports_device
+
+
+def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
+                num_blocks: int) -> Any:
+    """All ``n`` reports of one repetition (leading axis = users), in the per-user path's layout."""
+    block_inputs = _schedule.block_inputs
+
+    def block(b):
+        ky, xs, _ = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+        return mech.perturb_batch(ky, xs)
+
+    ys = jax.vmap(block)(jnp.arange(num_blocks))
+    return jax.tree_util.tree_map(lambda a: a.reshape((num_blocks * block_size,) + a.shape[2:])[:n], ys)
+
+
+def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1) -> jax.Array:
+    """Estimates of ``method`` over the plan's repetitions, on the reports behind ``simulate``'s stats.
+
+    Args:
+      key: the key given to ``simulate`` (repetition ``r`` uses ``fold_in(key, r)``).
+      plan: the call's ``_plan.Plan`` (per-user path): its mechanism (or 1-D grid), population ``data``,
+        ``n``, model, ``block_size``, ``num_blocks``, repetitions, the method resolved for the mechanism
+        (``input="reports"`` methods get the reports, ``input="stats"`` methods their aggregate) and its options.
+      method: a method name of ``plan.methods``.
+      rep_batch: repetitions vectorised together (memory knob; results do not depend on it).
+
+    Returns:
+      ``float[reps, d]`` (``[g, reps, d]`` for a grid).
+    """
+    return report_estimates_and_stats(key, plan, method, rep_batch)[0]
+
+
+def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
+                               rep_batch: int = 1) -> tuple[jax.Array, jax.Array | None]:
+    """``(report_estimates(...), int32[reps, num_stats] or None)``: where the route aggregates the reports on the
+    device anyway (bit vectors of one mechanism), their per-bit sums, which are ``simulate``'s per-user stats for
+    the same key and ``block_size`` (so ``simulate`` need not draw them a second time); ``None`` elsewhere."""
+    mech, spec, opts = plan.mech, plan.methods[method], dict(plan.options.get(method, {}))
+    data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
+                                                  plan.reps)
+    rep_batch = min(rep_batch, reps)
+    grid = plan.grid
+    pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
+    if spec.input == "reports" and not spec.forms:  # the documented protocol: ul.perturb's form (_registry)
+        return _perturb_form_estimates(key, mech, spec, data, n, iid, (block_size, num_blocks), reps, opts, grid), None
+    if grid is not None and _is_unary(mech):
+        # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
+        # support lists for compact reports with few ones); points of one form and size share
+        # one compiled program. A common form kept every point's row-layout support lists at the widest point's
+        # width, so the narrow points paid for the widest (experiments/benchmarks/README.md (k)).
+        points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
+        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None, pop)
+                for pt in points]
+        stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
+        return jnp.stack([est for est, _ in outs]), stats
+    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
+
+
+def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, grid):
+    """Each repetition's reports in ``ul.perturb``'s form, handed concrete to a method that declares no engine
+    form (``_registry``'s protocol): ``CompactBits`` where the compact sampler draws the stats, else
+    ``perturb_batch``'s reports; a grid point by point."""
+    block_size, num_blocks = blocks
+    if grid is not None:
+        points = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech) for i in range(grid)]
+        return jnp.stack([_perturb_form_estimates(key, pt, spec, data, n, iid, blocks, reps, opts, None)
+                          for pt in points])
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        items_s = _StaticItems(compact.params[0])
+        per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps))
+        nc = max(int(per[..., 0].max()), 1)
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc)
+    _check_bytes(1, num_blocks * block_size, int(num_stats(mech)) if mech.report_kind == "bits" else 4)
+    draw = jax.jit(rep_reports, static_argnums=(3, 4, 5, 6))
+    return jnp.stack([spec.fn(mech, draw(jax.random.fold_in(key, r), mech, data, n, iid, block_size, num_blocks),
+                              **opts) for r in range(reps)])
+
+
+def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
+    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind; ``pop``: the
+    plan's ``(xs, target)``."""
+    compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
+    if compact is not None and compact.stats:
+        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
+    if _is_unary(mech):
+        return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
+    per_user = int(num_stats(mech)) if mech.report_kind == "bits" else 4
+    _check_bytes(rep_batch, num_blocks * block_size, per_user)
+
+    def one_rep(m, r):
+        ys = rep_reports(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks)
+        if spec.input == "stats":
+            return spec.fn(m, m.aggregate(ys), n, **opts)
+        return spec.fn(m, ys, **opts)
+
+    def all_reps(m):
+        return _sizing.chunked_map(lambda r: one_rep(m, r), jnp.arange(reps), rep_batch)
+
+    fn = all_reps if grid is None else _point_by_point(all_reps)
+    return jax.jit(fn)(mech), None
+
+
+def _point_by_point(fn: Any) -> Any:
+    """``fn`` over a 1-D grid's points one at a time (``lax.map``): one point's reports are held at once, not the
+    whole grid's (``vmap`` held every point's support lists and EM temporaries together; experiments/benchmarks/README.md (k)); each
+    point computes what ``vmap`` would."""
+    return lambda grid: jax.lax.map(fn, grid)
+
+
+def _is_unary(mech: Any) -> bool:
+    try:
+        _support.unary_parts(mech)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
+    if rep_batch * rows * per_user > _sizing.sizing().held_report_bytes:
+        raise ValueError(f"report_estimates would hold {rep_batch} x {rows} reports of {per_user} bytes at once; "
+                         "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
+
+
+def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
+    """``pack_bits`` over the blocks of one repetition (``lax.map``, a few blocks at a time)."""
+    block_inputs = _schedule.block_inputs
+
+    def block(b):
+        ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
+        return _support.pack_bits(mech, mech.perturb_batch(ky, xs), w, width)
+
+    batch = _reports_device.block_batch(num_blocks, block_size * mech.d)
+    return _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
+
+
+def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
+    """Report-based estimates from support lists packed block by block (module docstring)."""
+
+    def over_reps(fn):
+        def all_reps(m):
+            return _sizing.chunked_map(lambda r: fn(m, r), jnp.arange(reps), rep_batch)
+
+        return jax.jit(all_reps if grid is None else _point_by_point(all_reps))
+
+    nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
+    if grid is None and rep_batch * rows_pad * nb <= _sizing.sizing().held_report_bytes:
+        # bit-packed even where support lists would be smaller (few ones): they need a first pass for their width
+        # and a scatter-add per EM pass, and took longer (experiments/benchmarks/README.md (k)).
+        return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps,
+                                                rep_batch, opts)
+
+    def rep_width(m, r):
+        return jnp.max(_packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks, 1)[4])
+
+    width = max(int(np.max(np.asarray(over_reps(rep_width)(mech)))), 1)
+    rows = num_blocks * block_size
+    _check_bytes(rep_batch, rows, width * np.dtype(_support.index_dtype(mech.d)).itemsize)
+    chunk = _reports_device.row_chunk(rows, width)
+
+    def one_rep(m, r):
+        sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
+                                             width)
+        stats = jnp.sum(st, axis=0)
+        sums = stats.astype(jnp.int32)  # handed back as simulate's stats
+        if spec.input == "stats":
+            return spec.fn(m, stats, n, **opts), sums
+        rep = _support.SupportReports(sup.reshape(rows, width), wt.reshape(rows), jnp.sum(inv, axis=0),
+                                      stats, None, None, chunk, 0)
+        return spec.fn(m, rep, **opts), sums
+
+    est, stats = over_reps(one_rep)(mech)
+    return est, (stats if grid is None else None)
+
+
+def _prefers_packed(mech: Any) -> bool:
+    """Bit-packed reports (``d / 8`` bytes each) where they are smaller than support lists (2 bytes per one):
+    decided from the expected number of product-part ones (concrete rates; else support lists)."""
+    compact = mech.compact()
+    params = None if compact is None else compact.params
+    if params is None or not all(_validate.is_concrete(a) for a in params[1:]):
+        return False
+    items_s, own_prob, q = params
+    prod_mask, _ = _support.unary_parts(mech)
+    ones = float(np.max(np.asarray(own_prob))) + len(items_s) * float(np.max(np.asarray(q)))
+    return _packed.num_bytes(int(prod_mask.sum())) <= 2 * ones
+
+
+class _StaticItems:
+    """A concrete item set as a static (hashable) jit argument: compared by value."""
+
+    def __init__(self, items: Any):
+        self.items = np.asarray(items, np.int64)
+        self._key = (self.items.shape, self.items.tobytes())
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _StaticItems) and self._key == other._key
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
+def _chunks_needed(m, key_r, data, n, iid, block_size, num_blocks, items_s):
+    """``int32[num_blocks, 4]``: per block, the most chunks of ``CHUNK`` gaps a user needs, its product-part
+    reports (rows of the support lists), a bound on those rows' ones (exact where every other item is in the
+    product part; else every report's product-part ones) and the most ones in one of its reports
+    (``sample_sizes`` / ``sample_counts``; no positions; the host sums blocks in int64)."""
+    prod_mask, has_inv = _support.unary_parts(m)
+    prod = jnp.asarray(prod_mask)
+    d = num_stats(m)
+    # where every "other" item is in the product part, a report leaves it only by its own bit: count per report,
+    # so that the ones of the rows EM keeps are bounded, not every report's (uRAP's invertible rows hold ones
+    # too: at bench_em's setting 6.2M kept of 27.7M, and the column layout was sized for all of them)
+    per_report = _support.others_in_product(m)
+
+    def block(b):
+        ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
+        _, own_prob, q = m.compact().params
+        if per_report:
+            nc, ones, own = _compact.sample_sizes(ky, xs, items_s.items, own_prob, q, d, w)
+            out = own & ~prod[jnp.clip(xs, 0, d - 1)]  # the own bit outside the product part: an invertible row
+            inv = jnp.sum(out, dtype=jnp.int32) if has_inv else 0
+            kept_ones = jnp.sum(jnp.where(out, 0, ones), dtype=jnp.int32) if has_inv else jnp.sum(ones, dtype=jnp.int32)
+            return jnp.stack([nc, jnp.sum(w, dtype=jnp.int32) - inv, kept_ones, jnp.max(ones, initial=0)])
+        counts, nc, widest = _compact.sample_counts(ky, xs, items_s.items, own_prob, q, d, w)
+        inv = jnp.sum(jnp.where(prod, 0, counts[:prod.shape[0]])) if has_inv else 0  # one non-sensitive bit each
+        return jnp.stack([nc, jnp.sum(w, dtype=jnp.int32) - inv, jnp.sum(jnp.where(prod, counts, 0)), widest])
+
+    return jax.lax.map(block, jnp.arange(num_blocks))
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7))
+def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks):
+    """``ones[num_blocks * block_size, W]`` of one repetition (masked users: all padding)."""
+    d = num_stats(m)
+
+    def block(b):
+        ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
+        ones = m.compact().perturb(ky, xs, num_chunks).ones
+        return jnp.where(w[:, None], ones, jnp.asarray(d, ones.dtype))
+
+    batch = _reports_device.block_batch(num_blocks, block_size * (num_chunks * _compact.CHUNK + 1))
+    ones = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
+    return ones.reshape(num_blocks * block_size, -1)
+
+
+def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop=(None, None)):
+    """Report-based estimates from compact reports (``CompactBits``), every repetition on the device.
+
+    Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
+    inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
+    ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) and the
+    support lists' sizes are predicted (below), else found by one first pass of ``sample_sizes`` /
+    ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
+    on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
+    (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
+    repetitions. Where the packed bytes of one repetition would pass ``sizing().held_report_bytes`` the reports go to the
+    method as ``CompactBits``, one repetition at a time (``_compact_on_host``).
+
+    Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``) and
+    the bounds cost little against a typical draw's sizes (``_bounds_pay``), the first pass is skipped: the
+    compiled route checks the predicted sizes on the reports it draws, and only where they were passed (chance
+    ``_report_bounds.MISS`` a call) does the call run the first pass and draw again.
+    """
+    rows = num_blocks * block_size
+    if pop[1] is not None:
+        bound = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid)
+        typical = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid, miss=1.0)
+        sized = None if bound is None else _static_sizes(mech, rows, *bound)
+        if sized is not None and _bounds_pay(sized, _static_sizes(mech, rows, *typical)):
+            est, stats, passed = _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size,
+                                                                  num_blocks, reps, 1, opts, *sized, check=True)
+            if not bool(np.any(np.asarray(passed))):
+                return est, stats
+    items_s = _StaticItems(mech.compact().params[0])
+    per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps),
+                     np.int64)
+    nc = max(int(per[..., 0].max()), 1)
+    kept, ones = (int(v) for v in per[..., 1:3].sum(axis=1).max(axis=0))  # bounds over repetitions
+    sized = _static_sizes(mech, rows, nc, kept, ones, max(int(per[..., 3].max()), 1))
+    if sized is None:
+        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
+    return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
+                                            *sized)
+
+
+def _bounds_pay(bound: tuple, typical: tuple) -> bool:
+    """Whether the reports drawn at the bounds' sizes cost less than a first pass: packed reports, with at most 1/16
+    more chunks than a typical draw needs (the first pass draws every chunk again; an extra one is 1/nc more of
+    the drawing alone); support lists, with the same sizes as a typical draw (a wider row or a bucket more slows
+    every EM pass; experiments/benchmarks/README.md (k))."""
+    if bound[1]:
+        return 16 * (bound[0] - typical[0]) <= typical[0]
+    return bound == typical
+
+
+def _static_sizes(mech, rows, nc, kept, ones, widest):
+    """``(num_chunks, packed, sizes)`` of ``packed_estimates`` for ``rows`` reports with ``nc`` chunks per user and
+    (support lists) the kept rows, their ones and the widest report bounded as given, bucketed; ``None`` where one
+    repetition's reports would pass ``sizing().held_report_bytes`` on the device."""
+    widest = min(_support.bucket(widest), nc * _compact.CHUNK + 1)
+    nb, _, rows_pad = _reports_device.rows_and_chunk(mech, rows)
+    packed = _prefers_packed(mech)  # else the sampler's positions are the support lists (2 bytes per one)
+    per_row = nb if packed else widest * np.dtype(_support.index_dtype(mech.d)).itemsize
+    if rows_pad * per_row > _sizing.sizing().held_report_bytes:
+        return None
+    sizes = (0, 0, 0) if packed else (_support.bucket(max(kept, 1)), _support.bucket(max(ones, 1)), widest)
+    return nc, packed, sizes
+
+
+@functools.partial(jax.jit, static_argnums=(4, 5, 6, 7, 8))
+def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
+    """``_chunks_needed`` of every repetition: ``int32[reps, num_blocks, 3]`` (one compiled pass, one host read)."""
+    return jax.lax.map(
+        lambda r: _chunks_needed(m, jax.random.fold_in(key, r), data, n, iid, block_size, num_blocks, items_s),
+        jnp.arange(reps))
+
+
+def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
+    """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
+    repetition's packed bytes would pass ``sizing().held_report_bytes`` (memory O(number of ones), never ``n x d``)."""
+    d = num_stats(mech)
+    n_arr = jnp.int32(n)
+    out = []
+    for r in range(reps):
+        key_r = jax.random.fold_in(key, r)
+        ones = np.asarray(_compact_reports(mech, key_r, data, n_arr, iid, block_size, num_blocks, nc))[:n]
+        width = max(max((int(np.max(np.sum(ones[i:i + 4096] < d, axis=1), initial=0))
+                         for i in range(0, n, 4096)), default=0), 1)
+        ys = CompactBits(jax.device_put(ones[:, :width]), d)  # one device copy, no host temporary
+        del ones
+        if spec.input == "stats":
+            out.append(spec.fn(mech, mech.aggregate(ys), n, **opts))
+        else:
+            out.append(spec.fn(mech, ys, **opts))
+        del ys
+    return jnp.stack(out)
