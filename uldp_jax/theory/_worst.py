@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base
-from uldp_jax.privacy import _channel
+from uldp_jax.privacy import channel
 from uldp_jax.theory._exact import estimator_matrix
 
 
@@ -24,14 +23,14 @@ def project_simplex(y: np.ndarray) -> np.ndarray:
     return np.maximum(y - css[rho] / (rho + 1.0), 0.0)
 
 
-def exact_worst_mse(mech: _base.Mechanism, n: Any = 1.0) -> tuple[float, np.ndarray]:
+def exact_worst_mse(mech: Any, n: Any = 1.0) -> tuple[float, np.ndarray]:
     """``(max_p MSE(p), argmax p)``: the worst case over every distribution ``p`` of the exact iid squared l2 risk
     of ``mech``'s empirical estimator for ``n`` users (``n = 1``: ``n`` times the risk), from its exact channel.
 
     Raises:
       ValueError: if the estimator is biased on the exact channel (the quadratic form above needs unbiasedness).
     """
-    Q, _ = _channel.channel(mech)
+    Q, _ = channel(mech)
     W, c = estimator_matrix(mech)
     G = W + c[None, :]
     if np.max(np.abs(Q @ G - np.eye(Q.shape[0], G.shape[1]))) > 1e-8:
