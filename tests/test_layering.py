@@ -528,6 +528,8 @@ PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages
     },
     "mechanisms.core._spec": {"privacy._audit", "pum._estimate", "pum._mechanism", "theory._families"},
     "mechanisms.hadamard._forms": {"theory"},
+    "mechanisms.subset._pgr": {"theory"},  # PGR's closed forms in ul.theory (issue 49), as the HR family's above
+    "mechanisms.subset._ubd_weights": {"theory"},  # uBD's minimax weights and risk in ul.theory (issue 49)
     "mechanisms.hadamard._general_forms": {"experiments._hr_general"},
     "mechanisms.hadamard._matrices": {"privacy"},
     "mechanisms.transform._nonpure_uldp": {"theory"},
@@ -590,6 +592,8 @@ SIZE_CONSTANTS = {
     "mechanisms.rr._urr": {"TABLE_MAX_D"},
     "mechanisms.subset._ksubset": {"ONEHOT_MAX_WORDS"},
     "mechanisms.subset._ss": {"MAX_SS_CHANNEL_D"},
+    "mechanisms.subset._pgr": {"CHUNK_POINTS"},  # issue 49 (branch oracles2): to _sizing with the sizing step
+    "mechanisms.subset._ubd_weights": {"MAX_STEPS"},  # an iteration cap of uBD's weight solver (issue 49)
     "privacy._channel": {"MAX_GRID_ENTRIES"},
     "tuning._optimize": {"DEFAULT_STEPS"},
     "tuning._recommend": {"MAX_D"},

@@ -59,6 +59,9 @@ def report_statistic(mech: Any, m: int, statistic: Any = None) -> Statistic | No
             raise ValueError(f"Expected statistic to be a finite float[{m}, {k}] array (the statistic one report "
                              f"of each channel column adds to aggregate's {k} entries), got shape {S.shape}.")
         return Statistic(S)
+    columns = _report_space.own(mech).columns  # the mechanism's own per-column statistic (uBD, HPGR)
+    if columns is not None:
+        return Statistic(np.asarray(columns(), np.float64))
     if mech.report_kind == "item" and k == m:
         return Statistic(None)
     if mech.report_kind == "bits" and 2**k == m:

@@ -98,6 +98,12 @@ def _uses_debias(mech: Any) -> bool:
             and int(_report_space.num_stats(mech)) == int(mech.num_outputs))
 
 
+def _column_stats(mech: Any) -> np.ndarray | None:
+    """``reports().columns()`` as float64 ``[m, stats]`` (a statistic that is neither items nor supports), or None."""
+    columns = _report_space.own(mech).columns if _estimation.own_debias(mech) else None
+    return None if columns is None else np.asarray(columns(), np.float64)
+
+
 def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np.ndarray, np.ndarray]:
     """``(W float64[m, d], c float64[d])`` with ``p_hat = h @ W / n + c`` for the empirical estimator.
 
@@ -108,15 +114,18 @@ def estimator_matrix(mech: _base.Mechanism, affine: str = "channel") -> tuple[np
     """
     if affine not in ("channel", "mechanism"):
         raise ValueError(f"Expected affine={affine!r} in ('channel', 'mechanism').")
-    if _uses_debias(mech):
+    columns = _column_stats(mech)
+    if _uses_debias(mech) or columns is not None:
         import jax
 
         with jax.enable_x64(True):
-            m = int(mech.num_outputs)
+            k = int(mech.num_outputs) if columns is None else columns.shape[1]
             mech64 = jax.tree_util.tree_map(lambda v: np.asarray(v, np.float64), mech)
-            W = np.asarray(_estimation.debias(mech64, np.eye(m), 1.0), np.float64)
-            c = np.asarray(_estimation.debias(mech64, np.zeros(m), 1.0), np.float64)
-        return W - c[None, :], c
+            rows = _estimation.debias if columns is None else jax.vmap(_estimation.debias, in_axes=(None, 0, None))
+            W = np.asarray(rows(mech64, np.eye(k), 1.0), np.float64)  # item debias takes a batch of histograms
+            c = np.asarray(_estimation.debias(mech64, np.zeros(k), 1.0), np.float64)
+        W = W - c[None, :]
+        return (W if columns is None else columns @ W), c
     S = support_matrix(mech)
     if affine == "channel":
         _, a, b = support_moments(mech)

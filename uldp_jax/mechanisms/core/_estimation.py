@@ -63,6 +63,9 @@ def affine(mech: Any) -> tuple[jax.Array, jax.Array] | None:
 def stats_matrix(mech: Any) -> jax.Array:
     """``A float[d, num_stats]`` with ``E[stats] / n = p @ A``, read off the channel (small domains)."""
     Q = jnp.asarray(mech.channel_matrix()[0])
+    columns = _report_space.own(mech).columns
+    if columns is not None:
+        return Q @ jnp.asarray(columns(), Q.dtype)
     if mech.report_kind == "item" and _report_space.num_stats(mech) == mech.num_outputs:
         return Q
     if mech.report_kind == "bits" and 2**_report_space.num_stats(mech) == mech.num_outputs:
@@ -104,7 +107,10 @@ def variance_from_channel(mech: Any, p: jax.Array, n: Any) -> jax.Array:
     """
     Q = jnp.asarray(mech.channel_matrix()[0])
     k = int(_report_space.num_stats(mech))
-    if mech.report_kind == "item" and k == mech.num_outputs:
+    columns = _report_space.own(mech).columns
+    if columns is not None:
+        S = jnp.asarray(columns(), Q.dtype)
+    elif mech.report_kind == "item" and k == mech.num_outputs:
         S = jnp.eye(k, dtype=Q.dtype)
     elif mech.report_kind == "bits" and 2**k == mech.num_outputs:
         S = jnp.asarray(bits_table(k), Q.dtype)

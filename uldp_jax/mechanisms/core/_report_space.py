@@ -19,13 +19,16 @@ class Reports(NamedTuple):
     ``bits``: the bits one user sends, 003 Def 5 (default ``log2(num_outputs)``). ``sample(key, xs, weights)``: the
     statistic of ``perturb_batch(key, xs)``'s reports drawn without forming them, equal to ``aggregate`` of them
     in law and in bits (default: the compact sampler's per-bit sums when ``compact().stats``, else ``aggregate(
-    perturb_batch(key, xs), weights)``; ``_reports.sample_stats``).
+    perturb_batch(key, xs), weights)``; ``_reports.sample_stats``). ``columns()``: ``float[num_outputs,
+    stats]``, the statistic one report of each exact channel column adds (default: items and bit vectors, read
+    off ``report_kind``); what the exact risks (``ul.theory.estimator_matrix``) use for a statistic of any shape.
     """
 
     stats: int | None = None  # len(aggregate(ys)); None: items num_outputs, bits d
     check: Callable[[Any], None] | None = None  # ys -> None or raises; None: item / bit forms or the sampler's
     bits: float | None = None  # bits a user sends; None: log2(num_outputs)
     sample: Callable[..., Any] | None = None  # (key, xs, weights) -> stats; None: compact sums or aggregate(reports)
+    columns: Callable[[], Any] | None = None  # () -> float[num_outputs, stats]; None: items / bit vectors
 
 
 def own(mech: Any) -> Reports:
