@@ -485,62 +485,55 @@ def test_the_checks_catch_what_they_forbid():
 # below another subpackage; the top-level private modules (``_validate``, ``_sizing``, ...) are shared
 # infrastructure and not counted. This list may only shrink (issue 47's target: at most 20 edges).
 PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages that import it (may only shrink)
-    "engine._counts_path": {"uldp_jax"},
-    "engine._engine": {"experiments._murakami_timing", "studies._run"},
-    "engine._kernels": {"pum._simulate", "tuning._collab"},
-    "engine._plan": {"pum._simulate", "tuning._collab"},
-    "engine._reports": {"pum._simulate"},
-    "estimation._empirical": {"_check"},
-    "estimation._packed": {"engine._reports", "engine._reports_device"},
-    "estimation._registry": {"pum._estimate", "studies._methods"},
-    "estimation._support": {"engine._report_bounds", "engine._reports", "engine._reports_device"},
-    "estimation._support_device": {"engine._reports_device"},
-    "mechanisms.core._base": {
-        "_check", "privacy._audit", "privacy._channel", "privacy._hypothesis", "pum._mechanism",
-        "studies._spec", "testing", "theory._exact", "theory._families", "theory._grid", "theory._mse",
-        "tuning._optimize", "tuning._tune",
-    },
-    "mechanisms.core._compact": {
-        "uldp_jax", "engine._report_bounds", "engine._reports", "engine._reports_device",
-        "estimation._em_reports", "estimation._packed", "estimation._support", "estimation._support_device",
-    },
-    "mechanisms.core._counts": {"engine._counts_path"},
-    "mechanisms.core._delegate": {"pum._mechanism"},
-    "mechanisms.core._estimation": {"_check", "testing", "theory._exact"},
-    "mechanisms.core._family": {"theory._families", "tuning._optimize", "tuning._tune"},
-    "mechanisms.core._grid_check": {
-        "_check", "privacy._audit", "privacy._channel", "pum._audit", "studies._spec", "theory._grid",
-        "theory._mse", "tuning._tune",
-    },
-    "mechanisms.core._nmse": {"theory", "theory._mse"},
-    "mechanisms.core._optima": {"theory", "tuning._recommend"},
-    "mechanisms.core._pure_uldp": {"theory"},
-    "mechanisms.core._pytree": {"pum._mechanism", "testing"},
-    "mechanisms.core._records": {
-        "_check", "privacy._audit", "privacy._channel", "pum._mechanism", "testing", "theory._exact",
-    },
-    "mechanisms.core._registry": {"uldp_jax", "pum"},
-    "mechanisms.core._report_space": {
-        "_check", "privacy._channel", "pum._mechanism", "theory._exact", "tuning._recommend",
-    },
-    "mechanisms.core._reports": {
-        "_check", "engine._layout", "estimation._em", "privacy._audit", "privacy._channel", "theory._grid",
-    },
-    "mechanisms.core._spec": {"privacy._audit", "pum._estimate", "pum._mechanism", "theory._families"},
-    "mechanisms.hadamard._forms": {"theory"},
-    "mechanisms.subset._pgr": {"theory"},  # PGR's closed forms in ul.theory (issue 49), as the HR family's above
-    "mechanisms.subset._ubd_weights": {"theory"},  # uBD's minimax weights and risk in ul.theory (issue 49)
-    "mechanisms.hadamard._general_forms": {"experiments._hr_general"},
-    "mechanisms.hadamard._matrices": {"privacy"},
-    "mechanisms.transform._nonpure_uldp": {"theory"},
-    "mechanisms.wheel._wheel": {"tuning._recommend"},
-    "privacy._audit": {"_check", "pum._audit"},
-    "privacy._channel": {"_check", "testing", "theory._exact"},
-    "pum._mechanism": {"data._pum_scenario"},
-    "studies._population": {"experiments._murakami_study"},
-    "theory._exact": {"tuning._recommend"},
-    "theory._families": {"tuning._collab", "tuning._optimize", "tuning._tune"},
-    "theory._mse": {"tuning._optimize", "tuning._recommend", "tuning._tune"},
+    'checks._draws': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'checks._estimator': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'checks._leak': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'checks._likelihood': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'checks._report': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'checks._sample': ['_check'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'engine._counts_path': ['uldp_jax'],
+    'engine._engine': ['experiments._murakami_timing', 'studies._run'],
+    'engine._kernels': ['pum._simulate', 'tuning._collab'],
+    'engine._plan': ['pum._simulate', 'tuning._collab'],
+    'engine._reports': ['pum._simulate'],
+    'estimation._empirical': ['checks._estimator'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'estimation._packed': ['engine._reports', 'engine._reports_device'],
+    'estimation._registry': ['pum._estimate', 'studies._methods'],
+    'estimation._support': ['engine._report_bounds', 'engine._reports', 'engine._reports_device'],
+    'estimation._support_device': ['engine._reports_device'],
+    'mechanisms.core._base': ['_audit_sampler', '_check', 'privacy._audit', 'privacy._channel', 'privacy._hypothesis', 'pum._mechanism', 'studies._spec', 'testing', 'theory._exact', 'theory._families', 'theory._grid', 'theory._mse', 'tuning._optimize', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._compact': ['checks._draws', 'engine._report_bounds', 'engine._reports', 'engine._reports_device', 'estimation._em_reports', 'estimation._packed', 'estimation._support', 'estimation._support_device', 'uldp_jax'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._counts': ['engine._counts_path'],
+    'mechanisms.core._delegate': ['pum._mechanism'],
+    'mechanisms.core._estimation': ['checks._estimator', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._family': ['theory._families', 'tuning._optimize', 'tuning._tune'],
+    'mechanisms.core._grid_check': ['_audit_sampler', '_check', 'privacy._audit', 'privacy._channel', 'pum._audit', 'studies._spec', 'theory._grid', 'theory._mse', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._likelihood': ['checks._likelihood'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._nmse': ['theory', 'theory._mse'],
+    'mechanisms.core._optima': ['theory', 'tuning._recommend'],
+    'mechanisms.core._pure_uldp': ['theory'],
+    'mechanisms.core._pytree': ['pum._mechanism', 'testing'],
+    'mechanisms.core._records': ['_audit_draws', '_audit_sampler', 'checks._estimator', 'checks._leak', 'checks._likelihood', 'checks._sample', 'privacy._audit', 'privacy._channel', 'pum._mechanism', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._registry': ['pum', 'uldp_jax'],
+    'mechanisms.core._report_space': ['_audit_sampler', 'checks._estimator', 'checks._likelihood', 'privacy._channel', 'pum._mechanism', 'theory._exact', 'tuning._recommend'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._reports': ['checks._estimator', 'checks._likelihood', 'checks._sample', 'engine._layout', 'estimation._em', 'privacy._audit', 'privacy._channel', 'theory._grid'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._spec': ['_audit_sampler', 'privacy._audit', 'pum._estimate', 'pum._mechanism', 'theory._families'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.hadamard._forms': ['theory'],
+    'mechanisms.hadamard._general_forms': ['experiments._hr_general'],
+    'mechanisms.hadamard._matrices': ['privacy'],
+    'mechanisms.subset._pgr': ['theory'],
+    'mechanisms.subset._ubd_weights': ['theory'],
+    'mechanisms.transform._nonpure_uldp': ['theory'],
+    'mechanisms.wheel._wheel': ['tuning._recommend'],
+    'privacy._audit': ['_check', 'pum._audit'],
+    'privacy._channel': ['_check', 'checks._estimator', 'checks._likelihood', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'privacy._empirical_eps': ['_audit_sampler', 'checks._leak'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'privacy._sampler_report': ['_audit_sampler', 'uldp_jax'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'pum._mechanism': ['data._pum_scenario'],
+    'studies._population': ['experiments._murakami_study'],
+    'theory._exact': ['tuning._recommend'],
+    'theory._families': ['tuning._collab', 'tuning._optimize', 'tuning._tune'],
+    'theory._mse': ['tuning._optimize', 'tuning._recommend', 'tuning._tune'],
 }
 
 
@@ -595,6 +588,11 @@ SIZE_CONSTANTS = {
     "mechanisms.subset._pgr": {"CHUNK_POINTS"},  # issue 49 (branch oracles2): to _sizing with the sizing step
     "mechanisms.subset._ubd_weights": {"MAX_STEPS"},  # an iteration cap of uBD's weight solver (issue 49)
     "privacy._channel": {"MAX_GRID_ENTRIES"},
+    # issues 50/53 (ul.audit_sampler, ul.check's leak/debias rows): to _sizing with the sizing step
+    "_audit_draws": {"BATCH_REPORTS", "COUNT_CALL_CHUNKS", "COUNT_CHUNK", "HOST_BATCH", "MAX_CELLS"},
+    "checks._estimator": {"AFFINE_COLUMNS"},
+    "checks._leak": {"PAIR_CELLS"},
+    "privacy._clopper_pearson": {"_STEPS"},
     "tuning._optimize": {"DEFAULT_STEPS"},
     "tuning._recommend": {"MAX_D"},
     "tuning._tune": {"AUDIT_MAX_ENTRIES"},
