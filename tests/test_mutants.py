@@ -23,13 +23,15 @@ from scipy import stats as sps
 
 import uldp_jax as ul
 from uldp_jax import _check, testing
+from uldp_jax.checks import _estimator
 from uldp_jax.mechanisms.core import _estimation, _records
 
 SENS = (0, 2, 3)
 
 
 def _debias_row(mech):
-    return _check._check_debias(mech, ul.channel(mech).Q)[0]
+    Q = np.asarray(ul.channel(mech).Q, np.float64)
+    return _estimator.check_debias(mech, Q, _estimator.report_statistic(mech, Q.shape[1]))
 
 
 @pytest.mark.parametrize("make", [lambda: ul.OLH(5, 1.0, g=3, family="full"), lambda: ul.SS(6, 1.0, k=2),

@@ -46,7 +46,7 @@ def water_filling(counts: jax.Array, ratio: Any) -> jax.Array:
     return jnp.maximum(c / lam - r, 0.0)
 
 
-def grr_mle(mech: Any, stats: Any, n: Any = None) -> jax.Array:
+def grr_mle(mech: Mechanism, stats: Any, n: Any = None) -> jax.Array:
     """The exact MLE of ``p`` on the simplex from a GRR report histogram (``ul.aggregate(mech, ys)``).
 
     Args:

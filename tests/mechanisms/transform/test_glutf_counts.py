@@ -18,7 +18,7 @@ import uldp_jax as ul
 from uldp_jax import fastpath
 from uldp_jax.mechanisms.core._records import likelihood_of
 
-_COUNTS_PATH_TESTS = Path(__file__).parents[2] / "simulate" / "test_counts_path.py"
+_COUNTS_PATH_TESTS = Path(__file__).parents[2] / "engine" / "test_counts_path.py"
 _spec = importlib.util.spec_from_file_location("_fastpath_tests", _COUNTS_PATH_TESTS)
 _fastpath_tests = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fastpath_tests)
