@@ -22,6 +22,10 @@ _spec = importlib.util.spec_from_file_location("make_regression", _DIR / "make_r
 make_regression = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_regression)
 
+# The snapshot's subprocess draws every family, path and report-EM route at once (issue 47's extended snapshot): it
+# took longer than the default per-test limit on a loaded machine, so the module carries a limit of its own.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
 
 @pytest.fixture(scope="module")
 def recorded():
