@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import glob
+import importlib.util
 import inspect
 import os
 import re
@@ -22,6 +23,14 @@ from mkdocs.structure.files import File
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENTS = os.path.join(ROOT, "experiments")
+
+
+def _convert():
+    """docs/griffe_rst_math.py's ``convert``: the table's summaries are docstring text too (reST math -> MathJax)."""
+    spec = importlib.util.spec_from_file_location("griffe_rst_math", os.path.join(ROOT, "docs", "griffe_rst_math.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.convert
 
 
 def _examples(ul):
@@ -49,7 +58,7 @@ def _static_path(obj) -> str:
 def _mechanism_table() -> str:
     import uldp_jax as ul
 
-    ex = _examples(ul)
+    ex, convert = _examples(ul), _convert()
     names = [n for n in ul.__all__ if n != "Mechanism" and (
         (inspect.isclass(getattr(ul, n)) and issubclass(getattr(ul, n), ul.Mechanism))
         or isinstance(ex.get(n), ul.Mechanism) and callable(getattr(ul, n)))]
@@ -62,7 +71,7 @@ def _mechanism_table() -> str:
     for n in names:
         obj, m = getattr(ul, n), ex[n]
         rep = ul.audit(m)
-        summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ").replace("|", "/")
+        summary = convert((inspect.getdoc(obj) or "").split("\n\n")[0]).replace("\n", " ").replace("|", "/")
         verdict = f"{rep.kind}, eps = {float(rep.eps):.3g}, {'ok' if rep.ok else 'VIOLATED'}" + (
             ", tight" if rep.tight else "")
         rows.append(f"| [`{n}`](#uldp_jax.{n}) | {summary} | {verdict} | `{m!r}` | {_references(obj)} |")

@@ -184,7 +184,9 @@ _ = res.plot("mse")   # error against eps per n, with standard-error bands'''),
         ("code", '''# Results that load anywhere: a plain CSV (pandas.read_csv needs no arguments) and a reloadable result.
 import pandas as pd
 res.to_csv("study.csv")
-print(pd.read_csv("study.csv").head())
+table = pd.read_csv("study.csv")
+print(table.columns.tolist())
+print(table.drop(columns=["compile_s", "run_s"]).head())  # the time columns differ from run to run
 res.save("study")
 again = ul.StudyResult.load("study")
 print("reloaded:", len(again.rows()), "rows")'''),

@@ -24,7 +24,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _converter():
-    if importlib.util.find_spec("griffe") is None:  # the docs extra is not installed: stand in for its base class
+    # the docs extra is not installed: stand in for its base class (once: find_spec refuses the stand-in)
+    if "griffe" not in sys.modules and importlib.util.find_spec("griffe") is None:
         sys.modules.setdefault("griffe", types.SimpleNamespace(Extension=object))
     spec = importlib.util.spec_from_file_location("griffe_rst_math", ROOT / "docs" / "griffe_rst_math.py")
     mod = importlib.util.module_from_spec(spec)
