@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _sizing
-from uldp_jax.mechanisms.core import num_stats
+from uldp_jax.mechanisms.core import likelihood_of, num_stats
 
 
 def _float_bytes() -> int:
@@ -26,9 +26,12 @@ def _float_bytes() -> int:
 
 
 def _dense_bit_entries(mech: Any, ys: Any) -> int:
-    """Entries of dense ``bool[n, width]`` bit reports (0 for every other report form: item reports, compact or
-    packed reports, support lists), read from the shape only."""
-    if mech.report_kind != "bits" or not hasattr(ys, "shape") or not hasattr(ys, "dtype"):
+    """Entries of dense ``bool[n, width]`` reports of a product-Bernoulli model (RAPPOR/UE, uRAP: EM checks and
+    packs them); 0 for every other report form (item reports, compact or packed reports, support lists) and for
+    per-report likelihoods (sized by EM's ``likelihood_cells``). Read from the shape only."""
+    if mech.report_kind != "bits" or likelihood_of(mech).product is None:
+        return 0
+    if not hasattr(ys, "shape") or not hasattr(ys, "dtype"):
         return 0
     return math.prod(int(s) for s in np.shape(ys)) if np.ndim(ys) >= 2 else 0
 

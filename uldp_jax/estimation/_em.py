@@ -277,7 +277,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     Returns:
       ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
-    _memory.check_call_memory("EM", mech, ys, stage="em")  # static sizes: before the statistic or any pass exists
+    _memory.check_call_memory("EM", mech, stage="em")  # static sizes: before the statistic or any pass exists
     if mech.report_kind == "item":
         _reports.check_reports(mech, ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)
