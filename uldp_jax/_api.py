@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _memory
 from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.estimation import get_method
@@ -141,6 +142,8 @@ def aggregate(mech: Mechanism, ys: Any) -> jax.Array:
     """Reduces reports to the mechanism's sufficient statistic (``int32[num_stats]``)."""
     _check_mech(mech)
     ys = _as_reports(mech, ys)
+    if not grid_shape_or_none(mech):  # the statistic's size, refused before anything of that size exists
+        _memory.check_call_memory("ul.aggregate", mech, ys)
     check_reports(mech, ys)  # an out-of-range report is refused, never dropped from the histogram
     return mech.aggregate(ys)
 
@@ -187,6 +190,8 @@ def estimate(mech: Mechanism, ys: Any, method: str = "emp", **options: Any) -> j
     shape = grid_shape_or_none(mech)
     if shape:  # a grid: reports with the grid's leading axes (as ``perturb`` of the grid returns them)
         return _estimate_grid(mech, shape, ys, method, options)
+    stage = "em" if method == "em" else "estimate"  # EM's passes sized here too: before the reports are checked
+    _memory.check_call_memory(f"ul.estimate(..., method={method!r})", mech, ys, stage=stage)
     check_reports(mech, ys)
     if m.input == "reports":
         return m.fn(mech, ys, **options)

@@ -89,6 +89,13 @@ class Sizing(NamedTuple):
     gram_block_rows: int = 2048  # rows per block of the subsampled Gram (bounds its temporaries)
     newton_max_d: int = 2048  # domains up to which a dense d x d Newton model is built; larger ones keep SQUAREM
     dot_min_bytes: int = 8  # packed rows of at least this many bytes are unpacked and read by products (README (k))
+    # The working memory of one ``ul.aggregate`` / ``ul.estimate`` / EM call (``uldp_jax/_memory.py``), sized from
+    # static shapes and refused above ``call_memory_bytes`` before anything is allocated. The counts below are
+    # upper bounds of what the calls hold at once, beyond their inputs.
+    call_memory_bytes: int = 2**31  # per call, on CPU; 1/4 of the device memory elsewhere (see ``sizing``)
+    stat_vectors: int = 8  # float[num_stats] vectors an estimate from statistics holds (debias, threshold, ...)
+    em_vectors: int = 16  # float[d] vectors of an EM / SQUAREM pass (iterates, extrapolation, channel products)
+    dense_em_entry_bytes: int = 8  # bytes per dense report bit EM's checks, packing and passes hold
 
 
 SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
@@ -109,7 +116,10 @@ def sizing(device: Any = None) -> Sizing:
     elsewhere; its blocks are keyed by their index, so the reports are bit-identical across it. The EM row
     chunk (``row_chunk_entries``, 2**20 entries) stays fixed on every backend: it sets the order
     of the float accumulations across chunks, and a different order moves EM estimates in float32 passes (tests/estimation/test_em_sizing.py), i.e. results would depend on the
-    device.
+    device. ``call_memory_bytes`` (the working memory one ``ul.aggregate`` / ``ul.estimate`` / EM call may need,
+    refused above it before anything is allocated) is a fixed 2 GiB on CPU (a Colab CPU runtime has 12 GiB;
+    GRR's "emp" up to d = 2**24 fits) and 1/4 of the device memory elsewhere; raise it through
+    ``SIZING_OVERRIDE["call_memory_bytes"]``.
     """
     device = jax.devices()[0] if device is None else device
     if device.platform == "cpu":
@@ -124,5 +134,6 @@ def sizing(device: Any = None) -> Sizing:
         chunk = int(min(2**30, max(2**24, pow2_floor(limit // 64))))
         rep_batch = int(max(1, min(8, limit // 8 // chunk)))
         em_col = chunk // 1024  # gathered entries per column chunk: 2**14 .. 2**20 (1/65536 of the memory)
-        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK, em_col, 4 * DEFAULT_REPORT_BATCH_ENTRIES)
+        out = Sizing(chunk, rep_batch, 8 * DEFAULT_COUNTS_REP_CHUNK, em_col, 4 * DEFAULT_REPORT_BATCH_ENTRIES,
+                     call_memory_bytes=limit // 4)
     return out._replace(**SIZING_OVERRIDE)

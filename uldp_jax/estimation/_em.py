@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _memory
 from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
@@ -148,6 +149,7 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
+    _memory.check_call_memory("EM (em_stats)", mech, stage="em")  # static sizes: before any float[d] exists
     if mech.report_kind != "item":
         raise ValueError(f"em_stats needs an item-report mechanism, got mech={type(mech).__name__} with "
                          f"report_kind={mech.report_kind!r}; use em_reports on its reports.")
@@ -275,6 +277,7 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
     Returns:
       ``p_hat float[d]``, or ``(p_hat, EMInfo)`` with ``return_info=True``.
     """
+    _memory.check_call_memory("EM", mech, stage="em")  # static sizes: before the statistic or any pass exists
     if mech.report_kind == "item":
         _reports.check_reports(mech, ys)
         out = em_stats(mech, mech.aggregate(ys), None, **options)

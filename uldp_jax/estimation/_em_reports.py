@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from uldp_jax import _memory
 from uldp_jax import _sizing
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _compact
@@ -117,6 +118,7 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     _threshold.check_alpha(alpha)
     _em_core.check_init(init, mech.d)
     throw = _em_core.check_throw(throw)
+    _memory.check_call_memory("EM (em_reports)", mech, ys, stage="em")  # static shapes: before packing or passes
     prod_mask, _ = _unary_parts(mech)
     if layout not in ("auto", "rows", "columns", "packed"):
         raise ValueError(f"Expected layout in ('auto', 'rows', 'columns', 'packed'), got {layout!r}.")
