@@ -26,6 +26,8 @@ REFUSED = {
 # RUSAGE_CHILDREN's ru_maxrss can carry a forking parent's peak, and the test process holds compiled programs).
 SCRIPT = """
 import re, time, numpy as np, uldp_jax as ul
+from uldp_jax import _sizing
+_sizing.SIZING_OVERRIDE["call_memory_bytes"] = 2**31  # the smallest CPU budget, on any machine
 for name, call in CALLS.items():
     t = time.time()
     try:
@@ -67,8 +69,16 @@ def test_refusal_names_the_argument_size_and_remedy(call, match, monkeypatch):
     assert "SIZING_OVERRIDE['call_memory_bytes']" in str(err.value)
 
 
+def test_cpu_budget_is_half_the_physical_memory_and_at_least_2_gib():
+    import jax
+
+    cpu = jax.devices("cpu")[0]
+    assert _sizing.sizing(cpu).call_memory_bytes == max(2**31, _sizing.physical_memory_bytes() // 2)
+    assert _sizing.physical_memory_bytes() > 2**30  # the OS says: this machine has more than 1 GiB
+
+
 def test_default_budget_keeps_normal_calls():
-    """GRR's "emp" up to d = 2**24 (the library's largest domains) and EM at d = 2**22 fit the CPU budget."""
+    """GRR's "emp" up to d = 2**24 (the library's largest domains) and EM at d = 2**22 fit the smallest CPU budget."""
     budget = _sizing.Sizing(1, 1, 1).call_memory_bytes
     assert _memory.call_bytes(ul.GRR(2**24, 1.0), stage="estimate") <= budget
     assert _memory.call_bytes(ul.GRR(2**22, 1.0), stage="em") <= budget

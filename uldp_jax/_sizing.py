@@ -10,6 +10,7 @@ Results never depend on the per-device sizes; the fixed budgets that set an orde
 
 from __future__ import annotations
 
+import os
 from typing import Any, NamedTuple
 
 import jax
@@ -92,10 +93,18 @@ class Sizing(NamedTuple):
     # The working memory of one ``ul.aggregate`` / ``ul.estimate`` / EM call (``uldp_jax/_memory.py``), sized from
     # static shapes and refused above ``call_memory_bytes`` before anything is allocated. The counts below are
     # upper bounds of what the calls hold at once, beyond their inputs.
-    call_memory_bytes: int = 2**31  # per call, on CPU; 1/4 of the device memory elsewhere (see ``sizing``)
+    call_memory_bytes: int = 2**31  # per call; ``sizing`` sets it from the machine's or device's memory
     stat_vectors: int = 8  # float[num_stats] vectors an estimate from statistics holds (debias, threshold, ...)
     em_vectors: int = 16  # float[d] vectors of an EM / SQUAREM pass (iterates, extrapolation, channel products)
     dense_em_entry_bytes: int = 8  # bytes per dense report bit EM's checks, packing and passes hold
+
+
+def physical_memory_bytes() -> int:
+    """The machine's physical memory (0 where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):  # not POSIX, or the name is unknown
+        return 0
 
 
 SIZING_OVERRIDE: dict = {}  # e.g. {"chunk_bytes": 2**24}: fields of ``Sizing`` that replace the policy's values
@@ -117,14 +126,14 @@ def sizing(device: Any = None) -> Sizing:
     chunk (``row_chunk_entries``, 2**20 entries) stays fixed on every backend: it sets the order
     of the float accumulations across chunks, and a different order moves EM estimates in float32 passes (tests/estimation/test_em_sizing.py), i.e. results would depend on the
     device. ``call_memory_bytes`` (the working memory one ``ul.aggregate`` / ``ul.estimate`` / EM call may need,
-    refused above it before anything is allocated) is a fixed 2 GiB on CPU (a Colab CPU runtime has 12 GiB;
-    GRR's "emp" up to d = 2**24 fits) and 1/4 of the device memory elsewhere; raise it through
-    ``SIZING_OVERRIDE["call_memory_bytes"]``.
+    refused above it before anything is allocated) is, on CPU, half the machine's physical memory and at least
+    2 GiB (GRR's "emp" up to d = 2**24 fits; a Colab CPU runtime's 12 GiB gives 6 GiB), and 1/4 of the device
+    memory elsewhere; raise it through ``SIZING_OVERRIDE["call_memory_bytes"]``.
     """
     device = jax.devices()[0] if device is None else device
     if device.platform == "cpu":
         out = Sizing(DEFAULT_CHUNK_BYTES, 1, DEFAULT_COUNTS_REP_CHUNK, DEFAULT_EM_COL_ENTRIES,
-                     DEFAULT_REPORT_BATCH_ENTRIES)
+                     DEFAULT_REPORT_BATCH_ENTRIES, call_memory_bytes=max(2**31, physical_memory_bytes() // 2))
     else:
         try:
             limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
