@@ -22,7 +22,7 @@ from uldp_jax.mechanisms.core._records import (Compact, Counts, Estimator, Likel
                                               independent_bits)
 from uldp_jax.mechanisms.core._registry import constructors, examples
 from uldp_jax.mechanisms import binary, hadamard, hashing, rr, subset, transform, unary, wheel  # noqa: F401
-from uldp_jax.mechanisms.hashing import HashReport
+from uldp_jax.mechanisms.hashing import CMSReport, HashReport
 from uldp_jax.mechanisms.transform import GLUTFReport
 from uldp_jax.mechanisms.wheel import WheelReport
 
@@ -42,7 +42,7 @@ if _typing.TYPE_CHECKING:  # what type checkers and IDEs see of those exports: e
     from uldp_jax.mechanisms.wheel import *  # noqa: F403
 
 __all__ = [
-    "Compact", "Counts", "Estimator", "Family", "GLUTFReport", "HashReport", "Likelihood", "Mechanism", "PrivacySpec",
+    "CMSReport", "Compact", "Counts", "Estimator", "Family", "GLUTFReport", "HashReport", "Likelihood", "Mechanism", "PrivacySpec",
     "Pure", "Reports", "WheelReport", "constructors", "counts_record", "examples", "independent_bits",
     "pytree_dataclass", "replace", "static_field",
 ]

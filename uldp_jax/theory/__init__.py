@@ -27,6 +27,7 @@ from uldp_jax.theory._families import Family, family_of
 from uldp_jax.theory._worst import exact_worst_mse
 from uldp_jax.mechanisms.subset._ubd_weights import UBDWeights, minimax_nmse as ubd_minimax_nmse, ubd_weights
 from uldp_jax.mechanisms.subset._pgr import pgr_item_nvar, pgr_probs
+from uldp_jax.mechanisms.hashing._sketch_forms import cms_item_mse, hcms_item_mse
 from uldp_jax.mechanisms.core._nmse import (
     grr_nmse,
     nonprivate_nmse,
@@ -115,7 +116,7 @@ for _name in (
     "rappor_l2", "rr_l1", "rr_l2", "ss_nmse", "theorem3_rate", "theorem4_rate", "ue_nmse", "ulh_nmse", "ulh_z_max",
     "ulh_z_published", "urap_l1", "urap_l2", "urap_nmse", "urap_worst_l1", "urap_worst_l2", "urr_l1", "urr_l2",
     "urr_nmse", "urr_worst_distribution", "urr_worst_l1", "urr_worst_l2", "uss_nmse", "uss_z_max", "uss_z_star",
-    "uue_nmse", "uwheel_nmse", "uwheel_z_max", "uwheel_z_published", "wheel_nmse",
+    "uue_nmse", "uwheel_nmse", "uwheel_z_max", "uwheel_z_published", "wheel_nmse", "cms_item_mse", "hcms_item_mse",
 ):
     globals()[_name] = _checked(globals()[_name], keep_p=_name in ("ue_nmse", "uue_nmse"))
 del _name
@@ -136,3 +137,4 @@ __all__ = [
     "urr_worst_l2", "users_for_tv", "uss_nmse", "uss_z_max", "uss_z_star", "uue_nmse", "uwheel_nmse",
     "uwheel_z_max", "uwheel_z_published", "wheel_nmse",
 ]
+__all__ += ["cms_item_mse", "hcms_item_mse"]  # Apple's sketches, averaged over the hash draw

@@ -152,7 +152,7 @@ def mse(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> Any:
       ValueError: on a bad ``p``, ``n`` or ``model``.
     """
     fam = mech.closed_form()
-    if fam is None or fam.item_nvar is not None:
+    if fam is None or fam.item_nvar is not None or fam.item_risk is not None:
         return jnp.sum(item_variance(mech, p, n, model), axis=-1)
     p = _check_p(p, mech.d)
     r = nmse(mech, theta_n_of(mech, p))
@@ -183,6 +183,8 @@ def item_variance(mech: _base.Mechanism, p: Any, n: Any, model: str = "iid") -> 
     fam = mech.closed_form()
     if fam is None:
         return _exact_item_variance(mech, _check_p(p, mech.d), n, model)
+    if fam.item_risk is not None:  # a biased estimator (a sketch's collisions): variance plus squared bias
+        return fam.item_risk(mech, _check_p(p, mech.d), n, model)
     if fam.item_nvar is not None:
         return _nvar_item_variance(mech, fam, _check_p(p, mech.d), n, model)
     p = _check_p(p, mech.d)

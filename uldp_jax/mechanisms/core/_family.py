@@ -91,6 +91,9 @@ class Family:
         depend on ``p`` and on the instance (the HR family; a user's sketch with hash collisions). Given, it is
         what ``ul.theory.mse`` / ``item_variance`` / ``l1`` and ``ul.study``'s theory column use (the fixed
         model subtracts ``p (1 - p)``, exact for an unbiased linear estimator); ``risk`` may then be ``None``.
+      item_risk: ``(mech, p, n, model) -> float[d]`` per-item ``E (p_hat_x - p_x)^2`` (variance plus squared
+        bias), for an estimator that is biased given the instance or whose risk is not ``n Var / n`` (a sketch
+        whose shared hashes collide: ``CMS``, ``HCMS``). Given, ``ul.theory.item_variance`` and ``mse`` return it.
       closed: a continuous ``domain`` includes its end points.
       rebuild: ``(mech, value, theta_n) -> mech``: the tuned copy where setting ``param`` is not enough (hashing:
         the ``"full"`` family follows ``g``); ``None``: ``tuned``'s default.
@@ -106,6 +109,7 @@ class Family:
     optimum: Callable | None = None
     generic: bool = False
     item_nvar: Callable | None = None
+    item_risk: Callable | None = None
     closed: bool = False
     rebuild: Callable | None = None
 
