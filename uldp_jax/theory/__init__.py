@@ -27,7 +27,7 @@ from uldp_jax.theory._families import Family, family_of
 from uldp_jax.theory._worst import exact_worst_mse
 from uldp_jax.mechanisms.subset._ubd_weights import UBDWeights, minimax_nmse as ubd_minimax_nmse, ubd_weights
 from uldp_jax.mechanisms.subset._pgr import pgr_item_nvar, pgr_probs
-from uldp_jax.mechanisms.hashing._sketch_forms import cms_item_mse, hcms_item_mse
+from uldp_jax.mechanisms.hashing import cms_item_mse, hcms_item_mse
 from uldp_jax.mechanisms.core._nmse import (
     grr_nmse,
     nonprivate_nmse,

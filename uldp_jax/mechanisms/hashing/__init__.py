@@ -4,6 +4,7 @@ from uldp_jax.mechanisms.hashing._olh import OLH as OLH, HashReport
 from uldp_jax.mechanisms.hashing._ulh import ULH as ULH
 from uldp_jax.mechanisms.hashing._cms import CMS as CMS, CMSReport
 from uldp_jax.mechanisms.hashing._hcms import HCMS as HCMS
+from uldp_jax.mechanisms.hashing._sketch_forms import cms_item_mse, hcms_item_mse  # ul.theory's
 from uldp_jax.mechanisms.core._registry import register
 
 register(OLH, lambda e: OLH(4, e, g=3, family="full"))

@@ -11,8 +11,7 @@ import numpy as np
 
 from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _counts, _records, _report_space, _reports, _spec
-from uldp_jax.mechanisms.hadamard import _hadamard
-from uldp_jax.mechanisms.hashing import _sketch, _sketch_forms as _forms
+from uldp_jax.mechanisms.hashing import _sketch, _sketch_forms as _forms, _walsh
 
 
 class HCMS(_sketch.CountMeanSketch):
@@ -68,8 +67,8 @@ class HCMS(_sketch.CountMeanSketch):
         xs = jnp.asarray(xs, jnp.int32)
         k_row, k_coef, k_flip = jax.random.split(key, 3)
         row = jax.random.randint(k_row, xs.shape, 0, self.k, dtype=jnp.int32)
-        coef = _hadamard.uniform_index(k_coef, self.m, xs.shape)
-        minus = _hadamard.parity(coef & self._cells(row, xs)) == 1
+        coef = _walsh.uniform_coefficient(k_coef, self.m, xs.shape)
+        minus = _walsh.minus(coef, self._cells(row, xs))
         keep, _ = self.rates()
         flip = jax.random.uniform(k_flip, xs.shape, dtype=jnp.float32) >= keep
         return (2 * (row * self.m + coef) + (minus != flip).astype(jnp.int32)).astype(jnp.int32)
@@ -83,7 +82,7 @@ class HCMS(_sketch.CountMeanSketch):
     def support_counts(self, hist: jax.Array) -> jax.Array:
         """Support counts ``[..., d]`` from a report histogram ``[..., 2 k m]``: ``(n + sum_j (S_j H)[h_j(x)]) / 2``
         (exact integers: twice the supporting reports)."""
-        A = _hadamard.fwht(self._signed(hist), axis=-1)  # [..., k, m]
+        A = _walsh.fwht(self._signed(hist))  # [..., k, m]
         signed = jnp.sum(jnp.take_along_axis(A, self._table(), axis=-1), axis=-2)
         return (jnp.sum(hist, axis=-1, keepdims=True) + signed) // 2
 
@@ -96,7 +95,7 @@ class HCMS(_sketch.CountMeanSketch):
         ys = jnp.asarray(ys, jnp.int32)
         cell, b = ys // 2, ys % 2
         cells = self._cells((cell // self.m)[..., None], jnp.arange(self.d, dtype=jnp.int32))
-        return _hadamard.parity((cell % self.m)[..., None] & cells) == b[..., None]
+        return _walsh.minus((cell % self.m)[..., None], cells) == (b[..., None] == 1)
 
     def apple_sketch(self, ys: jax.Array) -> jax.Array:
         """``float[k, m]``: Apple's sketch :math:`M[j, l] = k c \\sum b` (pure-LDP's ``CMSServer.sketch_matrix``),
@@ -107,7 +106,7 @@ class HCMS(_sketch.CountMeanSketch):
     def apple_estimate(self, sketch: jax.Array, n: Any) -> jax.Array:
         """``float[d]`` counts: :math:`\\frac{m}{m-1}(\\frac1k\\sum_i (MH^T)[i, h_i(x)] - \\frac nm)` (pure-LDP's
         ``CMSServer.estimate``; ``debias`` times ``n``)."""
-        transformed = _hadamard.fwht(sketch, axis=-1)
+        transformed = _walsh.fwht(sketch)
         mean = jnp.mean(jnp.take_along_axis(transformed, self._table(), axis=-1), axis=-2)
         return self.m / (self.m - 1.0) * (mean - jnp.asarray(n, mean.dtype) / self.m)
 
@@ -134,7 +133,7 @@ class HCMS(_sketch.CountMeanSketch):
         p = jnp.asarray(p)
         rows = jnp.broadcast_to(jnp.arange(self.k)[:, None], (self.k, self.d))
         P = jnp.zeros((self.k, self.m), p.dtype).at[rows, self._table()].add(jnp.broadcast_to(p, (self.k, self.d)))
-        half = jnp.tanh(jnp.asarray(self.eps, p.dtype) / 2.0) * _hadamard.fwht(P, axis=-1) / 2.0
+        half = jnp.tanh(jnp.asarray(self.eps, p.dtype) / 2.0) * _walsh.fwht(P) / 2.0
         base = jnp.sum(p) / 2.0
         return jnp.stack([base + half, base - half], axis=-1).reshape(-1) / (self.k * self.m)
 
@@ -142,8 +141,7 @@ class HCMS(_sketch.CountMeanSketch):
     def _column_support(self) -> np.ndarray:
         """bool ``[2 k m, d]``: column ``(j, l, b)`` supports ``x`` when ``(-1)^b = H[l, h_j(x)]``."""
         _reports.check_channel_size("HCMS", self.d, self.num_outputs)
-        H = _hadamard.hadamard_matrix(self.m)  # [m, m]
-        signs = H[:, self.hashes()]  # [m, k, d]: H[l, h_j(x)]
+        signs = _walsh.signs(self.m, self.hashes())  # [m, k, d]: H[l, h_j(x)]
         sup = np.stack([signs > 0, signs < 0], axis=-2)  # [m, k, 2, d]
         return sup.transpose(1, 0, 2, 3).reshape(self.num_outputs, self.d)
 

@@ -32,10 +32,6 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _base, _family, _fields, _hashing, _likelihood, _pytree, _records, _spec
 from uldp_jax.mechanisms.hashing import _sketch_forms as _forms
 
-MAX_ROWS = 2**16  # k: hash rows (the statistic gathers k cells per item)
-MAX_WIDTH = 2**24  # m: cells per row (float32-exact cell indices)
-
-
 def hash_cells(seed: int, m: int, rows: Any, items: Any) -> Any:
     """``h_rows(items) = mix32(mix32(seed, row), item) mod m`` as int32 (broadcasting; NumPy rows: NumPy, else JAX)."""
     xp = np if isinstance(rows, np.ndarray) else jnp
@@ -62,8 +58,9 @@ class CountMeanSketch(_base.Mechanism, abstract=True):
 
     def __post_init__(self):
         _fields.check_domain(self)
-        _fields.set_fields(self, k=_validate.check_int("k", self.k, minimum=1, maximum=MAX_ROWS),
-                           m=_validate.check_int("m", self.m, minimum=2, maximum=MAX_WIDTH),
+        # k <= 2**16 rows (the statistic gathers k cells per item); m <= 2**24 cells (float32-exact counts per row)
+        _fields.set_fields(self, k=_validate.check_int("k", self.k, minimum=1, maximum=2**16),
+                           m=_validate.check_int("m", self.m, minimum=2, maximum=2**24),
                            seed=_validate.check_int("seed", self.seed, minimum=0, maximum=2**32 - 1))
 
     # ---- the public hashes ----------------------------------------------------------------------------------
