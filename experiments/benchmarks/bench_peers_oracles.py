@@ -1,15 +1,19 @@
-"""Benchmark of issue 49's frequency oracles against the fastest outside Python code: THE, SHE and the one-bit
-Hadamard mechanism (HM), one repetition of perturb + aggregate + estimate, n = 10^6, d = 1024, eps = 2.
+"""Benchmark of issue 49's frequency oracles against the fastest outside Python code: THE, SHE, the one-bit
+Hadamard mechanism (HM) and Apple's sketches CMS and HCMS (``k = 16`` hash functions into ``m = 1024`` cells), one
+repetition of perturb + aggregate + estimate, n = 10^6, d = 1024, eps = 2.
 
-Peers (the ``bench`` extra): pure-LDP 1.2.0 ``HEClient``/``HEServer`` (``use_the=True`` for THE) and
-``HadamardMechClient``/``HadamardMechServer`` with ``t=1``. multi-freq-ldpy 0.2.5's ``HE_Client`` needs numba,
+Peers (the ``bench`` extra): pure-LDP 1.2.0 ``HEClient``/``HEServer`` (``use_the=True`` for THE),
+``HadamardMechClient``/``HadamardMechServer`` with ``t=1`` and ``CMSClient``/``CMSServer`` (``is_hadamard`` for
+HCMS; its server's base class calls ``np.zeros(None)``, which NumPy 2 refuses, so the run patches that one call). multi-freq-ldpy 0.2.5's ``HE_Client`` needs numba,
 which this machine lacks; where it is installed it is timed too. Peers perturb one user per Python call, so each is
 timed on a growing subsample (``bench_peers.time_peer``) and reported as users/s with the subsample (``peer_n``).
 
 uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (``bench_peers.time_uldp``) on the per-user path (timed
 at ``--max-draws / d`` users when ``n d`` exceeds it: the path is linear in n) and on the exact counts path
 (``path="counts"``: THE's independent binomials, SHE's Gamma-difference law, HM's multinomial over its ``2K``
-cells).
+cells, CMS's users per sketch cell then two binomials a cell, HCMS's multinomial over its ``2 k m`` cells). CMS's
+per-user path draws each repetition's ``k x m`` sketch counts (``reports().sample``, the reports' law) instead of
+``n x m`` bits.
 
 Run: ``python experiments/benchmarks/bench_peers_oracles.py`` (quiet machine; ``--n 100000 --peer-budget 2`` for
 a reduced run); prints one line per row, then JSON.
@@ -31,15 +35,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_peers import _peer_versions, time_peer, time_uldp  # noqa: E402
 
 
+SKETCH = dict(k=16, m=1024)  # CMS/HCMS's hash functions and cells, ours and pure-LDP's
+
+
+class _NoneShapeNumpy:
+    """NumPy for pure-LDP's ``FreqOracleServer``: sketch servers pass ``d=None`` to ``np.zeros``; NumPy 2 refuses."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def zeros(shape, *args, **kwargs):
+        return np.zeros(0 if shape is None else shape, *args, **kwargs)
+
+
 def _pure_ldp(name: str, d: int, eps: float):
     try:
         from pure_ldp.frequency_oracles.hadamard_mechanism import HadamardMechClient, HadamardMechServer
         from pure_ldp.frequency_oracles.histogram_encoding import HEClient, HEServer
+        from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+        import pure_ldp.core._freq_oracle_server as server_base
     except ImportError:
         return None
+    server_base.np = _NoneShapeNumpy()
 
     def run(xs):
-        if name == "HM":
+        if name in ("CMS", "HCMS"):
+            srv = CMSServer(eps, SKETCH["k"], SKETCH["m"], is_hadamard=name == "HCMS")
+            cli = CMSClient(eps, srv.get_hash_funcs(), SKETCH["m"], is_hadamard=name == "HCMS")
+        elif name == "HM":
             cli, srv = HadamardMechClient(eps, d, t=1), HadamardMechServer(eps, d, t=1)
         else:
             cli, srv = HEClient(eps, d), HEServer(eps, d, use_the=(name == "THE"))
@@ -51,7 +75,7 @@ def _pure_ldp(name: str, d: int, eps: float):
 
 
 def _multi_freq(name: str, d: int, eps: float):
-    if name == "HM":
+    if name in ("HM", "CMS", "HCMS"):
         return None
     try:
         from multi_freq_ldpy.pure_frequency_oracles import HE
@@ -62,7 +86,8 @@ def _multi_freq(name: str, d: int, eps: float):
 
 
 def make_mech(name: str, d: int, eps: float):
-    return {"THE": lambda: ul.THE(d, eps), "SHE": lambda: ul.SHE(d, eps), "HM": lambda: ul.HM(d, eps)}[name]()
+    return {"THE": lambda: ul.THE(d, eps), "SHE": lambda: ul.SHE(d, eps), "HM": lambda: ul.HM(d, eps),
+            "CMS": lambda: ul.CMS(d, eps, **SKETCH), "HCMS": lambda: ul.HCMS(d, eps, **SKETCH)}[name]()
 
 
 def main(argv=None) -> dict:
@@ -70,7 +95,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--d", type=int, default=1024)
     ap.add_argument("--n", type=int, default=10**6)
     ap.add_argument("--eps", type=float, default=2.0)
-    ap.add_argument("--mechs", nargs="+", default=["THE", "SHE", "HM"])
+    ap.add_argument("--mechs", nargs="+", default=["THE", "SHE", "HM", "CMS", "HCMS"])
     ap.add_argument("--peer-budget", type=float, default=4.0)
     ap.add_argument("--max-draws", type=float, default=2e8)
     args = ap.parse_args(argv)
