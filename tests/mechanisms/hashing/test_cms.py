@@ -205,10 +205,12 @@ def test_same_risk_as_pure_ldp_within_statistical_error(name):
         sq.append((np.array([srv.estimate(x) for x in range(6)]) / n - truth) ** 2)
     sq = np.asarray(sq)
     assert ul.testing.within_se(sq.mean(0), theory, sq.std(0, ddof=1) / np.sqrt(reps))
-    ours = np.asarray(ul.simulate(jax.random.key(3), m, xs=XS, reps=reps, methods=("emp",)).estimates["emp"],
-                      np.float64)
-    sq = (ours - truth) ** 2
-    assert ul.testing.within_se(sq.mean(0), theory, sq.std(0, ddof=1) / np.sqrt(reps))
+    paths = ("counts", "per_user") if m.counts().fixed is not None else ("per_user",)  # HCMS: iid counts only
+    for path in paths:
+        ours = np.asarray(ul.simulate(jax.random.key(3), m, xs=XS, reps=reps, methods=("emp",),
+                                      path=path).estimates["emp"], np.float64)
+        sq = (ours - truth) ** 2
+        assert ul.testing.within_se(sq.mean(0), theory, sq.std(0, ddof=1) / np.sqrt(reps)), path
 
 
 @pytest.mark.slow
@@ -247,6 +249,21 @@ def test_hcms_aggregate_is_the_support_counts():
     ys = ul.perturb(jax.random.key(0), m, jnp.asarray(np.arange(3000) % 40, jnp.int32))
     assert ys.dtype == jnp.int32 and int(ys.max()) < m.num_outputs
     np.testing.assert_array_equal(np.asarray(m.aggregate(ys)), np.asarray(m.support(ys)).sum(0))
+
+
+def test_hcms_with_one_injective_hash_is_hm():
+    """k = 1 and a collision-free hash: HCMS's channel is the one-bit Hadamard mechanism's, item x as HM's h(x)."""
+    seed = next(s for s in range(1000) if len(set(ul.HCMS(4, 1.0, k=1, m=4, seed=s).hashes()[0])) == 4)
+    m = ul.HCMS(4, 1.0, k=1, m=4, seed=seed)
+    np.testing.assert_allclose(ul.channel(m).Q, ul.channel(ul.HM(4, 1.0)).Q[m.hashes()[0]], rtol=1e-14)
+
+
+def test_fixed_model_collision_rows_in_chunks(monkeypatch, x64):
+    m = ul.CMS(9, 1.0, k=3, m=4, seed=1)
+    p = np.random.default_rng(2).dirichlet(np.ones(9))
+    whole = np.asarray(ul.theory.item_variance(m, p, 100.0, "fixed"))
+    monkeypatch.setattr(forms, "ROW_CHUNK_ENTRIES", 2 * 3 * 9)  # two rows a chunk, a ragged last chunk
+    np.testing.assert_allclose(np.asarray(ul.theory.item_variance(m, p, 100.0, "fixed")), whole, rtol=1e-13)
 
 
 @pytest.mark.parametrize("name", MECHS)
