@@ -65,6 +65,10 @@ BUILDERS = {
     "Mangat": lambda draw, e: ul.Mangat(e),
     "BinaryCA": lambda draw, e: ul.BinaryCA(e, draw(EPS)),
     "PUM": lambda draw, e: (lambda d: ul.PUM(d, draw(_sens(d)), draw(st.integers(1, 2)), e))(draw(st.integers(3, 6))),
+    "CMS": lambda draw, e: ul.CMS(draw(st.integers(2, 6)), e, k=draw(st.integers(1, 3)), m=draw(st.integers(2, 5)),
+                                  seed=draw(st.integers(0, 2**32 - 1))),
+    "HCMS": lambda draw, e: ul.HCMS(draw(st.integers(2, 6)), e, k=draw(st.integers(1, 3)),
+                                    m=draw(st.sampled_from([2, 4, 8])), seed=draw(st.integers(0, 2**32 - 1))),
 }
 
 

@@ -63,6 +63,9 @@ def test_audit_is_tight_eps_ldp_and_report_bits(name):
     for eps in (1e-3, 1.0, 5.0, 40.0):
         rep = ul.audit(MECHS[name](5, eps, k=3, m=4))
         assert rep.ok and rep.tight and rep.kind == "ldp", (eps, rep)
+    for eps in (70.0, 100.0):  # CMS's 2**12-vector bit products underflow: audited on the exact log channel
+        rep = ul.audit(MECHS[name](5, eps, k=2, m=12 if name == "CMS" else 16))
+        assert rep.ok and rep.tight and rep.eps == pytest.approx(eps, rel=1e-12), (eps, rep)
     bits = ul.mechanisms.core.comm_bits(MECHS[name](100, 1.0, k=8, m=256))
     assert bits == (3 + 256 if name == "CMS" else 3 + 8 + 1)
 

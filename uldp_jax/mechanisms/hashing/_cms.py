@@ -184,8 +184,14 @@ class CMS(_sketch.CountMeanSketch):
         return np.concatenate([bits[:, H[j]] for j in range(self.k)], axis=0)
 
     def channel_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """:math:`Q(j, v \\mid x) = \\frac1k P^{m-N}(1-P)^N e^{(\\varepsilon/2)(2 v_{h_j(x)} - 1)}`, ``P`` the keep
-        rate, ``N`` the ``+1`` count of ``v`` (the all-``-1`` truth's probability, corrected at ``h_j(x)``)."""
+        """``exp`` of ``_log_channel`` (whose bit products ``ul.audit`` reads in log space at large ``m eps``)."""
+        logQ, protected = self._log_channel()
+        return np.exp(logQ), protected
+
+    def _log_channel(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`\\log Q(j, v \\mid x) = -\\log k + (m-N)\\log P + N\\log(1-P) + (\\varepsilon/2)(2 v_{h_j(x)} - 1)`,
+        ``P`` the keep rate, ``N`` the ``+1`` count of ``v`` (the all-``-1`` truth's probability, corrected at
+        ``h_j(x)``)."""
         eps = _spec.eps_value(self.eps)
         bits = self._bits()
         N = bits.sum(axis=1)
@@ -193,7 +199,11 @@ class CMS(_sketch.CountMeanSketch):
         base = -np.log(self.k) + (self.m - N) * log_keep + N * log_flip  # [2**m]
         sup = self._column_support().T  # [d, k 2**m]
         logQ = np.tile(base, self.k)[None, :] + (eps / 2.0) * (2.0 * sup - 1.0)
-        return np.exp(logQ), np.ones(self.num_outputs, dtype=bool)
+        return logQ, np.ones(self.num_outputs, dtype=bool)
+
+    def likelihood(self) -> _records.Likelihood:
+        """The sketch's support-ratio likelihood (``CountMeanSketch.likelihood``) and the exact log channel."""
+        return super().likelihood()._replace(log_channel=self._log_channel)
 
     def _columns(self, ys: CMSReport) -> np.ndarray:
         if self.m > MAX_CHANNEL_WIDTH:
