@@ -32,6 +32,7 @@ from uldp_jax import _validate
 from uldp_jax.mechanisms.core import _base, _family, _fields, _hashing, _likelihood, _pytree, _records, _spec
 from uldp_jax.mechanisms.hashing import _sketch_forms as _forms
 
+
 def hash_cells(seed: int, m: int, rows: Any, items: Any) -> Any:
     """``h_rows(items) = mix32(mix32(seed, row), item) mod m`` as int32 (broadcasting; NumPy rows: NumPy, else JAX)."""
     xp = np if isinstance(rows, np.ndarray) else jnp
