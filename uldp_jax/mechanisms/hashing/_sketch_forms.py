@@ -16,8 +16,10 @@ Both sketches have one support structure (``_sketch``): a user holding ``x'`` su
   .. math:: \mathrm{MSE}_{iid} = \frac{\mu(1-\mu) - V S_x}{n a^2} + \frac{S_x}{k(m-1)},\quad
             \mathrm{MSE}_{fixed} = \frac{p_x c(1-c) + (1-p_x)(b(1-b) - V)}{n a^2} + \frac{S_x}{k(m-1)},
 
-  :math:`\mu = a p_x + b`, ``c = collide``. The last term is the hash-collision term (Apple 2017's
-  :math:`\sum_{d'} f(d')^2/(k(m-1))` in counts): it is why a sketch needs ``k (m-1)`` well above ``n S_x``.
+  :math:`\mu = a p_x + b`, ``c = collide``. The last term is the hash-collision term: it does not shrink with
+  ``n``, so a sketch needs ``k (m-1)`` well above ``n S_x``. (Both forms are checked exactly against the channel in
+  tests/mechanisms/hashing/test_cms.py; "Count-mean sketch as an optimized framework for frequency estimation with
+  LDP", arXiv:2406.03785, also revisits the original paper's expectation and variance.)
 """
 
 from __future__ import annotations
