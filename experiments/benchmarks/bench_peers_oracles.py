@@ -4,9 +4,10 @@ repetition of perturb + aggregate + estimate, n = 10^6, d = 1024, eps = 2.
 
 Peers (the ``bench`` extra): pure-LDP 1.2.0 ``HEClient``/``HEServer`` (``use_the=True`` for THE),
 ``HadamardMechClient``/``HadamardMechServer`` with ``t=1`` and ``CMSClient``/``CMSServer`` (``is_hadamard`` for
-HCMS; its server's base class calls ``np.zeros(None)``, which NumPy 2 refuses, so the run patches that one call). multi-freq-ldpy 0.2.5's ``HE_Client`` needs numba,
-which this machine lacks; where it is installed it is timed too. Peers perturb one user per Python call, so each is
-timed on a growing subsample (``bench_peers.time_peer``) and reported as users/s with the subsample (``peer_n``).
+HCMS; its server's base class calls ``np.zeros(None)``, which NumPy 2 refuses, so the run patches that one call).
+multi-freq-ldpy 0.2.5's ``HE_Client`` needs numba, which this machine lacks; where it is installed it is timed too.
+Peers perturb one user per Python call, so each is timed on a growing subsample (``bench_peers.time_peer``) and
+reported as users/s with the subsample (``peer_n``).
 
 uldp_jax: ``ul.simulate(key, mech, p=p, n=n, reps=1)`` warm (``bench_peers.time_uldp``) on the per-user path (timed
 at ``--max-draws / d`` users when ``n d`` exceeds it: the path is linear in n) and on the exact counts path

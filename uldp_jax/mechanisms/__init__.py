@@ -42,8 +42,8 @@ if _typing.TYPE_CHECKING:  # what type checkers and IDEs see of those exports: e
     from uldp_jax.mechanisms.wheel import *  # noqa: F403
 
 __all__ = [
-    "CMSReport", "Compact", "Counts", "Estimator", "Family", "GLUTFReport", "HashReport", "Likelihood", "Mechanism", "PrivacySpec",
-    "Pure", "Reports", "WheelReport", "constructors", "counts_record", "examples", "independent_bits",
+    "CMSReport", "Compact", "Counts", "Estimator", "Family", "GLUTFReport", "HashReport", "Likelihood", "Mechanism",
+    "PrivacySpec", "Pure", "Reports", "WheelReport", "constructors", "counts_record", "examples", "independent_bits",
     "pytree_dataclass", "replace", "static_field",
 ]
 __all__ += sorted(constructors())

@@ -89,8 +89,8 @@ def test_sketch_and_estimate_are_pure_ldps(name, x64):
 @pytest.mark.parametrize("name", MECHS)
 def test_port_is_pure_ldp(name, monkeypatch):
     """pure-LDP itself, where installed (the ``bench`` extra): its server (whose base class needs a NumPy 1 shim)
-    gives the port's sketch and estimates on the same reports, and its client (its global ``random``/``np.random`` swapped for seeded generators) samples
-    our exact channel."""
+    gives the port's sketch and estimates on the same reports, and its client (its global ``random``/``np.random``
+    swapped for seeded generators) samples our exact channel."""
     cms = pytest.importorskip("pure_ldp.frequency_oracles.apple_cms")
     client_mod = pytest.importorskip("pure_ldp.frequency_oracles.apple_cms.cms_client")
     server_base = pytest.importorskip("pure_ldp.core._freq_oracle_server")

@@ -12,4 +12,5 @@ register(ULH, lambda e: ULH(5, (0, 2, 3), e, g=3, family="full"))
 register(CMS, lambda e: CMS(5, e, k=3, m=4))
 register(HCMS, lambda e: HCMS(5, e, k=3, m=4))
 
-__all__ = ["CMS", "HCMS", "OLH", "ULH"]  # the registered constructors (what ``from ... import *`` and type checkers see)
+# the registered constructors (what ``from ... import *`` and type checkers see)
+__all__ = ["CMS", "HCMS", "OLH", "ULH"]

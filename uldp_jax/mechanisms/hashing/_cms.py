@@ -168,7 +168,8 @@ class CMS(_sketch.CountMeanSketch):
     def _cell_probs(self, p: jax.Array) -> jax.Array:
         """``float[k, m]``: P(row ``j``, one-hot at ``l``) ``= P_j[l] / k`` for ``x ~ p``."""
         rows = jnp.broadcast_to(jnp.arange(self.k)[:, None], (self.k, self.d))
-        return jnp.zeros((self.k, self.m), p.dtype).at[rows, self._table()].add(jnp.broadcast_to(p, (self.k, self.d))) / self.k
+        mass = jnp.zeros((self.k, self.m), p.dtype).at[rows, self._table()].add(jnp.broadcast_to(p, (self.k, self.d)))
+        return mass / self.k
 
     # ---- exact channel ---------------------------------------------------------------------------------------
     def _bits(self) -> np.ndarray:
