@@ -7,6 +7,7 @@ from uldp_jax.mechanisms.hadamard._highlow_hr import HighLowHR as HighLowHR
 from uldp_jax.mechanisms.hadamard._hr import HR as HR
 from uldp_jax.mechanisms.hadamard._hm import HM as HM
 from uldp_jax.mechanisms.hadamard._rhr import RHR as RHR
+from uldp_jax.mechanisms.hadamard._rhr import rhr_item_nvar  # noqa: F401  (ul.theory's public name)
 from uldp_jax.mechanisms.core._registry import register
 
 register(HR, lambda e: HR(5, e))

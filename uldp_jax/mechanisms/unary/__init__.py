@@ -7,6 +7,7 @@ from uldp_jax.mechanisms.unary._uue import UUE as UUE
 from uldp_jax.mechanisms.unary._the import THE as THE
 from uldp_jax.mechanisms.unary._she import HE as HE, SHE as SHE
 from uldp_jax.mechanisms.unary._pi_rappor import PIRAPPOR as PIRAPPOR
+from uldp_jax.mechanisms.unary._pi_rappor import pi_rappor_item_nvar, pi_rappor_probs  # noqa: F401  (ul.theory's)
 from uldp_jax.mechanisms.core._registry import register
 
 register(UE, lambda e: UE(4, e, p=0.4))
