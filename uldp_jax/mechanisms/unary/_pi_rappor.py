@@ -24,9 +24,13 @@ def is_prime(q: int) -> bool:
 
 
 def default_q(d: int, eps: float) -> int:
-    r"""minilek's choice: the largest prime :math:`\le e^\varepsilon + 1` (at least 2), and at large eps the
-    largest one whose ``q^(t+1)`` reports still fit int32."""
-    q = max(2, min(math.floor(math.exp(min(eps, 30.0)) + 1.0), MAX_Q))
+    r"""minilek's choice, the largest prime :math:`\le e^\varepsilon + 1` (at least 2); once that passes ``d``
+    the smallest prime ``> d`` (``t = 1``: a larger eps pads no further), and never more than int32 reports
+    allow."""
+    cap = d + 1
+    while not is_prime(cap):
+        cap += 1
+    q = max(2, min(math.floor(math.exp(min(eps, 30.0)) + 1.0), cap, MAX_Q))
     while not is_prime(q) or q ** (dimension(d, q) + 1) > MAX_REPORTS:
         q -= 1
     return q
@@ -204,7 +208,7 @@ class PIRAPPOR(_base.Mechanism):
         want = (q - 1 - _digits(A, q, t) @ V) % q  # [q^t, d]
         mass = jax.vmap(lambda w: jnp.zeros(q, p.dtype).at[w].add(p))(want)  # [q^t, q]
         P = self._pq()[0].astype(p.dtype)
-        low = (1.0 - P) / (q - 1)
+        low = P * jnp.exp(-jnp.asarray(self.eps, p.dtype))  # (1 - P)/(q - 1)
         return ((low * jnp.sum(p) + (P - low) * mass) / q**t).reshape(-1)
 
     def likelihood(self) -> _records.Likelihood:
@@ -227,7 +231,7 @@ class PIRAPPOR(_base.Mechanism):
         eps = _spec.eps_value(self.eps)
         q, t = self.q, self.t
         P = 1.0 / (1.0 + (q - 1.0) * np.exp(-eps))
-        low = (1.0 - P) / (q - 1.0)
+        low = P * np.exp(-eps)  # (1 - P)/(q - 1), without cancelling at large eps
         Q = np.where(self._column_support().T, P, low) / float(q) ** t
         return Q, np.ones(self.num_outputs, bool)
 
