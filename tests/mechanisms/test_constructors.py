@@ -21,6 +21,7 @@ BUILD = {
     "HighLowHR": lambda d, e: ul.HighLowHR(d, [0], e),
     "BlockHR": lambda d, e: ul.BlockHR([range(d)], e), "PUM": lambda d, e: ul.PUM(d, [0], 1, e),
     "GLUTF": lambda d, e: ul.GLUTF(ul.GRR(2, e), d, [0, 1]),
+    "RHR": lambda d, e: ul.RHR(d, e), "PIRAPPOR": lambda d, e: ul.PIRAPPOR(d, e),
 }
 NAMES = sorted(BUILD)
 D_OK = 4  # valid for every builder
