@@ -19,7 +19,8 @@ from uldp_jax.mechanisms.unary import _pi_rappor
 from tests.mechanisms.unary import _minilek_pi_rappor as ref
 
 # (d, eps, q): q = 2 (small eps), t = 1, 2, 3; padded and q = e^eps + 1 exactly
-CASES = [(6, 1.0, 3), (8, float(np.log(4.0)), 5), (13, 0.3, 2), (20, 2.0, 7), (7, 3.0, 11), (30, 1.2, 3)]
+CASES = [(6, 1.0, 3), (8, float(np.log(4.0)), 5), (13, 0.3, 2), (20, 2.0, 7), (7, 3.0, 11), (30, 1.2, 3),
+         (40, 1.0, 3)]  # the last: d > t q^2, support counts by the digit program
 
 
 @pytest.mark.parametrize("d,eps,q", CASES)
@@ -66,6 +67,22 @@ def test_aggregate_is_the_support_counts_in_chunks(monkeypatch):
     monkeypatch.setattr(_pi_rappor, "CHUNK_ENTRIES", 64)  # 2 coefficient vectors a chunk, a ragged last chunk
     w = jnp.asarray(np.arange(3000) % 3 == 0, jnp.int32)
     np.testing.assert_array_equal(np.asarray(m.aggregate(ys, w)), dense[np.asarray(w) > 0].sum(axis=0))
+
+
+@pytest.mark.parametrize("d,q", [(40, 3), (30, 2), (100, 5), (10, 3), (7, 11)])
+def test_digit_program_is_the_direct_sum(d, q):
+    """minilek's dynamic program (``O(t q^(t+2))``) and the direct sum over every item's cells (``O(q^t d)``) give
+    the same support counts of any histogram; ``support_counts`` picks the cheaper."""
+    m = ul.PIRAPPOR(d, 1.0, q=q)
+    hist = jnp.asarray(np.random.default_rng(d).integers(0, 50, m.num_outputs), jnp.int32)
+    np.testing.assert_array_equal(np.asarray(m._digit_program(hist)), np.asarray(m._direct_counts(hist)))
+
+
+@pytest.mark.parametrize("d,q", [(40, 3), (20, 7)])
+def test_channel_matvec_is_p_times_the_channel(d, q, x64):
+    m = ul.PIRAPPOR(d, 1.0, q=q)
+    p = np.random.default_rng(1).dirichlet(np.ones(d), size=2)
+    np.testing.assert_allclose(np.asarray(m.channel_matvec(jnp.asarray(p))), p @ ul.channel(m).Q, rtol=1e-12)
 
 
 def test_glutf_over_pi_rappor_is_uldp(x64):

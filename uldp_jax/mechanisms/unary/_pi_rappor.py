@@ -153,13 +153,21 @@ class PIRAPPOR(_base.Mechanism):
         return (a @ self._items() + (ys % self.q)[..., None]) % self.q == self.q - 1
 
     def aggregate(self, ys: jax.Array, weights: jax.Array | None = None) -> jax.Array:
-        """``int32[d]`` support counts from the report histogram ``h[A, c]``: :math:`C_x = \\sum_A h[A,
-        (q - 1 - \\langle a, v_x\\rangle) \\bmod q]`, ``O(n + q^t d)``, coefficient vectors in chunks."""
+        """``int32[d]`` support counts from the report histogram ``h[A, c]`` (``support_counts``), ``O(n)`` plus
+        the histogram's cost, independent of ``n``."""
         hist = _reports.bincount(ys, self.num_outputs, weights)
         return self.support_counts(hist)
 
     def support_counts(self, hist: jax.Array) -> jax.Array:
-        """Support counts ``[d]`` (``hist``'s dtype) of a report histogram ``[q^(t+1)]`` (the exact count path)."""
+        """Support counts ``[d]`` (``hist``'s dtype) of a report histogram ``[q^(t+1)]`` (also the exact count
+        path's): minilek's digit-by-digit dynamic program, ``O(t q^(t+2))``, where that is cheaper than reading
+        every item's ``q^t`` cells, ``O(q^t d)`` (``d > t q^2``: small ``q``, large domains)."""
+        if self.t * self.q**2 < self.d:
+            return self._digit_program(hist)
+        return self._direct_counts(hist)
+
+    def _direct_counts(self, hist: jax.Array) -> jax.Array:
+        """:math:`C_x = \\sum_A h[A, (q - 1 - \\langle a, v_x\\rangle) \\bmod q]`, coefficient vectors in chunks."""
         q, t, V = self.q, self.t, self._items()
         rows = q**t
         chunk = max(1, min(rows, CHUNK_ENTRIES // self.d))
@@ -174,6 +182,24 @@ class PIRAPPOR(_base.Mechanism):
 
         acc, _ = jax.lax.scan(step, jnp.zeros(self.d, hist.dtype), jnp.arange(steps, dtype=jnp.int32))
         return acc
+
+    def _digit_program(self, hist: jax.Array) -> jax.Array:
+        """``dp_bottom_up`` (minilek) as ``t`` tensor steps: axis ``k`` of ``h[a_{t-1}, ..., a_0, c]`` becomes the
+        item digit ``v`` by :math:`F[\\ldots, v, z] = \\sum_a F[\\ldots, a, (z - a v) \\bmod q]`; then
+        :math:`C_x = F[v_x, q - 1]` (the ``t`` item axes read as the number ``x + 1``)."""
+        q, t = self.q, self.t
+        ar = np.arange(q)
+        idx = jnp.asarray((ar[None, None, :] - ar[:, None, None] * ar[None, :, None]) % q)  # [a, v, z]
+        F = hist.reshape((q,) * (t + 1))
+        for k in range(t):  # static: one tensor step per digit
+            X = jnp.moveaxis(F, k, -2)  # [..., a, z]
+
+            def add(acc, a, X=X):
+                return acc + jnp.take(jax.lax.dynamic_index_in_dim(X, a, -2, keepdims=False), idx[a], axis=-1), None
+
+            F, _ = jax.lax.scan(add, jnp.zeros(X.shape[:-2] + (q, q), hist.dtype), jnp.arange(q))
+            F = jnp.moveaxis(F, -2, k)
+        return F.reshape(q**t, q)[1 : self.d + 1, q - 1]
 
     def reports(self) -> _report_space.Reports:
         """Support counts (``d``); ``(t + 1) log2 q`` bits (private coin; ``log2 q`` with a public ``a``)."""
@@ -200,16 +226,17 @@ class PIRAPPOR(_base.Mechanism):
             draws=lambda iid: float(self.d + 2 * self.num_outputs))
 
     def channel_matvec(self, p: jax.Array) -> jax.Array:
-        """``p Q`` (``float[q^(t+1)]``) of ``p: float[d]``: cell ``(A, c)`` gets ``q^-t ((1 - p*)/(q - 1) sum p +
-        (p* - (1 - p*)/(q - 1)) sum_x p_x 1[<a, v_x> + c = q - 1])``."""
+        """``p Q`` (``float[..., q^(t+1)]``) of ``p: float[..., d]``: cell ``(A, c)`` gets ``q^-t ((1 - p*)/(q - 1)
+        sum p + (p* - (1 - p*)/(q - 1)) sum_x p_x 1[<a, v_x> + c = q - 1])``; the inner sums are the transpose of
+        ``support_counts`` (linear in the histogram) applied to ``p``."""
         p = jnp.asarray(p)
-        q, t, V = self.q, self.t, self._items()
-        A = jnp.arange(q**t, dtype=jnp.int32)
-        want = (q - 1 - _digits(A, q, t) @ V) % q  # [q^t, d]
-        mass = jax.vmap(lambda w: jnp.zeros(q, p.dtype).at[w].add(p))(want)  # [q^t, q]
+        if p.ndim > 1:
+            return jax.vmap(self.channel_matvec)(p.reshape(-1, p.shape[-1])).reshape(p.shape[:-1] + (-1,))
+        zero = jnp.zeros(self.num_outputs, p.dtype)
+        (mass,) = jax.linear_transpose(self.support_counts, zero)(p)
         P = self._pq()[0].astype(p.dtype)
         low = P * jnp.exp(-jnp.asarray(self.eps, p.dtype))  # (1 - P)/(q - 1)
-        return ((low * jnp.sum(p) + (P - low) * mass) / q**t).reshape(-1)
+        return (low * jnp.sum(p) + (P - low) * mass) / self.q**self.t
 
     def likelihood(self) -> _records.Likelihood:
         """em-pure: the support-ratio likelihood ``t + (1 - t) 1[x in S(y)]``, ``t = e^{-eps}``."""
