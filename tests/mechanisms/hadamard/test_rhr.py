@@ -169,6 +169,18 @@ def test_bad_arguments(kwargs, match):
         ul.RHR(8, 1.0, b=1.5)
 
 
+def test_closed_form_refuses_bad_arguments():
+    p = np.full(6, 1 / 6)
+    for kwargs, match in [(dict(b=2, K=6), "K=6"), (dict(b=2, K=4), "K=4"), (dict(b=4, K=8), "b=4"),
+                          (dict(b=0, K=8), "b=0")]:
+        with pytest.raises(ValueError, match=match):
+            ul.theory.rhr_item_nvar(1.0, p, **kwargs)
+    with pytest.raises(ValueError, match="eps"):
+        ul.theory.rhr_item_nvar(-1.0, p, 2, 8)
+    with pytest.raises(ValueError, match="sum to 1"):
+        ul.theory.rhr_item_nvar(1.0, p * 2, 2, 8)
+
+
 def test_sampler_is_pure_and_keyed():
     m = ul.RHR(16, 2.0, b=3)
     xs = jnp.asarray(np.arange(200) % 16, jnp.int32)

@@ -157,7 +157,7 @@ def test_minilek_spends_less_than_eps_elsewhere(x64):
     lq = np.log(Qm)
     np.testing.assert_allclose(np.max(lq[:, None, :] - lq[None, :, :]), np.log(m.q - 1.0), rtol=1e-12)
     theirs = (1 / m.q) * (1 - 1 / m.q) / (0.5 - 1 / m.q) ** 2  # n Var at p_x = 0, minilek's alpha, beta
-    assert float(ul.theory.pi_rappor_item_nvar(eps, np.zeros(d), m.q)[0]) < 0.8 * theirs
+    assert float(ul.theory.pi_rappor_item_nvar(eps, np.eye(d)[1], m.q)[0]) < 0.8 * theirs  # p_0 = 0
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -171,6 +171,15 @@ def test_minilek_spends_less_than_eps_elsewhere(x64):
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ul.PIRAPPOR(**kwargs)
+
+
+def test_closed_forms_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="q=4"):
+        ul.theory.pi_rappor_item_nvar(1.0, np.full(4, 0.25), 4)
+    with pytest.raises(ValueError, match="eps"):
+        ul.theory.pi_rappor_probs(0.0, 3)
+    with pytest.raises(ValueError, match="sum to 1"):
+        ul.theory.pi_rappor_item_nvar(1.0, np.full(4, 0.5), 3)
 
 
 def test_reports_are_checked():

@@ -41,12 +41,25 @@ def rhr_item_nvar(eps: Any, p: Any, b: int, K: int) -> jax.Array:
     .. math:: n\mathrm{Var}(\hat p_x) = F\Big(\frac{2}{e^\varepsilon - 1} + P_{m(x)}\Big) - p_x^2.
     """
     p = jnp.asarray(p)
-    d, blocks = p.shape[-1], 2 ** (b - 1)
+    d = p.shape[-1]
+    _check_sizes(d, b, K)
+    blocks = 2 ** (b - 1)
     padded = jnp.zeros(p.shape[:-1] + (K,), p.dtype).at[..., :d].set(p)
     mass = jnp.repeat(jnp.sum(padded.reshape(p.shape[:-1] + (blocks, K // blocks)), -1), K // blocks, -1)
     eps = jnp.asarray(eps)[..., None]
     F = rhr_factor(eps, b)
     return F * (2.0 * jnp.exp(-eps) / -jnp.expm1(-eps) + mass[..., :d]) - p**2
+
+
+def _check_sizes(d: int, b: Any, K: Any) -> None:
+    """Refuses a ``K`` that is not a power of two ``>= d`` or ``b`` outside ``[1, log2 K]``."""
+    K = _validate.check_int("K", K, minimum=2)
+    if K & (K - 1) or K < d:
+        raise ValueError(f"Expected K={K} to be a power of two >= d={d}.")
+    b = _validate.check_int("b", b, minimum=1)
+    if (1 << b) > K:  # at least two positions a block (B >= 2)
+        raise ValueError(f"Expected b={b} <= log2 K = {K.bit_length() - 1} (K={K}, the power of two >= "
+                         f"d={d}): b - 1 bits index a block of B = K / 2^(b-1) >= 2 items.")
 
 
 class RHR(_histogram.HadamardCounts, _base.Mechanism):
@@ -94,11 +107,8 @@ class RHR(_histogram.HadamardCounts, _base.Mechanism):
         d = _fields.check_domain(self)
         K = coefficient_size(d)
         b = default_bits(d, _fields.concrete_eps(self.eps, "b")) if self.b is None else self.b
-        b = _validate.check_int("b", b, minimum=1)
-        if (1 << b) > K:  # at least two positions a block (B >= 2)
-            raise ValueError(f"Expected b={b} <= log2 K = {K.bit_length() - 1} (K={K}, the power of two >= "
-                             f"d={d}): b - 1 bits index a block of B = K / 2^(b-1) >= 2 items.")
-        _fields.set_fields(self, b=b)
+        _check_sizes(d, b, K)
+        _fields.set_fields(self, b=int(b))
 
     # ---- sizes -----------------------------------------------------------------------------------------------
     @property

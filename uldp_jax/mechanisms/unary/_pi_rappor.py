@@ -44,9 +44,17 @@ def dimension(d: int, q: int) -> int:
     return t
 
 
+def _check_q(q: Any) -> int:
+    q = _validate.check_int("q", q, minimum=2, maximum=MAX_Q)
+    if not is_prime(q):
+        raise ValueError(f"Expected q={q} to be a prime (field arithmetic mod q).")
+    return q
+
+
 def pi_rappor_probs(eps: Any, q: int) -> tuple[Any, Any]:
     r"""``(p*, q*)``: an item's own bit is 1 w.p. :math:`e^\varepsilon/(e^\varepsilon + q - 1)`, every other
     item's w.p. ``1/q`` (pairwise independence)."""
+    _check_q(q)
     t = jnp.exp(-jnp.asarray(eps))
     return 1.0 / (1.0 + (q - 1.0) * t), jnp.full_like(t, 1.0 / q)
 
@@ -108,9 +116,7 @@ class PIRAPPOR(_base.Mechanism):
     def __post_init__(self):
         d = _fields.check_domain(self)
         q = default_q(d, _fields.concrete_eps(self.eps, "q")) if self.q is None else self.q
-        q = _validate.check_int("q", q, minimum=2, maximum=MAX_Q)
-        if not is_prime(q):
-            raise ValueError(f"Expected q={q} to be a prime (field arithmetic mod q).")
+        q = _check_q(q)
         t = dimension(d, q)
         if q ** (t + 1) > MAX_REPORTS:
             raise ValueError(f"Expected q^(t+1) <= 2^31 - 1 (int32 reports), got q={q}, t={t} (d={d}).")
