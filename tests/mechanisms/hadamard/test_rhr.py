@@ -125,6 +125,14 @@ def test_minileks_sizes_and_default_bits():
         jax.vmap(lambda e: ul.RHR(10, e))(jnp.asarray([1.0, 2.0]))
 
 
+def test_default_bits_are_at_or_next_to_the_least_variance():
+    d = 1024
+    p = np.full(d, 1.0 / d)
+    for eps in (0.5, 1.0, 2.0, 3.0, 5.0, 8.0):
+        risks = [float(ul.theory.rhr_item_nvar(eps, p, b, d).sum()) for b in range(1, 11)]
+        assert abs(ul.RHR(d, eps).b - (1 + int(np.argmin(risks)))) <= 1, (eps, risks)
+
+
 def test_minileks_randomizer_has_our_channel(x64):
     d, eps, b = 8, 2.0, 2
     Q = ul.channel(ul.RHR(d, eps, b=b)).Q

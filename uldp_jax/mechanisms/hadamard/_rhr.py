@@ -19,7 +19,8 @@ from uldp_jax.mechanisms.hadamard._hm import coefficient_size
 
 def default_bits(d: int, eps: float) -> int:
     r"""minilek's choice, the paper's regime :math:`2^b \approx e^\varepsilon`: :math:`b = \min(\log_2 K,
-    \lceil \varepsilon \log_2 e\rceil)` (more bits than that no longer lower the variance by much)."""
+    \lceil \varepsilon \log_2 e\rceil)`, at or next to the ``b`` of least variance (``F`` grows like
+    :math:`2^b/(e^\varepsilon - 1)` while the block mass shrinks like :math:`2^{1-b}`)."""
     return max(1, min(coefficient_size(d).bit_length() - 1, math.ceil(min(eps, 64.0) / math.log(2.0))))
 
 
