@@ -87,10 +87,11 @@ class PIRAPPOR(_base.Mechanism):
     in ``[0, q^(t+1))``, ``A`` the number with digits ``a`` (minilek's numbering).
 
     At :math:`q = e^\varepsilon + 1` (a prime) :math:`p^* = 1/2` and ``1/q`` are OUE's probabilities: the paper's
-    PI-RAPPOR, OUE's variance with :math:`\approx \log_2 d + \varepsilon\log_2 e` bits. For other eps the paper
-    and minilek keep the own bit at 1/2 with ``q`` the largest prime :math:`\le e^\varepsilon + 1`, which is
-    only :math:`\ln(q - 1)`-LDP; this class spends the whole budget (:math:`p^*` above), a lower variance for
-    the same eps (and a working mechanism for eps < ln 2, where their ``q = 2`` carries no information).
+    PI-RAPPOR, OUE's variance with :math:`\approx \log_2 d + \varepsilon\log_2 e` bits. For other eps minilek
+    keeps the own bit at 1/2 with ``q`` the largest prime :math:`\le e^\varepsilon + 1` (the paper's
+    construction, stated for :math:`q \approx e^\varepsilon + 1`), which is only :math:`\ln(q - 1)`-LDP;
+    this class spends the whole budget (:math:`p^*` above), a lower variance for the same eps (and a working
+    mechanism for eps < ln 2, where minilek's ``q = 2`` carries no information).
 
     Privacy: ``eps``-LDP, tight (:math:`P(y|x) \propto p^*` or :math:`(1 - p^*)/(q - 1)`, ratio
     :math:`e^\varepsilon`). Pure: ``p* = pi_rappor_probs[0]``, ``q* = 1/q``, a GLUTF base. Communication:
