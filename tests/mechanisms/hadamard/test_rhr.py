@@ -197,3 +197,13 @@ def test_sampler_is_pure_and_keyed():
     np.testing.assert_array_equal(np.asarray(a), np.asarray(m.perturb_batch(jax.random.key(0), xs)))
     assert np.any(np.asarray(a) != np.asarray(m.perturb_batch(jax.random.key(1), xs)))
     assert int(a.min()) >= 0 and int(a.max()) < m.num_outputs
+
+
+def test_reports_and_inputs_are_checked():
+    m = ul.RHR(6, 1.0, b=2)
+    with pytest.raises(ValueError, match="ys in \\[0, 16\\), got 16"):
+        ul.estimate(m, jnp.asarray([0, 16], jnp.int32), "emp")
+    with pytest.raises(TypeError, match="ys"):
+        ul.estimate(m, jnp.asarray([0.5]), "emp")
+    with pytest.raises(ValueError, match="xs in \\[0, 6\\), got 6"):
+        ul.perturb(jax.random.key(0), m, jnp.asarray([0, 6], jnp.int32))
