@@ -585,8 +585,9 @@ SIZE_CONSTANTS = {
     "mechanisms.rr._urr": {"TABLE_MAX_D"},
     "mechanisms.subset._ksubset": {"ONEHOT_MAX_WORDS"},
     "mechanisms.subset._ss": {"MAX_SS_CHANNEL_D"},
-    "mechanisms.subset._pgr": {"CHUNK_POINTS"},
-    "mechanisms.hashing._sketch_forms": {"ROW_CHUNK_ENTRIES"},  # issue 49 (branch sketch): to _sizing likewise  # issue 49 (branch oracles2): to _sizing with the sizing step
+    "mechanisms.subset._pgr": {"CHUNK_POINTS"},  # issue 49: to _sizing with the sizing step (PGR, sketches, PI-RAPPOR)
+    "mechanisms.hashing._sketch_forms": {"ROW_CHUNK_ENTRIES"},
+    "mechanisms.unary._pi_rappor": {"CHUNK_ENTRIES"},
     "mechanisms.subset._ubd_weights": {"MAX_STEPS"},  # an iteration cap of uBD's weight solver (issue 49)
     "privacy._channel": {"MAX_GRID_ENTRIES"},
     # issues 50/53 (ul.audit_sampler, ul.check's leak/debias rows): to _sizing with the sizing step

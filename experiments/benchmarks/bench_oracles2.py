@@ -9,6 +9,8 @@
 2. PGR ``estimate`` of all frequencies at d = 3,307,948, eps = 5, n = 1e4 (aggregate + debias, jitted, warm): wall
    and process CPU seconds; the target is 10 s on 2 CPU cores.
 3. uBD construction (``ul.UBD``: the mixture weights) at d = 10,000, |X_S| = 1,000, for eps in both regimes.
+4. RHR (default b) and PI-RAPPOR (default q) end to end as in 1, beside minilek's C++ (same harness; issue 49,
+   part 3). ``--only rhr_pi`` runs this part alone.
 
 Run (quiet machine): ``python experiments/benchmarks/bench_oracles2.py --minilek /path/to/private_frequency_oracles``
 (``--reduced`` shrinks n for a loaded machine). Prints JSON.
@@ -53,6 +55,12 @@ int main() {
 """
 
 
+HARNESS_OF = {  # minilek's header and constructor call (K, eps, the parameter read from stdin, debug, seed)
+    "rhr": ('#include "oracles/recursive_hadamard_response.h"', "RecursiveHadamardResponse o(K, eps, q, false, seed);"),
+    "pi": ('#include "oracles/pi_rappor.h"', "PIAsymmetricRAPPOR o(K, eps, false, seed);"),
+}
+
+
 def _zipf(d: int) -> np.ndarray:
     p = 1.0 / np.arange(1, d + 1) ** 1.1
     return p / p.sum()
@@ -74,10 +82,16 @@ def end_to_end(mech, xs) -> float:
     return _best(lambda: jax.block_until_ready(run(jax.random.key(0), xs)))
 
 
-def minilek_pgr(src: pathlib.Path, d: int, eps: float, q: int, xs: np.ndarray) -> dict:
+def minilek_pgr(src: pathlib.Path, d: int, eps: float, q: int, xs: np.ndarray, oracle: str = "pgr") -> dict:
+    """minilek's C++ for ``oracle`` ("pgr"; "rhr" with ``q`` its b; "pi"): randomizer and estimate seconds."""
+    harness = HARNESS
+    if oracle != "pgr":
+        header, ctor = HARNESS_OF[oracle]
+        harness = HARNESS.replace('#include "oracles/projective_geometry.h"', header).replace(
+            "ProjectiveGeometryResponse o(K, eps, q, false, seed);", ctor)
     with tempfile.TemporaryDirectory() as tmp:
         exe = pathlib.Path(tmp) / "pgr"
-        (pathlib.Path(tmp) / "h.cc").write_text(HARNESS)
+        (pathlib.Path(tmp) / "h.cc").write_text(harness)
         cc = [str(p) for p in sorted((src / "oracles").glob("*.cc")) + sorted((src / "oracles/util").glob("*.cc"))]
         subprocess.run(["g++", "-O2", "-std=c++17", f"-I{src}", str(pathlib.Path(tmp) / "h.cc"), *cc, "-o",
                         str(exe)], check=True)
@@ -111,10 +125,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--minilek", type=pathlib.Path, default=None)
     ap.add_argument("--reduced", action="store_true", help="n = 1e5 end to end (a loaded machine)")
+    ap.add_argument("--only", choices=("all", "rhr_pi"), default="all", help="rhr_pi: part 4 alone")
     args = ap.parse_args()
     out: dict = {"loaded_reduced": args.reduced}
     d, eps, n = 1024, 2.0, 10**5 if args.reduced else 10**6
     xs = np.random.default_rng(0).choice(d, n, p=_zipf(d)).astype(np.int32)
+    rhr, pi = ul.RHR(d, eps), ul.PIRAPPOR(d, eps)
+    out["RHR_d1024"] = {"n": n, "b": rhr.b, "uldp_jax_s": end_to_end(rhr, jnp.asarray(xs))}
+    out["PIRAPPOR_d1024"] = {"n": n, "q": pi.q, "t": pi.t, "uldp_jax_s": end_to_end(pi, jnp.asarray(xs))}
+    if args.minilek is not None:
+        out["RHR_d1024"]["minilek_cpp"] = minilek_pgr(args.minilek, d, eps, rhr.b, xs, "rhr")
+        out["PIRAPPOR_d1024"]["minilek_cpp"] = minilek_pgr(args.minilek, d, eps, 0, xs, "pi")
+    if args.only == "rhr_pi":
+        print(json.dumps(out, indent=1))
+        return
     pgr = ul.PGR(d, eps)
     out["PGR_d1024"] = {"n": n, "q": pgr.q, "K": pgr.num_outputs, "uldp_jax_s": end_to_end(pgr, jnp.asarray(xs))}
     if args.minilek is not None:

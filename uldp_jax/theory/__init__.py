@@ -28,6 +28,8 @@ from uldp_jax.theory._worst import exact_worst_mse
 from uldp_jax.mechanisms.subset._ubd_weights import UBDWeights, minimax_nmse as ubd_minimax_nmse, ubd_weights
 from uldp_jax.mechanisms.subset._pgr import pgr_item_nvar, pgr_probs
 from uldp_jax.mechanisms.hashing import cms_item_mse, hcms_item_mse
+from uldp_jax.mechanisms.hadamard import rhr_item_nvar
+from uldp_jax.mechanisms.unary import pi_rappor_item_nvar, pi_rappor_probs
 from uldp_jax.mechanisms.core._nmse import (
     grr_nmse,
     nonprivate_nmse,
@@ -112,8 +114,9 @@ for _name in (
     "hr_item_nvar", "hr_l2_risk", "hr_users_for_tv", "nonprivate_l1", "nonprivate_l2", "nonprivate_nmse",
     "nonpure_covariance_gap", "nonpure_estimate", "nonpure_variance_eq31", "olh_nmse", "optimal_g",
     "optimal_g_continuous", "optimal_k", "optimal_k_continuous", "optimal_l", "optimal_p", "optimal_theta",
-    "pure_item_variance", "pure_nmse", "pure_uldp_estimate", "pure_uldp_mse", "pure_uldp_variance", "rappor_l1",
-    "rappor_l2", "rr_l1", "rr_l2", "ss_nmse", "theorem3_rate", "theorem4_rate", "ue_nmse", "ulh_nmse", "ulh_z_max",
+    "pi_rappor_item_nvar", "pi_rappor_probs", "pure_item_variance", "pure_nmse", "pure_uldp_estimate",
+    "pure_uldp_mse", "pure_uldp_variance", "rappor_l1", "rappor_l2", "rhr_item_nvar", "rr_l1", "rr_l2", "ss_nmse",
+    "theorem3_rate", "theorem4_rate", "ue_nmse", "ulh_nmse", "ulh_z_max",
     "ulh_z_published", "urap_l1", "urap_l2", "urap_nmse", "urap_worst_l1", "urap_worst_l2", "urr_l1", "urr_l2",
     "urr_nmse", "urr_worst_distribution", "urr_worst_l1", "urr_worst_l2", "uss_nmse", "uss_z_max", "uss_z_star",
     "uue_nmse", "uwheel_nmse", "uwheel_z_max", "uwheel_z_published", "wheel_nmse", "cms_item_mse", "hcms_item_mse",
@@ -129,8 +132,8 @@ __all__ = [
     "item_variance", "l1", "mse", "nmse", "nonprivate_l1", "nonprivate_l2", "nonprivate_nmse",
     "nonpure_covariance_gap", "nonpure_estimate", "nonpure_variance_eq31", "olh_nmse", "optimal_g",
     "optimal_g_continuous", "optimal_k", "optimal_k_continuous", "optimal_l", "optimal_p", "optimal_theta",
-    "pure_item_variance", "pure_nmse", "pure_probs", "pure_uldp_estimate", "pure_uldp_mse",
-    "pure_uldp_variance", "rappor_l1", "rappor_l2", "rr_l1", "rr_l2", "ss_nmse", "support_matrix",
+    "pi_rappor_item_nvar", "pi_rappor_probs", "pure_item_variance", "pure_nmse", "pure_probs", "pure_uldp_estimate", "pure_uldp_mse",
+    "pure_uldp_variance", "rappor_l1", "rappor_l2", "rhr_item_nvar", "rr_l1", "rr_l2", "ss_nmse", "support_matrix",
     "support_moments", "theorem3_rate", "theorem4_rate", "theta_n_of", "ue_nmse", "ulh_nmse", "ulh_z_max",
     "ulh_z_published", "uniform_nonsensitive", "urap_l1", "urap_l1_threshold", "urap_l2", "urap_nmse",
     "urap_worst_l1", "urap_worst_l2", "urr_l1", "urr_l2", "urr_nmse", "urr_worst_distribution", "urr_worst_l1",
