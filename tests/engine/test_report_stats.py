@@ -98,3 +98,13 @@ def test_sizing_prepass_matches_the_reports(mech):
         outside = np.any(real & ~prod[blk], axis=1)  # uRAP's invertible rows: not in the support lists
         want = [users - outside.sum(), (prod[blk] & ~outside[:, None]).sum(), real.sum(axis=1).max()]
         np.testing.assert_array_equal(per[b, 1:], want)
+
+
+def test_compact_reports_that_fit_no_device_form_are_refused(monkeypatch):
+    """A compact route whose reports of one repetition fit ``held_report_bytes`` in neither exact form is refused
+    with an error naming the budget and the remedy: there is no host loop over repetitions."""
+    mech = ul.URAP(1100, range(40), 6.0)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 1000)
+    with pytest.raises(ValueError, match=r"held_report_bytes = 1000 .*reduce n, or draw the reports with ul.perturb"):
+        ul.simulate(jax.random.key(1), mech, p=np.full(1100, 1 / 1100), n=300, reps=2, methods=("em",),
+                    block_size=128)

@@ -15,9 +15,10 @@ ones) are packed block by block on the device, ``d / 8`` bytes per report, whate
 large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
 pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports are packed where that is the smaller form (many ones, or compact
 reports that fit ``sizing().held_report_bytes`` packed); otherwise (few ones) the positions of the ones become support lists
-in the column layout, built on the device; their sizes are predicted from the rates and the population
-(``_report_bounds``) and checked on the reports, with an exact first pass only where a report passes them. A grid
-of bit-vector mechanisms runs point by point in these forms.
+in the column layout, built on the device; their sizes come from one exact first pass that counts what every
+repetition's reports hold (no positions kept). A grid of bit-vector mechanisms runs point by point in these forms.
+A call whose reports do not fit ``sizing().held_report_bytes`` in any of these forms is refused with an error that
+names what to change: there is no host loop over repetitions.
 Single mechanisms whose packed reports would pass ``sizing().held_report_bytes`` become padded support lists
 (``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
 first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
@@ -39,7 +40,7 @@ from uldp_jax.estimation import _packed, _support
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.mechanisms.core import CompactBits, num_stats
 from uldp_jax.engine import _layout as _schedule
-from uldp_jax.engine import _report_bounds, _reports_device
+from uldp_jax.engine import _reports_device
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
@@ -82,7 +83,6 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
                                                   plan.reps)
     rep_batch = min(rep_batch, reps)
     grid = plan.grid
-    pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
     if spec.input == "reports" and not spec.forms:  # the documented protocol: ul.perturb's form (_registry)
         return _perturb_form_estimates(key, mech, spec, data, n, iid, (block_size, num_blocks), reps, opts, grid), None
     if grid is not None and _is_unary(mech):
@@ -91,11 +91,11 @@ def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
         # one compiled program. A common form kept every point's row-layout support lists at the widest point's
         # width, so the narrow points paid for the widest (experiments/benchmarks/README.md (k)).
         points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
-        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None, pop)
+        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None)
                 for pt in points]
         stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
         return jnp.stack([est for est, _ in outs]), stats
-    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
+    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
 
 
 def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, grid):
@@ -119,12 +119,11 @@ def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, g
                               **opts) for r in range(reps)])
 
 
-def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
-    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind; ``pop``: the
-    plan's ``(xs, target)``."""
+def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
+    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind."""
     compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
     if compact is not None and compact.stats:
-        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
+        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts)
     if _is_unary(mech):
         return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
     per_user = int(num_stats(mech)) if mech.report_kind == "bits" else 4
@@ -287,34 +286,19 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
     return ones.reshape(num_blocks * block_size, -1)
 
 
-def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop=(None, None)):
+def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts):
     """Report-based estimates from compact reports (``CompactBits``), every repetition on the device.
 
     Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
     ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) and the
-    support lists' sizes are predicted (below), else found by one first pass of ``sample_sizes`` /
-    ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
-    on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
-    (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
-    repetitions. Where the packed bytes of one repetition would pass ``sizing().held_report_bytes`` the reports go to the
-    method as ``CompactBits``, one repetition at a time (``_compact_on_host``).
-
-    Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``) and
-    the bounds cost little against a typical draw's sizes (``_bounds_pay``), the first pass is skipped: the
-    compiled route checks the predicted sizes on the reports it draws, and only where they were passed (chance
-    ``_report_bounds.MISS`` a call) does the call run the first pass and draw again.
+    support lists' sizes come from one first pass of ``sample_sizes`` / ``sample_counts`` over all repetitions (no
+    positions kept; one host read). Each block's ones are bit-packed on the device (``_packed.pack_ones``: ``d / 8``
+    bytes per report) and the method gets ``PackedReports``, or (few ones) they are support lists in the column
+    layout: no report leaves the device, no host loop over repetitions. A call whose reports of one repetition do
+    not fit ``sizing().held_report_bytes`` in either form is refused.
     """
     rows = num_blocks * block_size
-    if pop[1] is not None:
-        bound = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid)
-        typical = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid, miss=1.0)
-        sized = None if bound is None else _static_sizes(mech, rows, *bound)
-        if sized is not None and _bounds_pay(sized, _static_sizes(mech, rows, *typical)):
-            est, stats, passed = _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size,
-                                                                  num_blocks, reps, 1, opts, *sized, check=True)
-            if not bool(np.any(np.asarray(passed))):
-                return est, stats
     items_s = _StaticItems(mech.compact().params[0])
     per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps),
                      np.int64)
@@ -322,19 +306,13 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     kept, ones = (int(v) for v in per[..., 1:3].sum(axis=1).max(axis=0))  # bounds over repetitions
     sized = _static_sizes(mech, rows, nc, kept, ones, max(int(per[..., 3].max()), 1))
     if sized is None:
-        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
+        raise ValueError(
+            f"simulate's report route for a report-based method would hold one repetition's {rows} reports of "
+            f"{type(mech).__name__}(d={mech.d}) on the device, more than sizing().held_report_bytes = "
+            f"{_sizing.sizing().held_report_bytes} bytes in either exact form (bit-packed or support lists): reduce "
+            "n, or draw the reports with ul.perturb and estimate them with ul.estimate.")
     return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
                                             *sized)
-
-
-def _bounds_pay(bound: tuple, typical: tuple) -> bool:
-    """Whether the reports drawn at the bounds' sizes cost less than a first pass: packed reports, with at most 1/16
-    more chunks than a typical draw needs (the first pass draws every chunk again; an extra one is 1/nc more of
-    the drawing alone); support lists, with the same sizes as a typical draw (a wider row or a bucket more slows
-    every EM pass; experiments/benchmarks/README.md (k))."""
-    if bound[1]:
-        return 16 * (bound[0] - typical[0]) <= typical[0]
-    return bound == typical
 
 
 def _static_sizes(mech, rows, nc, kept, ones, widest):
@@ -360,8 +338,9 @@ def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
 
 
 def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
-    """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
-    repetition's packed bytes would pass ``sizing().held_report_bytes`` (memory O(number of ones), never ``n x d``)."""
+    """The reports of each repetition as concrete ``CompactBits``, for a method that declares no engine form (the
+    documented protocol hands it ``ul.perturb``'s form, so it may be plain Python: one call per repetition; memory
+    O(number of ones), never ``n x d``)."""
     d = num_stats(mech)
     n_arr = jnp.int32(n)
     out = []

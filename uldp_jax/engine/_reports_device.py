@@ -9,8 +9,7 @@ where only a report's own bit can leave the product part) in the column layout t
 the host, built here on the device (``_support_device.compact_columns``: product-part rows only, both EM passes
 gathers). No report leaves the device and no host loop runs over repetitions or blocks. The program is
 module-level and keyed by the mechanism type and static fields, the (bucketed) sizes, the method and its options:
-a second ``simulate`` call with other data, key or eps in the same size buckets compiles nothing. Where the sizes
-were predicted rather than counted (``check``), the program also says whether the reports it drew passed them.
+a second ``simulate`` call with other data, key or eps in the same size buckets compiles nothing.
 """
 
 from __future__ import annotations
@@ -47,7 +46,7 @@ def _hashable(opts: dict) -> tuple | None:
 
 def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
                      num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
-                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0), check: bool = False) -> tuple:
+                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0)) -> tuple:
     """``(float[reps, d] estimates of spec, int32[reps, num_stats] stats)`` of every repetition's reports (module
     docstring). The stats are the reports' own per-bit sums: ``simulate``'s per-user stats for the same key.
 
@@ -55,22 +54,17 @@ def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, ii
     bit-packed (``packed``) or as support lists; these go to the method in the column layout
     (``_support_device.compact_columns``), their rows, ones and report width bounded by ``sizes = (rows, ones,
     width)``: static bounds over every repetition (bucketed by the caller; ``rows = 0``: all rows, ones unbounded;
-    ``width = 0``: the sampler's ``num_chunks * CHUNK + 1``; a narrower width drops only padding columns).
-    ``check``: the sizes were predicted (``_report_bounds``), not counted: a third output, ``bool[reps]``, is true
-    for a repetition whose reports passed one of them (a user's process not finished in ``num_chunks``, a one past
-    the width, more kept rows or ones than sized); its estimate is then not to be used.
+    ``width = 0``: the sampler's ``num_chunks * CHUNK + 1``; a narrower width drops only padding columns). The
+    caller counts these sizes exactly on the same reports (``_reports._chunks_all``), so no bound is ever passed.
     """
     args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec)
     items = _hashable(opts)
     if items is None:  # options that cannot key a cache (e.g. an array): one program for this call
-        out = jax.jit(lambda m, k, dt: _all_reps(m, k, dt, *args, tuple(opts.items()), check))(mech, key, data)
-    else:
-        out = _all_reps_jit(mech, key, data, *args, items, check)
-    return out if check else out[:2]
+        return jax.jit(lambda m, k, dt: _all_reps(m, k, dt, *args, tuple(opts.items())))(mech, key, data)
+    return _all_reps_jit(mech, key, data, *args, items)
 
 
-def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec, opts,
-              check=False):
+def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec, opts):
     opts = dict(opts)
     prod_mask, has_inv = _support.unary_parts(m)
     items = jnp.asarray(np.flatnonzero(prod_mask), jnp.int32)
@@ -87,40 +81,33 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
         def block(b):
             ky, xs, w = _schedule.block_inputs(key_r, b, n_arr, data, iid, block_size)
             if num_chunks == 0:
-                return _packed.pack_dense(m, m.perturb_batch(ky, xs), w) + (jnp.bool_(False),)
+                return _packed.pack_dense(m, m.perturb_batch(ky, xs), w)
             ones = m.compact().perturb(ky, xs, num_chunks).ones
-            # a report's ones are a prefix of its row, so a process that num_chunks did not finish, or a one past the
-            # kept width, fills the last lane kept of the first num_chunks * CHUNK (checked where sizes are predicted;
-            # a row that just fits is flagged too: the caller's bounds leave room)
-            cut = sizes[2] if sizes[2] and not packed else ones.shape[1]
-            last = min(cut, num_chunks * _compact.CHUNK) - 1
-            passed = jnp.any(w & (ones[:, last] < m.d)) if check else jnp.bool_(False)
             if packed:
-                return _packed.pack_ones(m, ones, w) + (passed,)
+                return _packed.pack_ones(m, ones, w)
+            cut = sizes[2] if sizes[2] else ones.shape[1]  # the widest report: only padding columns are cut
             ones = jnp.where(w[:, None], ones[:, :cut], jnp.asarray(m.d, ones.dtype))
             if by_user:  # invertible reports found per user; their rows are padded after the column move
                 wt, inv = _support.own_bit_rows(m, ones, xs, w)
-                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d)), passed
+                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d))
             sup = _support.compact_rows(m, CompactBits(ones, m.d), block_size)
-            return sup.support, sup.weight * w, sup.inverted, sup.stats, passed
+            return sup.support, sup.weight * w, sup.inverted, sup.stats
 
-        by, wt, inv, st, passed = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
+        by, wt, inv, st = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
         stats = jnp.sum(st, axis=0)
         sums = stats.astype(jnp.int32)  # handed back as simulate's stats
-        passed = jnp.any(passed)
         if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts), sums, passed
+            return spec.fn(m, stats, n, **opts), sums
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
             kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
-            rep, dropped = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
-                                                           min(kept, rows), ones, int(prod_mask.sum()),
-                                                           clean=by_user and has_inv, check=True)
-            return spec.fn(m, rep, **opts), sums, passed | (dropped if check else False)
+            rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
+                                                  min(kept, rows), ones, int(prod_mask.sum()), clean=by_user and has_inv)
+            return spec.fn(m, rep, **opts), sums
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
                                     jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
-        return spec.fn(m, rep, **opts), sums, passed
+        return spec.fn(m, rep, **opts), sums
 
     return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
 
@@ -148,5 +135,5 @@ def row_chunk(rows: int, width: int) -> int:
     return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
 
 
-STATIC_ARGNUMS = tuple(range(3, 15))  # of _all_reps: everything but the mechanism, the key and the population
+STATIC_ARGNUMS = tuple(range(3, 14))  # of _all_reps: everything but the mechanism, the key and the population
 _all_reps_jit = jax.jit(_all_reps, static_argnums=STATIC_ARGNUMS)
