@@ -58,7 +58,7 @@ from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported 
 )
 from uldp_jax.mechanisms import Mechanism
 from uldp_jax.engine import _reports
-from uldp_jax.engine._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
+from uldp_jax.engine._kernels import TRACE_COUNTS, per_user_stats, progress_bar, run_stats  # noqa: F401 - re-exported
 from uldp_jax.engine._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
     alias_probs,
     alias_table,
@@ -225,7 +225,8 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
     stats, done = None, {}
     first = next((m for m, spec in plan.methods.items() if spec.input == "reports"), None)
     if first is not None:  # bit-vector reports are aggregated on the device anyway: their sums are the stats
-        done[first], stats = _reports.report_estimates_and_stats(key, plan, first)
+        with progress_bar(progress, plan) as bar:
+            done[first], stats = _reports.report_estimates_and_stats(key, plan, first, bar)
     if stats is None:
         stats = run_stats(plan, key, progress)
     return SimResult(estimates(plan, key, stats, done), stats, plan.target, plan.n)
