@@ -202,11 +202,14 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
         per-user), ``"per_user"`` or ``"counts"`` (``ValueError`` where no exact counts path exists).
       block_size: users per randomness block on the per-user path (results depend on it; default 1024).
       chunk_blocks: blocks processed at once (memory knob; results do not depend on it).
-      rep_batch: per-user path: repetitions vectorised together inside ``lax.map`` (results do not depend on
-        it). The counts path vmaps all repetitions of a chunk.
-      devices: devices to shard over (default all visible devices; results do not depend on it).
-      shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices.
-      rep_chunk: repetitions per host-side call (progress granularity; results do not depend on it).
+      rep_batch: per-user path: repetitions vectorised together (the stats and report-based methods such as
+        RAPPOR's EM; stats do not depend on it, EM estimates only within float32 rounding). The counts path
+        vmaps all repetitions of a chunk.
+      devices: devices to shard over (default all visible devices; stats do not depend on it).
+      shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices for the
+        stats; report-based methods always split repetitions (one repetition's EM reads all of its reports).
+      rep_chunk: repetitions per host-side call (progress granularity; stats do not depend on it), on every
+        path.
       progress: ``"auto"`` (default: a bar on stderr once the call has run 3 s, only where stderr is a terminal or
         a notebook; ``ULDP_PROGRESS=0`` or ``1`` in the environment turns it off or on everywhere), ``True``
         (always: tqdm, else stderr lines), ``False`` (never) or ``"stderr"`` (plain lines).

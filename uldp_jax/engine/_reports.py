@@ -8,22 +8,22 @@ aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` a
 route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
 ``simulate`` returns them as its stats instead of drawing the per-user pass as well.
 
-Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
-``bool[n, d]``. Reports without a compact form (``compact().stats`` off: domains below ``COMPACT_MIN_D``, or many
-ones) are packed block by block on the device, ``d / 8`` bytes per report, whatever their density
-(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition): at
-large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
-pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports are packed where that is the smaller form (many ones, or compact
-reports that fit ``sizing().held_report_bytes`` packed); otherwise (few ones) the positions of the ones become support lists
-in the column layout, built on the device; their sizes come from one exact first pass that counts what every
-repetition's reports hold (no positions kept). A grid of bit-vector mechanisms runs point by point in these forms.
-A call whose reports do not fit ``sizing().held_report_bytes`` in any of these forms is refused with an error that
-names what to change: there is no host loop over repetitions.
-Single mechanisms whose packed reports would pass ``sizing().held_report_bytes`` become padded support lists
-(``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
-first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
-forms are generated whole per repetition
-(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time, and a grid's points one at a time.
+Forms (decided once per call, from exact sizes): bit-vector reports of RAPPOR/UE and uRAP (EM on the product
+likelihood) never exist as a dense ``bool[n, d]``. Reports without a compact form (``compact().stats`` off:
+domains below ``COMPACT_MIN_D``, or many ones) are bit-packed block by block on the device, ``d / 8`` bytes per
+report, whatever their density: support lists would be smaller at large eps, but they need a first pass for their
+width and a scatter-add in every EM pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports
+are packed where that is the smaller form; otherwise (few ones) their positions become support lists in the column
+layout, built on the device, sized by one exact first pass that counts what every repetition's reports hold (no
+positions kept). Reports of every other kind are drawn whole per repetition (dense). Those are the device forms:
+a call whose reports do not fit ``sizing().held_report_bytes`` in its form is refused with an error naming what
+to change (there is no host route). The only host loop is the documented protocol's: a method registered without
+engine forms gets ``ul.perturb``'s form, concrete, one call per repetition.
+
+Running: every form is a repetition kernel on the engine's runner (``_shard.compile_kernel`` /
+``run_chunks``), so the run settings of the stats path reach it: repetitions in host-side chunks of
+``rep_chunk`` with the progress bar updated after each, ``rep_batch`` at a time, split over ``devices`` (always
+by repetition: one repetition's EM reads all of its reports). A grid runs point by point.
 """
 
 from __future__ import annotations
