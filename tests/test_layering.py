@@ -499,10 +499,10 @@ PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages
     'estimation._empirical': ['checks._estimator'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'estimation._packed': ['engine._reports', 'engine._reports_device'],
     'estimation._registry': ['pum._estimate', 'studies._methods'],
-    'estimation._support': ['engine._report_bounds', 'engine._reports', 'engine._reports_device'],
+    'estimation._support': ['engine._reports', 'engine._reports_device'],
     'estimation._support_device': ['engine._reports_device'],
     'mechanisms.core._base': ['_audit_sampler', '_check', 'privacy._audit', 'privacy._channel', 'privacy._hypothesis', 'pum._mechanism', 'studies._spec', 'testing', 'theory._exact', 'theory._families', 'theory._grid', 'theory._mse', 'tuning._optimize', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
-    'mechanisms.core._compact': ['checks._draws', 'engine._report_bounds', 'engine._reports', 'engine._reports_device', 'estimation._em_reports', 'estimation._packed', 'estimation._support', 'estimation._support_device', 'uldp_jax'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._compact': ['checks._draws', 'engine._reports', 'engine._reports_device', 'estimation._em_reports', 'estimation._packed', 'estimation._support', 'estimation._support_device', 'uldp_jax'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._counts': ['engine._counts_path'],
     'mechanisms.core._delegate': ['pum._mechanism'],
     'mechanisms.core._estimation': ['checks._estimator', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next

@@ -10,7 +10,7 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import _sizing
-from uldp_jax.engine import _reports_device
+from uldp_jax.engine import _reports_device, _shard
 
 
 @pytest.fixture
@@ -85,15 +85,20 @@ def test_report_path_holds_the_reports_once(override, monkeypatch):
     mech = ul.RAPPOR(2048, 6.0)
     xs = jnp.asarray(np.arange(45 * 1024) % 300, jnp.int32)  # 45 blocks of 1024
     seen = {}
+    compile_kernel = _shard.compile_kernel.__wrapped__
 
-    def measure(*args):
-        jax.clear_caches()  # traced anew: the patched rule is read when tracing
-        compiled = jax.jit(_reports_device._all_reps, static_argnums=_reports_device.STATIC_ARGNUMS).lower(*args).compile()
-        seen["temp"] = compiled.memory_analysis().temp_size_in_bytes
-        seen["width"] = args[11][2]  # sizes = (rows, ones, width): the support lists' width
-        return compiled(*args[:3])
+    def measure(local, static, mesh, mode, grid):
+        fn = compile_kernel(local, static, mesh, mode, grid)  # traced anew: the patched rule is read when tracing
 
-    monkeypatch.setattr(_reports_device, "_all_reps_jit", measure)
+        def call(*args):
+            compiled = fn.lower(*args).compile()
+            seen["temp"] = compiled.memory_analysis().temp_size_in_bytes
+            seen["width"] = dict(static)["form"].sizes[2]  # sizes = (rows, ones, width): the support lists' width
+            return compiled(*args)
+
+        return call
+
+    monkeypatch.setattr(_shard, "compile_kernel", measure)
     override["report_batch_entries"] = 2 * 1024 * 161  # 2 blocks of the sampler's width: 45 = 22 x 2 + 1
     out = {}
     for rule in ("remainder", "dividing"):
@@ -101,7 +106,7 @@ def test_report_path_holds_the_reports_once(override, monkeypatch):
             monkeypatch.setattr(_reports_device, "dividing_batch", lambda num_blocks, batch: batch)
         else:
             monkeypatch.undo()
-            monkeypatch.setattr(_reports_device, "_all_reps_jit", measure)
+            monkeypatch.setattr(_shard, "compile_kernel", measure)
         res = ul.simulate(jax.random.key(0), mech, xs=xs, reps=1, methods=("em",))
         out[rule] = seen["temp"], np.asarray(res.estimates["em"])
     reports_bytes = 45 * 1024 * seen["width"] * 2  # uint16 support lists

@@ -46,24 +46,24 @@ def test_report_route_stats_equal_per_user_stats(route, model, stats_drawn):
 
 
 @pytest.mark.slow
-def test_support_list_route_and_grid_stats(monkeypatch, stats_drawn):
-    """Row-layout support lists (packed bytes refused) and a grid of eps (point by point) hand back their sums too."""
+def test_grid_stats_and_dense_reports_that_do_not_fit_are_refused(monkeypatch, stats_drawn):
+    """A grid of eps (point by point) hands back its sums too; packed dense reports that pass
+    ``held_report_bytes`` are refused (no row-layout or host route behind them)."""
     key = jax.random.key(8)
     mech = ul.RAPPOR(24, 3.0)
     p = np.linspace(1.0, 2.0, 24) / np.linspace(1.0, 2.0, 24).sum()
     with monkeypatch.context() as mp:
-        mp.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 20_000)  # packed bytes (padded rows) pass it: support lists
-        calls = []
-        mp.setattr(_reports, "_packed_blocks", lambda *a, f=_reports._packed_blocks: calls.append(1) or f(*a))
-        res = ul.simulate(key, mech, p=p, n=250, reps=2, methods=("em",), block_size=128)
-        assert calls  # the row-layout route ran
+        mp.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 20_000)  # packed bytes (padded rows) pass it
+        with pytest.raises(ValueError, match="held_report_bytes = 20000"):
+            ul.simulate(key, mech, p=p, n=250, reps=2, methods=("em",), block_size=128)
     grid = jax.vmap(lambda e: ul.RAPPOR(24, e))(jnp.asarray([1.0, 4.0]))
     res_g = ul.simulate(key, grid, p=p, n=250, reps=2, methods=("em",), block_size=128)
     assert not stats_drawn
-    np.testing.assert_array_equal(np.asarray(res.stats), _per_user_stats(key, mech, p=p, n=250))
     assert res_g.stats.shape == (2, 2, 24)
     for i, e in enumerate((1.0, 4.0)):
         np.testing.assert_array_equal(np.asarray(res_g.stats[i]), _per_user_stats(key, ul.RAPPOR(24, e), p=p, n=250))
+        alone = ul.simulate(key, ul.RAPPOR(24, e), p=p, n=250, reps=2, methods=("em",), block_size=128)
+        np.testing.assert_array_equal(np.asarray(res_g.estimates["em"][i]), np.asarray(alone.estimates["em"]))
 
 
 def test_stats_without_a_report_route_are_drawn(stats_drawn):
@@ -98,3 +98,13 @@ def test_sizing_prepass_matches_the_reports(mech):
         outside = np.any(real & ~prod[blk], axis=1)  # uRAP's invertible rows: not in the support lists
         want = [users - outside.sum(), (prod[blk] & ~outside[:, None]).sum(), real.sum(axis=1).max()]
         np.testing.assert_array_equal(per[b, 1:], want)
+
+
+def test_compact_reports_that_fit_no_device_form_are_refused(monkeypatch):
+    """A compact route whose reports of one repetition fit ``held_report_bytes`` in neither exact form is refused
+    with an error naming the budget and the remedy: there is no host loop over repetitions."""
+    mech = ul.URAP(1100, range(40), 6.0)
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 1000)
+    with pytest.raises(ValueError, match=r"held_report_bytes = 1000 .*reduce n, or draw the reports with ul.perturb"):
+        ul.simulate(jax.random.key(1), mech, p=np.full(1100, 1 / 1100), n=300, reps=2, methods=("em",),
+                    block_size=128)

@@ -8,7 +8,6 @@ import pytest
 
 import uldp_jax as ul
 from uldp_jax import testing
-from uldp_jax.estimation import _support
 
 from uldp_jax.engine import _engine as sim
 from uldp_jax.engine import _plan, _reports
@@ -38,19 +37,6 @@ def test_regenerated_reports_are_those_behind_stats():
         np.testing.assert_array_equal(np.asarray(mech.aggregate(ys_x)), np.asarray(stats_x[r]))
     np.testing.assert_allclose(np.asarray(res.estimates["em"][1]), np.asarray(ul.estimate(mech, ys, "em")),
                                atol=1e-5)
-    # simulate's EM sees these reports as support lists packed block by block (never dense n x d)
-    data, n, iid, nb = layout(p=p, n=500)
-    sup, wt, inv, st, widest = _reports._packed_blocks(jax.random.fold_in(key, 1), mech, data, n, iid, 128, nb, 4)
-    bits, keep, inv_want = _support.split_invertible(mech, ys, check=True)
-    prod = np.asarray(bits & keep[:, None])
-    assert int(jnp.max(widest)) == prod.sum(1).max() and sup.dtype == jnp.uint16
-    got = np.zeros((nb * 128, 9), bool)
-    np.put_along_axis(got, np.asarray(sup.reshape(-1, 4), np.int64), True, axis=1)
-    np.testing.assert_array_equal(got[:500, :8], prod)
-    assert not got[500:, :8].any() and not got[:, :8][np.asarray(wt).reshape(-1) == 0].any()
-    np.testing.assert_array_equal(np.asarray(jnp.sum(wt)), np.asarray(jnp.sum(keep)))
-    np.testing.assert_array_equal(np.asarray(jnp.sum(inv, 0)), np.asarray(inv_want))
-    np.testing.assert_array_equal(np.asarray(jnp.sum(st, 0)), np.asarray(res.stats[1]))
 
 
 @pytest.mark.slow

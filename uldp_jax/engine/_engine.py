@@ -58,7 +58,7 @@ from uldp_jax._sizing import (  # noqa: F401 - the sizing policy is re-exported 
 )
 from uldp_jax.mechanisms import Mechanism
 from uldp_jax.engine import _reports
-from uldp_jax.engine._kernels import TRACE_COUNTS, per_user_stats, run_stats  # noqa: F401 - re-exported
+from uldp_jax.engine._kernels import TRACE_COUNTS, per_user_stats, progress_bar, run_stats  # noqa: F401 - re-exported
 from uldp_jax.engine._layout import (  # noqa: F401 - the layout is re-exported (_engine.alias_table, ...)
     alias_probs,
     alias_table,
@@ -202,11 +202,14 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
         per-user), ``"per_user"`` or ``"counts"`` (``ValueError`` where no exact counts path exists).
       block_size: users per randomness block on the per-user path (results depend on it; default 1024).
       chunk_blocks: blocks processed at once (memory knob; results do not depend on it).
-      rep_batch: per-user path: repetitions vectorised together inside ``lax.map`` (results do not depend on
-        it). The counts path vmaps all repetitions of a chunk.
-      devices: devices to shard over (default all visible devices; results do not depend on it).
-      shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices.
-      rep_chunk: repetitions per host-side call (progress granularity; results do not depend on it).
+      rep_batch: per-user path: repetitions vectorised together (the stats and report-based methods such as
+        RAPPOR's EM; stats do not depend on it, EM estimates only within float32 rounding). The counts path
+        vmaps all repetitions of a chunk.
+      devices: devices to shard over (default all visible devices; stats do not depend on it).
+      shard: ``"auto"``, ``"reps"`` or ``"users"`` (per-user path only): what is split across devices for the
+        stats; report-based methods always split repetitions (one repetition's EM reads all of its reports).
+      rep_chunk: repetitions per host-side call (progress granularity; stats do not depend on it), on every
+        path.
       progress: ``"auto"`` (default: a bar on stderr once the call has run 3 s, only where stderr is a terminal or
         a notebook; ``ULDP_PROGRESS=0`` or ``1`` in the environment turns it off or on everywhere), ``True``
         (always: tqdm, else stderr lines), ``False`` (never) or ``"stderr"`` (plain lines).
@@ -225,7 +228,8 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
     stats, done = None, {}
     first = next((m for m, spec in plan.methods.items() if spec.input == "reports"), None)
     if first is not None:  # bit-vector reports are aggregated on the device anyway: their sums are the stats
-        done[first], stats = _reports.report_estimates_and_stats(key, plan, first)
+        with progress_bar(progress, plan) as bar:
+            done[first], stats = _reports.report_estimates_and_stats(key, plan, first, bar)
     if stats is None:
         stats = run_stats(plan, key, progress)
     return SimResult(estimates(plan, key, stats, done), stats, plan.target, plan.n)

@@ -78,7 +78,7 @@ def counts_kernel(key, mech, n, data, rep_ids, *, axis, iid, out_dtype):
     return jax.vmap(one_rep)(rep_ids)  # O(d) memory per repetition; rep_chunk bounds the batch
 
 
-class _progress_ctx:
+class progress_bar:
     def __init__(self, progress, plan):
         # the bar's first line says the run's size: grid points x repetitions x users, and the path
         size = _progress.run_size(plan.reps, plan.n, plan.grid, plan.path)
@@ -103,7 +103,7 @@ def run_stats(plan: Any, key: jax.Array, progress: Any = False) -> jax.Array:
             # and a count of 54.999... kept only 54 users, moving one user per repetition at large eps)
             data = jnp.asarray(plan.target if plan.iid else np.rint(plan.target * plan.n), jnp.float64)
             args = (key, plan.mech, jnp.asarray(plan.n, jnp.float64), data)
-            with _progress_ctx(progress, plan) as bar:
+            with progress_bar(progress, plan) as bar:
                 # one call per chunk, padded to a bucket: one compile per chunk size; the padding repetitions cost at
                 # most 1.5x the warm call, far less than more compiles (experiments/benchmarks/README.md (k))
                 stats = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, grid, bar, plan.rep_len)
@@ -112,7 +112,7 @@ def run_stats(plan: Any, key: jax.Array, progress: Any = False) -> jax.Array:
               ("rep_batch", plan.rep_batch))
     fn = _shard.compile_kernel(per_user_kernel, static, plan.mesh, plan.mode, grid)
     args = (key, plan.mech, jnp.asarray(plan.n, jnp.int32), plan.data)
-    with _progress_ctx(progress, plan) as bar:
+    with progress_bar(progress, plan) as bar:
         stats = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, grid, bar, plan.rep_len)
     return jnp.asarray(stats)
 

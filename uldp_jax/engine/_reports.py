@@ -8,21 +8,22 @@ aggregate to the very ``stats`` that ``simulate`` returns for the same ``key`` a
 route sums bit-vector reports on the device anyway, ``report_estimates_and_stats`` hands those sums back and
 ``simulate`` returns them as its stats instead of drawing the per-user pass as well.
 
-Memory: bit-vector reports of RAPPOR/UE and uRAP (EM on the product likelihood) never exist as a dense
-``bool[n, d]``. Reports without a compact form (``compact().stats`` off: domains below ``COMPACT_MIN_D``, or many
-ones) are packed block by block on the device, ``d / 8`` bytes per report, whatever their density
-(``_reports_device``: every repetition in one module-level compiled program, no host work per repetition): at
-large eps support lists would be smaller, but they need a first pass for their width and a scatter-add in every EM
-pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports are packed where that is the smaller form (many ones, or compact
-reports that fit ``sizing().held_report_bytes`` packed); otherwise (few ones) the positions of the ones become support lists
-in the column layout, built on the device; their sizes are predicted from the rates and the population
-(``_report_bounds``) and checked on the reports, with an exact first pass only where a report passes them. A grid
-of bit-vector mechanisms runs point by point in these forms.
-Single mechanisms whose packed reports would pass ``sizing().held_report_bytes`` become padded support lists
-(``SupportReports``, row layout), whose width is the widest product-part report over all repetitions, found by a
-first pass that draws the same reports and keeps only their widths (so the reports are drawn twice). Other report
-forms are generated whole per repetition
-(dense). Repetitions run under ``lax.map``, ``rep_batch`` at a time, and a grid's points one at a time.
+Forms (decided once per call, from exact sizes): bit-vector reports of RAPPOR/UE and uRAP (EM on the product
+likelihood) never exist as a dense ``bool[n, d]``. Reports without a compact form (``compact().stats`` off:
+domains below ``COMPACT_MIN_D``, or many ones) are bit-packed block by block on the device, ``d / 8`` bytes per
+report, whatever their density: support lists would be smaller at large eps, but they need a first pass for their
+width and a scatter-add in every EM pass, and took longer (experiments/benchmarks/README.md (k)). Compact reports
+are packed where that is the smaller form; otherwise (few ones) their positions become support lists in the column
+layout, built on the device, sized by one exact first pass that counts what every repetition's reports hold (no
+positions kept). Reports of every other kind are drawn whole per repetition (dense). Those are the device forms:
+a call whose reports do not fit ``sizing().held_report_bytes`` in its form is refused with an error naming what
+to change (there is no host route). The only host loop is the documented protocol's: a method registered without
+engine forms gets ``ul.perturb``'s form, concrete, one call per repetition.
+
+Running: every form is a repetition kernel on the engine's runner (``_shard.compile_kernel`` /
+``run_chunks``), so the run settings of the stats path reach it: repetitions in host-side chunks of
+``rep_chunk`` with the progress bar updated after each, ``rep_batch`` at a time, split over ``devices`` (always
+by repetition: one repetition's EM reads all of its reports). A grid runs point by point.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from uldp_jax.estimation import _packed, _support
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.mechanisms.core import CompactBits, num_stats
 from uldp_jax.engine import _layout as _schedule
-from uldp_jax.engine import _report_bounds, _reports_device
+from uldp_jax.engine import _reports_device, _shard
 
 
 def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool, block_size: int,
@@ -55,58 +56,113 @@ def rep_reports(key_r: jax.Array, mech: Any, data: jax.Array, n: int, iid: bool,
     return jax.tree_util.tree_map(lambda a: a.reshape((num_blocks * block_size,) + a.shape[2:])[:n], ys)
 
 
-def report_estimates(key: jax.Array, plan: Any, method: str, rep_batch: int = 1) -> jax.Array:
+def report_estimates(key: jax.Array, plan: Any, method: str, bar: Any = None) -> jax.Array:
     """Estimates of ``method`` over the plan's repetitions, on the reports behind ``simulate``'s stats.
 
     Args:
       key: the key given to ``simulate`` (repetition ``r`` uses ``fold_in(key, r)``).
       plan: the call's ``_plan.Plan`` (per-user path): its mechanism (or 1-D grid), population ``data``,
-        ``n``, model, ``block_size``, ``num_blocks``, repetitions, the method resolved for the mechanism
-        (``input="reports"`` methods get the reports, ``input="stats"`` methods their aggregate) and its options.
+        ``n``, model, ``block_size``, ``num_blocks``, repetitions and their run settings (``rep_chunk``,
+        ``rep_batch``, ``mesh``), the method resolved for the mechanism (``input="reports"`` methods get the
+        reports, ``input="stats"`` methods their aggregate) and its options.
       method: a method name of ``plan.methods``.
-      rep_batch: repetitions vectorised together (memory knob; results do not depend on it).
+      bar: a progress bar (``update(k)`` after each chunk of ``k`` repetitions) or ``None``.
 
     Returns:
       ``float[reps, d]`` (``[g, reps, d]`` for a grid).
     """
-    return report_estimates_and_stats(key, plan, method, rep_batch)[0]
+    return report_estimates_and_stats(key, plan, method, bar)[0]
 
 
 def report_estimates_and_stats(key: jax.Array, plan: Any, method: str,
-                               rep_batch: int = 1) -> tuple[jax.Array, jax.Array | None]:
+                               bar: Any = None) -> tuple[jax.Array, jax.Array | None]:
     """``(report_estimates(...), int32[reps, num_stats] or None)``: where the route aggregates the reports on the
-    device anyway (bit vectors of one mechanism), their per-bit sums, which are ``simulate``'s per-user stats for
-    the same key and ``block_size`` (so ``simulate`` need not draw them a second time); ``None`` elsewhere."""
-    mech, spec, opts = plan.mech, plan.methods[method], dict(plan.options.get(method, {}))
-    data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
-                                                  plan.reps)
-    rep_batch = min(rep_batch, reps)
-    grid = plan.grid
-    pop = (plan.xs, plan.target)  # (fixed users' items or None, the distribution): for predicted sizes
+    device anyway (bit vectors), their per-bit sums, which are ``simulate``'s per-user stats for the same key and
+    ``block_size`` (so ``simulate`` need not draw them a second time); ``None`` elsewhere.
+
+    A grid runs point by point, each point in the form a single mechanism gets (points of one form and size share
+    one compiled program): one point's reports are held at once, not the whole grid's, and a common form kept
+    every point at the widest point's sizes (experiments/benchmarks/README.md (k)).
+    """
+    spec, opts = plan.methods[method], dict(plan.options.get(method, {}))
+    if plan.grid is None:
+        return _estimates(key, plan, plan.mech, spec, opts, bar)
+    outs = []
+    for i in range(plan.grid):
+        point = jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], plan.mech)
+        outs.append(_estimates(key, plan, point, spec, opts, _Share(bar, plan.grid)))
+    stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
+    return jnp.stack([est for est, _ in outs]), stats
+
+
+class _Share:
+    """A progress bar's updates shared by a grid's points: each point's repetitions count ``1 / points``."""
+
+    def __init__(self, bar: Any, points: int):
+        self.bar, self.points, self.done = bar, points, 0.0
+
+    def update(self, k: int) -> None:
+        if self.bar is not None:
+            before = int(self.done)
+            self.done += k / self.points
+            if int(self.done) > before:
+                self.bar.update(int(self.done) - before)
+
+
+def _estimates(key, plan, mech, spec, opts, bar):
+    """``report_estimates_and_stats`` of one mechanism (the plan's, or one point of its grid)."""
     if spec.input == "reports" and not spec.forms:  # the documented protocol: ul.perturb's form (_registry)
-        return _perturb_form_estimates(key, mech, spec, data, n, iid, (block_size, num_blocks), reps, opts, grid), None
-    if grid is not None and _is_unary(mech):
-        # bit vectors: each point on its own in the form a single mechanism gets (packed bits, or column-layout
-        # support lists for compact reports with few ones); points of one form and size share
-        # one compiled program. A common form kept every point's row-layout support lists at the widest point's
-        # width, so the narrow points paid for the widest (experiments/benchmarks/README.md (k)).
-        points = [jax.tree_util.tree_map(lambda leaf: leaf[i], mech) for i in range(grid)]
-        outs = [_estimates(key, pt, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, None, pop)
-                for pt in points]
-        stats = None if any(st is None for _, st in outs) else jnp.stack([st for _, st in outs])
-        return jnp.stack([est for est, _ in outs]), stats
-    return _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop)
+        return _perturb_form_estimates(key, plan, mech, spec, opts), None
+    compact = mech.compact()
+    if compact is not None and compact.stats:
+        return _compact_estimates(key, plan, mech, spec, opts, bar)
+    rows = plan.num_blocks * plan.block_size
+    if _is_unary(mech):  # bit-packed even where support lists would be smaller (few ones): they need a first pass
+        # for their width and a scatter-add per EM pass, and took longer (experiments/benchmarks/README.md (k))
+        _, _, rows_pad = _reports_device.rows_and_chunk(mech, rows)
+        nb = _reports_device.rows_and_chunk(mech, rows)[0]
+        _check_bytes(plan.rep_batch, rows_pad, nb)
+        return _reports_device.packed_estimates(key, plan, mech, spec, opts, bar=bar)
+    _check_bytes(plan.rep_batch, rows, int(num_stats(mech)) if mech.report_kind == "bits" else 4)
+    return _run_dense(key, plan, mech, spec, opts, bar), None
 
 
-def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, grid):
+def _run_dense(key, plan, mech, spec, opts, bar):
+    """Dense reports of any other kind (``perturb_batch``'s), on the engine's runner (``_shard``)."""
+    items = _reports_device._hashable(opts)
+    static = (("iid", plan.iid), ("block_size", plan.block_size), ("num_blocks", plan.num_blocks),
+              ("rep_batch", plan.rep_batch), ("spec", spec), ("users", int(plan.n)),
+              ("opts", items if items is not None else tuple(opts.items())))
+    compile_kernel = _shard.compile_kernel if items is not None else _shard.compile_kernel.__wrapped__
+    fn = compile_kernel(_dense_kernel, static, plan.mesh, "reps", False)
+    ndev = 1 if plan.mesh is None else plan.mesh.size
+    args = (key, mech, jnp.asarray(plan.n, jnp.int32), plan.data)
+    est = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, False, bar or _reports_device._NoBar(),
+                            -(-plan.rep_chunk // ndev) * ndev)
+    return jnp.asarray(est)
+
+
+def _dense_kernel(key, m, n, data, rep_ids, *, axis, iid, block_size, num_blocks, rep_batch, spec, users, opts):
+    """A repetition kernel: estimates of ``spec`` on each repetition's dense reports (``rep_ids``: -1 padding);
+    ``users`` is ``n`` as a static size (the method sees exactly the ``n`` reports)."""
+    del axis, n
+    opts = dict(opts)
+
+    def one_rep(r):
+        ys = rep_reports(jax.random.fold_in(key, r), m, data, users, iid, block_size, num_blocks)
+        if spec.input == "stats":
+            return spec.fn(m, m.aggregate(ys), users, **opts)
+        return spec.fn(m, ys, **opts)
+
+    return _reports_device.skip_padding(one_rep, rep_ids, rep_batch)
+
+
+def _perturb_form_estimates(key, plan, mech, spec, opts):
     """Each repetition's reports in ``ul.perturb``'s form, handed concrete to a method that declares no engine
     form (``_registry``'s protocol): ``CompactBits`` where the compact sampler draws the stats, else
-    ``perturb_batch``'s reports; a grid point by point."""
-    block_size, num_blocks = blocks
-    if grid is not None:
-        points = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], mech) for i in range(grid)]
-        return jnp.stack([_perturb_form_estimates(key, pt, spec, data, n, iid, blocks, reps, opts, None)
-                          for pt in points])
+    ``perturb_batch``'s reports. The method may be plain Python, so it is called once per repetition."""
+    data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
+                                                  plan.reps)
     compact = mech.compact()
     if compact is not None and compact.stats:
         items_s = _StaticItems(compact.params[0])
@@ -119,37 +175,6 @@ def _perturb_form_estimates(key, mech, spec, data, n, iid, blocks, reps, opts, g
                               **opts) for r in range(reps)])
 
 
-def _estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid, pop=(None, None)):
-    """``report_estimates_and_stats`` of one mechanism (``grid = None``) or a grid of one kind; ``pop``: the
-    plan's ``(xs, target)``."""
-    compact = mech.compact() if grid is None else None  # a grid's leaves carry the grid axis
-    if compact is not None and compact.stats:
-        return _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop)
-    if _is_unary(mech):
-        return _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid)
-    per_user = int(num_stats(mech)) if mech.report_kind == "bits" else 4
-    _check_bytes(rep_batch, num_blocks * block_size, per_user)
-
-    def one_rep(m, r):
-        ys = rep_reports(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks)
-        if spec.input == "stats":
-            return spec.fn(m, m.aggregate(ys), n, **opts)
-        return spec.fn(m, ys, **opts)
-
-    def all_reps(m):
-        return _sizing.chunked_map(lambda r: one_rep(m, r), jnp.arange(reps), rep_batch)
-
-    fn = all_reps if grid is None else _point_by_point(all_reps)
-    return jax.jit(fn)(mech), None
-
-
-def _point_by_point(fn: Any) -> Any:
-    """``fn`` over a 1-D grid's points one at a time (``lax.map``): one point's reports are held at once, not the
-    whole grid's (``vmap`` held every point's support lists and EM temporaries together; experiments/benchmarks/README.md (k)); each
-    point computes what ``vmap`` would."""
-    return lambda grid: jax.lax.map(fn, grid)
-
-
 def _is_unary(mech: Any) -> bool:
     try:
         _support.unary_parts(mech)
@@ -160,59 +185,9 @@ def _is_unary(mech: Any) -> bool:
 
 def _check_bytes(rep_batch: int, rows: int, per_user: int) -> None:
     if rep_batch * rows * per_user > _sizing.sizing().held_report_bytes:
-        raise ValueError(f"report_estimates would hold {rep_batch} x {rows} reports of {per_user} bytes at once; "
-                         "reduce n or rep_batch, or estimate from SupportReports with ul.estimation.em_reports.")
-
-
-def _packed_blocks(key_r, mech, data, n, iid, block_size, num_blocks, width):
-    """``pack_bits`` over the blocks of one repetition (``lax.map``, a few blocks at a time)."""
-    block_inputs = _schedule.block_inputs
-
-    def block(b):
-        ky, xs, w = block_inputs(key_r, b, jnp.int32(n), data, iid, block_size)
-        return _support.pack_bits(mech, mech.perturb_batch(ky, xs), w, width)
-
-    batch = _reports_device.block_batch(num_blocks, block_size * mech.d)
-    return _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
-
-
-def _support_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, rep_batch, opts, grid):
-    """Report-based estimates from support lists packed block by block (module docstring)."""
-
-    def over_reps(fn):
-        def all_reps(m):
-            return _sizing.chunked_map(lambda r: fn(m, r), jnp.arange(reps), rep_batch)
-
-        return jax.jit(all_reps if grid is None else _point_by_point(all_reps))
-
-    nb, _, rows_pad = _reports_device.rows_and_chunk(mech, num_blocks * block_size)
-    if grid is None and rep_batch * rows_pad * nb <= _sizing.sizing().held_report_bytes:
-        # bit-packed even where support lists would be smaller (few ones): they need a first pass for their width
-        # and a scatter-add per EM pass, and took longer (experiments/benchmarks/README.md (k)).
-        return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps,
-                                                rep_batch, opts)
-
-    def rep_width(m, r):
-        return jnp.max(_packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks, 1)[4])
-
-    width = max(int(np.max(np.asarray(over_reps(rep_width)(mech)))), 1)
-    rows = num_blocks * block_size
-    _check_bytes(rep_batch, rows, width * np.dtype(_support.index_dtype(mech.d)).itemsize)
-    chunk = _reports_device.row_chunk(rows, width)
-
-    def one_rep(m, r):
-        sup, wt, inv, st, _ = _packed_blocks(jax.random.fold_in(key, r), m, data, n, iid, block_size, num_blocks,
-                                             width)
-        stats = jnp.sum(st, axis=0)
-        sums = stats.astype(jnp.int32)  # handed back as simulate's stats
-        if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts), sums
-        rep = _support.SupportReports(sup.reshape(rows, width), wt.reshape(rows), jnp.sum(inv, axis=0),
-                                      stats, None, None, chunk, 0)
-        return spec.fn(m, rep, **opts), sums
-
-    est, stats = over_reps(one_rep)(mech)
-    return est, (stats if grid is None else None)
+        raise ValueError(f"simulate's report route would hold {rep_batch} x {rows} reports of {per_user} bytes at "
+                         f"once, more than sizing().held_report_bytes = {_sizing.sizing().held_report_bytes}: reduce "
+                         "n or rep_batch, or draw the reports with ul.perturb and estimate them with ul.estimate.")
 
 
 def _prefers_packed(mech: Any) -> bool:
@@ -287,34 +262,21 @@ def _compact_reports(m, key_r, data, n, iid, block_size, num_blocks, num_chunks)
     return ones.reshape(num_blocks * block_size, -1)
 
 
-def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, pop=(None, None)):
+def _compact_estimates(key, plan, mech, spec, opts, bar):
     """Report-based estimates from compact reports (``CompactBits``), every repetition on the device.
 
     Block ``b`` of repetition ``r`` draws ``mech.compact().perturb(ky, xs, num_chunks)`` with simulate's block
     inputs, so the reports aggregate to the very stats of simulate's per-user path (``sample_stats`` uses
     ``_compact.sample_counts`` on the same key). ``num_chunks`` (the most any user of any repetition needs) and the
-    support lists' sizes are predicted (below), else found by one first pass of ``sample_sizes`` /
-    ``sample_counts`` over all repetitions (no positions kept; one host read). Each block's ones are bit-packed
-    on the device (``_packed.pack_ones``: ``d / 8`` bytes per report) and the method gets ``PackedReports``, or
-    (few ones) they are support lists in the column layout: no report leaves the device, no host loop over
-    repetitions. Where the packed bytes of one repetition would pass ``sizing().held_report_bytes`` the reports go to the
-    method as ``CompactBits``, one repetition at a time (``_compact_on_host``).
-
-    Where the sizes can be predicted from the rates and the population (``_report_bounds.predicted_sizes``) and
-    the bounds cost little against a typical draw's sizes (``_bounds_pay``), the first pass is skipped: the
-    compiled route checks the predicted sizes on the reports it draws, and only where they were passed (chance
-    ``_report_bounds.MISS`` a call) does the call run the first pass and draw again.
+    support lists' sizes come from one first pass of ``sample_sizes`` / ``sample_counts`` over all repetitions (no
+    positions kept; one host read). Each block's ones are bit-packed on the device (``_packed.pack_ones``: ``d / 8``
+    bytes per report) and the method gets ``PackedReports``, or (few ones) they are support lists in the column
+    layout: no report leaves the device, no host loop over repetitions. A call whose reports of one repetition do
+    not fit ``sizing().held_report_bytes`` in either form is refused.
     """
+    data, n, iid, block_size, num_blocks, reps = (plan.data, plan.n, plan.iid, plan.block_size, plan.num_blocks,
+                                                  plan.reps)
     rows = num_blocks * block_size
-    if pop[1] is not None:
-        bound = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid)
-        typical = _report_bounds.predicted_sizes(mech, pop[0], pop[1], n, reps, iid, miss=1.0)
-        sized = None if bound is None else _static_sizes(mech, rows, *bound)
-        if sized is not None and _bounds_pay(sized, _static_sizes(mech, rows, *typical)):
-            est, stats, passed = _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size,
-                                                                  num_blocks, reps, 1, opts, *sized, check=True)
-            if not bool(np.any(np.asarray(passed))):
-                return est, stats
     items_s = _StaticItems(mech.compact().params[0])
     per = np.asarray(_chunks_all(mech, key, data, jnp.int32(n), iid, block_size, num_blocks, items_s, reps),
                      np.int64)
@@ -322,19 +284,12 @@ def _compact_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, re
     kept, ones = (int(v) for v in per[..., 1:3].sum(axis=1).max(axis=0))  # bounds over repetitions
     sized = _static_sizes(mech, rows, nc, kept, ones, max(int(per[..., 3].max()), 1))
     if sized is None:
-        return _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc), None
-    return _reports_device.packed_estimates(key, mech, spec, data, n, iid, block_size, num_blocks, reps, 1, opts,
-                                            *sized)
-
-
-def _bounds_pay(bound: tuple, typical: tuple) -> bool:
-    """Whether the reports drawn at the bounds' sizes cost less than a first pass: packed reports, with at most 1/16
-    more chunks than a typical draw needs (the first pass draws every chunk again; an extra one is 1/nc more of
-    the drawing alone); support lists, with the same sizes as a typical draw (a wider row or a bucket more slows
-    every EM pass; experiments/benchmarks/README.md (k))."""
-    if bound[1]:
-        return 16 * (bound[0] - typical[0]) <= typical[0]
-    return bound == typical
+        raise ValueError(
+            f"simulate's report route for a report-based method would hold one repetition's {rows} reports of "
+            f"{type(mech).__name__}(d={mech.d}) on the device, more than sizing().held_report_bytes = "
+            f"{_sizing.sizing().held_report_bytes} bytes in either exact form (bit-packed or support lists): reduce "
+            "n, or draw the reports with ul.perturb and estimate them with ul.estimate.")
+    return _reports_device.packed_estimates(key, plan, mech, spec, opts, _reports_device.Form(*sized), bar)
 
 
 def _static_sizes(mech, rows, nc, kept, ones, widest):
@@ -360,8 +315,9 @@ def _chunks_all(m, key, data, n, iid, block_size, num_blocks, items_s, reps):
 
 
 def _compact_on_host(key, mech, spec, data, n, iid, block_size, num_blocks, reps, opts, items_s, nc):
-    """The reports of each repetition as concrete ``CompactBits`` (EM packs them on the host): only where one
-    repetition's packed bytes would pass ``sizing().held_report_bytes`` (memory O(number of ones), never ``n x d``)."""
+    """The reports of each repetition as concrete ``CompactBits``, for a method that declares no engine form (the
+    documented protocol hands it ``ul.perturb``'s form, so it may be plain Python: one call per repetition; memory
+    O(number of ones), never ``n x d``)."""
     d = num_stats(mech)
     n_arr = jnp.int32(n)
     out = []

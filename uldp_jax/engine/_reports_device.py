@@ -9,13 +9,12 @@ where only a report's own bit can leave the product part) in the column layout t
 the host, built here on the device (``_support_device.compact_columns``: product-part rows only, both EM passes
 gathers). No report leaves the device and no host loop runs over repetitions or blocks. The program is
 module-level and keyed by the mechanism type and static fields, the (bucketed) sizes, the method and its options:
-a second ``simulate`` call with other data, key or eps in the same size buckets compiles nothing. Where the sizes
-were predicted rather than counted (``check``), the program also says whether the reports it drew passed them.
+a second ``simulate`` call with other data, key or eps in the same size buckets compiles nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -26,6 +25,7 @@ from uldp_jax.estimation import _packed, _support, _support_device
 from uldp_jax.mechanisms.core import _compact
 from uldp_jax.mechanisms.core import CompactBits
 from uldp_jax.engine import _layout as _schedule
+from uldp_jax.engine import _shard
 
 
 def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
@@ -45,32 +45,55 @@ def _hashable(opts: dict) -> tuple | None:
     return items
 
 
-def packed_estimates(key: jax.Array, mech: Any, spec: Any, data: Any, n: int, iid: bool, block_size: int,
-                     num_blocks: int, reps: int, rep_batch: int, opts: dict, num_chunks: int = 0,
-                     packed: bool = True, sizes: tuple[int, ...] = (0, 0, 0), check: bool = False) -> tuple:
-    """``(float[reps, d] estimates of spec, int32[reps, num_stats] stats)`` of every repetition's reports (module
-    docstring). The stats are the reports' own per-bit sums: ``simulate``'s per-user stats for the same key.
+class Form(NamedTuple):
+    """The device report form of a bit-vector route, decided once per call from exact sizes.
 
-    ``num_chunks = 0``: dense reports from ``perturb_batch``; ``> 0``: ``compact().perturb(ky, xs, num_chunks)``,
-    bit-packed (``packed``) or as support lists; these go to the method in the column layout
+    ``num_chunks = 0``: dense reports from ``perturb_batch``, bit-packed; ``> 0``: ``compact().perturb(ky, xs,
+    num_chunks)``, bit-packed (``packed``) or as support lists in the column layout
     (``_support_device.compact_columns``), their rows, ones and report width bounded by ``sizes = (rows, ones,
-    width)``: static bounds over every repetition (bucketed by the caller; ``rows = 0``: all rows, ones unbounded;
-    ``width = 0``: the sampler's ``num_chunks * CHUNK + 1``; a narrower width drops only padding columns).
-    ``check``: the sizes were predicted (``_report_bounds``), not counted: a third output, ``bool[reps]``, is true
-    for a repetition whose reports passed one of them (a user's process not finished in ``num_chunks``, a one past
-    the width, more kept rows or ones than sized); its estimate is then not to be used.
+    width)`` (bucketed; ``rows = 0``: all rows, ones unbounded; ``width = 0``: the sampler's
+    ``num_chunks * CHUNK + 1``; a narrower width drops only padding columns). The caller counts these sizes on the
+    same reports (``_reports._chunks_all``), so no bound is ever passed.
     """
-    args = (n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec)
+
+    num_chunks: int = 0
+    packed: bool = True
+    sizes: tuple[int, ...] = (0, 0, 0)
+
+
+def packed_estimates(key: jax.Array, plan: Any, mech: Any, spec: Any, opts: dict, form: Form = Form(),
+                     bar: Any = None) -> tuple:
+    """``(float[reps, d] estimates of spec, int32[reps, num_stats] stats)`` of every repetition's reports (module
+    docstring), run by the engine's runner (``_shard``): repetitions in host-side chunks of ``plan.rep_chunk``
+    (``bar`` updated after each), ``plan.rep_batch`` at a time, split over ``plan.mesh``'s devices. The stats are
+    the reports' own per-bit sums: ``simulate``'s per-user stats for the same key.
+
+    ``plan`` gives the population and its layout; ``mech`` is the plan's mechanism or one point of its grid.
+    """
     items = _hashable(opts)
-    if items is None:  # options that cannot key a cache (e.g. an array): one program for this call
-        out = jax.jit(lambda m, k, dt: _all_reps(m, k, dt, *args, tuple(opts.items()), check))(mech, key, data)
-    else:
-        out = _all_reps_jit(mech, key, data, *args, items, check)
-    return out if check else out[:2]
+    static = (("iid", plan.iid), ("block_size", plan.block_size), ("num_blocks", plan.num_blocks),
+              ("rep_batch", plan.rep_batch), ("form", form), ("spec", spec),
+              ("opts", items if items is not None else tuple(opts.items())))
+    compile_kernel = _shard.compile_kernel if items is not None else _shard.compile_kernel.__wrapped__
+    # one repetition's EM reads all of its reports: repetitions, never users, are split over the devices
+    fn = compile_kernel(report_kernel, static, plan.mesh, "reps", False)
+    ndev = 1 if plan.mesh is None else plan.mesh.size
+    rep_len = -(-plan.rep_chunk // ndev) * ndev  # the padding repetitions are skipped, not drawn
+    args = (key, mech, jnp.asarray(plan.n, jnp.int32), plan.data)
+    est, stats = _shard.run_chunks(fn, args, plan.reps, plan.rep_chunk, False, bar or _NoBar(), rep_len)
+    return jnp.asarray(est), jnp.asarray(stats)
 
 
-def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num_chunks, packed, sizes, spec, opts,
-              check=False):
+class _NoBar:
+    def update(self, _):
+        pass
+
+
+def report_kernel(key, m, n, data, rep_ids, *, axis, iid, block_size, num_blocks, rep_batch, form, spec, opts):
+    """A repetition kernel (``_shard``): ``(estimates, stats)`` of the repetitions ``rep_ids`` (``-1``: padding,
+    skipped), each from ``fold_in(key, r)`` with simulate's block inputs."""
+    del axis  # repetitions mode only
+    num_chunks, packed, sizes = form
     opts = dict(opts)
     prod_mask, has_inv = _support.unary_parts(m)
     items = jnp.asarray(np.flatnonzero(prod_mask), jnp.int32)
@@ -78,51 +101,65 @@ def _all_reps(m, key, data, n, iid, block_size, num_blocks, reps, rep_batch, num
     nb, chunk, rows_pad = rows_and_chunk(m, rows)
     width = m.d if num_chunks == 0 else num_chunks * _compact.CHUNK + 1
     batch = block_batch(num_blocks, block_size * width)
-    n_arr = jnp.int32(n)
     by_user = num_chunks > 0 and not packed and _support.others_in_product(m)
 
     def one_rep(r):
         key_r = jax.random.fold_in(key, r)
 
         def block(b):
-            ky, xs, w = _schedule.block_inputs(key_r, b, n_arr, data, iid, block_size)
+            ky, xs, w = _schedule.block_inputs(key_r, b, n, data, iid, block_size)
             if num_chunks == 0:
-                return _packed.pack_dense(m, m.perturb_batch(ky, xs), w) + (jnp.bool_(False),)
+                return _packed.pack_dense(m, m.perturb_batch(ky, xs), w)
             ones = m.compact().perturb(ky, xs, num_chunks).ones
-            # a report's ones are a prefix of its row, so a process that num_chunks did not finish, or a one past the
-            # kept width, fills the last lane kept of the first num_chunks * CHUNK (checked where sizes are predicted;
-            # a row that just fits is flagged too: the caller's bounds leave room)
-            cut = sizes[2] if sizes[2] and not packed else ones.shape[1]
-            last = min(cut, num_chunks * _compact.CHUNK) - 1
-            passed = jnp.any(w & (ones[:, last] < m.d)) if check else jnp.bool_(False)
             if packed:
-                return _packed.pack_ones(m, ones, w) + (passed,)
+                return _packed.pack_ones(m, ones, w)
+            cut = sizes[2] if sizes[2] else ones.shape[1]  # the widest report: only padding columns are cut
             ones = jnp.where(w[:, None], ones[:, :cut], jnp.asarray(m.d, ones.dtype))
             if by_user:  # invertible reports found per user; their rows are padded after the column move
                 wt, inv = _support.own_bit_rows(m, ones, xs, w)
-                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d)), passed
+                return ones, wt, inv, _compact.aggregate(CompactBits(ones, m.d))
             sup = _support.compact_rows(m, CompactBits(ones, m.d), block_size)
-            return sup.support, sup.weight * w, sup.inverted, sup.stats, passed
+            return sup.support, sup.weight * w, sup.inverted, sup.stats
 
-        by, wt, inv, st, passed = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
+        by, wt, inv, st = _sizing.chunked_map(block, jnp.arange(num_blocks), batch)
         stats = jnp.sum(st, axis=0)
         sums = stats.astype(jnp.int32)  # handed back as simulate's stats
-        passed = jnp.any(passed)
         if spec.input == "stats":
-            return spec.fn(m, stats, n, **opts), sums, passed
+            return spec.fn(m, stats, n, **opts), sums
         if num_chunks and not packed:
             sup = by.reshape(rows, by.shape[-1])
             kept, ones = sizes[:2] if sizes[0] else (rows, rows * sup.shape[1])
-            rep, dropped = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
-                                                           min(kept, rows), ones, int(prod_mask.sum()),
-                                                           clean=by_user and has_inv, check=True)
-            return spec.fn(m, rep, **opts), sums, passed | (dropped if check else False)
+            rep = _support_device.compact_columns(sup, wt.reshape(rows), jnp.sum(inv, axis=0), stats, m.d,
+                                                  min(kept, rows), ones, int(prod_mask.sum()), clean=by_user and has_inv)
+            return spec.fn(m, rep, **opts), sums
         pad = rows_pad - rows
         rep = _packed.PackedReports(jnp.pad(by.reshape(rows, nb), ((0, pad), (0, 0))),
                                     jnp.pad(wt.reshape(rows), (0, pad)), jnp.sum(inv, axis=0), stats, items, chunk)
-        return spec.fn(m, rep, **opts), sums, passed
+        return spec.fn(m, rep, **opts), sums
 
-    return _sizing.chunked_map(one_rep, jnp.arange(reps), rep_batch)
+    return skip_padding(one_rep, rep_ids, rep_batch)
+
+
+def skip_padding(one_rep: Any, rep_ids: jax.Array, rep_batch: int) -> Any:
+    """``one_rep`` over ``rep_ids`` (``-1``: padding), ``rep_batch`` repetitions at a time (vmapped; one at a time
+    is a plain loop: a vmapped EM compiled to a slower program on XLA CPU, ``_sizing.chunked_map``). Batches that
+    hold only padding are not run; their outputs are zeros."""
+    R = rep_ids.shape[0]
+    batch = max(1, min(rep_batch, R))
+    nb = -(-R // batch)
+    ids = jnp.full((nb * batch,), -1, rep_ids.dtype).at[:R].set(rep_ids)
+    todo = -(-jnp.sum(rep_ids >= 0) // batch)
+    run = (lambda r: jax.tree_util.tree_map(lambda a: a[None], one_rep(r[0]))) if batch == 1 else jax.vmap(one_rep)
+    shapes = jax.eval_shape(one_rep, jnp.int32(0))
+    init = jax.tree_util.tree_map(lambda sd: jnp.zeros((nb * batch,) + sd.shape, sd.dtype), shapes)
+
+    def body(j, out):
+        part = run(jnp.maximum(jax.lax.dynamic_slice_in_dim(ids, j * batch, batch), 0))
+        return jax.tree_util.tree_map(lambda o, p: jax.lax.dynamic_update_slice_in_dim(o, p, j * batch, axis=0),
+                                      out, part)
+
+    out = jax.lax.fori_loop(0, todo, body, init)
+    return jax.tree_util.tree_map(lambda o: o[:R], out)
 
 
 def block_batch(num_blocks: int, block_entries: int) -> int:
@@ -146,7 +183,3 @@ def row_chunk(rows: int, width: int) -> int:
     """The largest divisor of ``rows`` with at most ``sizing().row_chunk_entries / 4`` entries per chunk (>= 1)."""
     target = max(1, _sizing.sizing().row_chunk_entries // 4 // width)
     return max(c for c in range(1, min(rows, target) + 1) if rows % c == 0)
-
-
-STATIC_ARGNUMS = tuple(range(3, 15))  # of _all_reps: everything but the mechanism, the key and the population
-_all_reps_jit = jax.jit(_all_reps, static_argnums=STATIC_ARGNUMS)

@@ -89,14 +89,16 @@ def run_chunks(fn: Callable, args: tuple, reps: int, rep_chunk: int, grid: bool,
     ``rep_ids`` always has ``rep_len`` entries (default ``rep_chunk``; a bucket >= it), ``-1`` past the chunk's
     repetitions, so one compiled function serves every chunk and every nearby ``reps``; kernels skip (per-user) or
     drop (counts) the ``-1`` entries. ``progress.update`` is called after each chunk. Returns the stats of
-    repetitions ``0 .. reps - 1`` (rep axis 1 for a grid, else 0).
+    repetitions ``0 .. reps - 1`` (rep axis 1 for a grid, else 0); a kernel with several outputs (a pytree, e.g.
+    report kernels' ``(estimates, stats)``) gets each output so.
     """
     rep_len = rep_chunk if rep_len is None else rep_len
+    axis = 1 if grid else 0
     parts = []
     for start in range(0, reps, rep_chunk):
         take = min(rep_chunk, reps - start)
         rep_ids = np.where(np.arange(rep_len) < take, start + np.arange(rep_len), -1).astype(np.int32)
-        part = to_host(fn(*args, jnp.asarray(rep_ids)))
-        parts.append(part[:, :take] if grid else part[:take])
+        part = jax.tree_util.tree_map(to_host, fn(*args, jnp.asarray(rep_ids)))
+        parts.append(jax.tree_util.tree_map(lambda a: a[:, :take] if grid else a[:take], part))
         progress.update(take)
-    return np.concatenate(parts, axis=1 if grid else 0)
+    return jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=axis), *parts)

@@ -79,17 +79,16 @@ def _block_columns(sup: jax.Array, d: int, num_seg: int, seg: int | None = None)
 
 
 def compact_columns(support: jax.Array, weight: jax.Array, inverted: jax.Array, stats: jax.Array, d: int,
-                    kept_rows: int, ones: int, items: int, clean: bool = False, check: bool = False) -> Any:
+                    kept_rows: int, ones: int, items: int, clean: bool = False) -> Any:
     """Column-layout ``SupportReports`` from row-layout support lists ``support[n, L]`` with ``weight[n]`` (rows of
     weight 0 hold only padding), in JAX. ``kept_rows`` (static) bounds the rows of weight > 0, ``ones`` (static)
     their entries and ``items`` the distinct items; rows past ``kept_rows`` after the stable move are dropped.
     ``clean``: rows of weight 0 may hold entries (``_support.own_bit_rows``' invertible reports); the move leaves
-    them out, and where no move is needed they are padded here. ``check``: returns ``(reports, passed)``,
-    ``passed`` true where the bounds dropped a row or an entry (the caller's sizes were predicted, not counted)."""
+    them out, and where no move is needed they are padded here. The caller counts ``kept_rows`` and ``ones`` on the
+    same reports, so nothing is dropped but padding."""
     n, width = support.shape
     chunk, num_blocks, block_rows = layout_sizes(max(kept_rows, 1), width)
     n_pad = num_blocks * block_rows
-    passed = jnp.sum(weight > 0) > n_pad if check and n > n_pad else jnp.bool_(False)
     if n_pad > n:
         support = jnp.pad(support, ((0, n_pad - n), (0, 0)), constant_values=d)
         weight = jnp.pad(weight, (0, n_pad - n))
@@ -103,6 +102,6 @@ def compact_columns(support: jax.Array, weight: jax.Array, inverted: jax.Array, 
         support = jnp.where(weight[:, None] > 0, support, jnp.asarray(d, support.dtype))
     num_seg = num_segments(ones, items, block_rows, width)
     blocks = support.reshape(num_blocks, block_rows, width)
-    col_rows, col_item, needed = jax.lax.map(lambda b: _block_columns(b, d, num_seg), blocks)
+    col_rows, col_item, _ = jax.lax.map(lambda b: _block_columns(b, d, num_seg), blocks)
     rep = SupportReports(support, weight, inverted, stats, col_rows, col_item, int(chunk), int(block_rows))
-    return (rep, passed | jnp.any(needed > num_seg)) if check else rep
+    return rep

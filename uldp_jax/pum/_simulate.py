@@ -113,7 +113,8 @@ def simulate_pum(key: jax.Array, mech: _pum.PUM, xs: Any, personal: Any, *, prio
         r_hat = jax.vmap(lambda st: spec.fn(mech.cmn, st, n, **options))(stats)
     else:
         stats = None
-        r_hat = _reports.report_estimates(key, plan, method, min(rep_batch or 1, reps))
+        with _kernels.progress_bar(sim_options.get("progress", False), plan) as bar:
+            r_hat = _reports.report_estimates(key, plan, method, bar)
     estimates, losses = {}, {}
     for name, prior in resolved.items():  # a few prior cases, not users or reps
         est = _estimate.combine(mech, r_hat, prior)
