@@ -74,6 +74,7 @@ def test_uue_counts_exact_and_match_per_user():
     check_same_law(fast, slow, cov)
 
 
+@pytest.mark.slow
 def test_nonpure_glutf_counts_exact():
     mech = ul.glutf(ul.OUE(3, 1.0), 6, SENS, rule="non_pure")
     res = ul.simulate(jax.random.key(2), mech, xs=np.repeat(np.arange(6), COUNTS), reps=R, path="counts")
