@@ -202,6 +202,22 @@ def test_uldp_audits_the_protected_part_and_invertibility(key):
     assert (1, (0, 1)) in bad.invertible_breaches
 
 
+def test_eldp_holds_each_pair_to_its_own_entry(key):
+    """E-LDP (004, high-low): only the pairs with a finite entry of ``E`` are tested, each against its entry; a
+    sampler that spends more than the claimed matrix allows is flagged with the number."""
+    mech = ul.HighLowHR(6, (1, 4), 1.0)
+    E = np.asarray(mech.privacy_spec().E)
+    r = ul.audit_sampler(key, mech, trials=300_000, progress=False)
+    assert r.kind == "hlldp" and testing.fits(r.pvalue), r
+    assert np.isfinite(E[tuple(r.pairs.T)]).all() and len(r.pairs) == int(np.isfinite(E).sum() - 6)
+    np.testing.assert_array_equal(r.pair_claimed, E[tuple(r.pairs.T)])
+    loose = ul.HighLowHR(6, (1, 4), 3.0)  # the same scheme at eps = 3, claimed at eps = 1
+    bad = ul.audit_sampler(key, loose.perturb_batch, spec=mech.privacy_spec(), d=6, num_outputs=loose.num_outputs,
+                           trials=300_000, progress=False)
+    assert not bad.ok and bad.eps_lower > 1.5 and bad.claimed == 1.0, bad
+    assert bad.pair[0] in (1, 4)  # a high-privacy input's row is what the claim constrains
+
+
 def test_approximate_ldp_reports_eps_delta_pairs(key):
     eps, delta, d = 1.0, 0.02, 4
     grr = ul.GRR(d, eps)
