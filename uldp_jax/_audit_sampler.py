@@ -209,6 +209,11 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
             raise ValueError("Expected one mechanism, got a grid; audit each point, e.g. "
                              "jax.tree.map(lambda v: v[i], mech).")
         d = int(sampler.d)
+        rows = int(np.shape(sampler.privacy_spec().E)[0])
+        if spec is None and rows != d:  # e.g. a PUM: its guarantee is over Z (items and bots), its input is (x, tags)
+            raise ValueError(f"{type(sampler).__name__}'s guarantee covers {rows} inputs, not its d={d} items, so its "
+                             "perturb_batch(key, xs) is not what the guarantee describes: audit the mechanism that "
+                             "samples those inputs (for a PUM: mech.cmn over Z, or one user's mechanism).")
         spec = _resolve_spec(sampler.privacy_spec() if spec is None else spec, d, type(sampler).__name__)
         mode, m, width = _mechanism_form(sampler, events)
         if path == "counts" and not (mode == "outputs" and sampler.report_kind == "item"

@@ -218,6 +218,15 @@ def test_eldp_holds_each_pair_to_its_own_entry(key):
     assert bad.pair[0] in (1, 4)  # a high-privacy input's row is what the claim constrains
 
 
+def test_a_guarantee_over_other_inputs_is_refused_with_the_remedy(key):
+    """A PUM's guarantee is over Z (items and bots), not its d items: the audit says which sampler to audit."""
+    pum = ul.mechanisms.examples()["PUM"](1.0)
+    with pytest.raises(ValueError, match=r"covers 7 inputs, not its d=5 items.*mech.cmn"):
+        ul.audit_sampler(key, pum, trials=1000, progress=False)
+    r = ul.audit_sampler(key, pum.cmn, trials=200_000, progress=False)
+    assert r.kind == "uldp" and testing.fits(r.pvalue), r
+
+
 def test_approximate_ldp_reports_eps_delta_pairs(key):
     eps, delta, d = 1.0, 0.02, 4
     grr = ul.GRR(d, eps)
