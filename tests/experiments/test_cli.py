@@ -171,6 +171,7 @@ def test_set_metric_takes_a_list_for_the_001_runners():
     ("001-fig5", ["--set", "mechanisms=RR,bogus"], "mechanisms: expected one of RR, RAPPOR, uRR, uRAP, got 'bogus'"),
     ("001-fig5", ["--set", "methods=bogus"], "methods: expected one of"),
     ("001-fig5", ["--set", "eps=0.5,150"], "got 150"),
+    ("001-fig5", ["--set", "n=3000000000"], "n: expected at most"),
 ])
 def test_every_bad_set_value_is_one_line(name, argv, match, capsys, tmp_path):
     assert cli.main(["run", name, "--quick", "--out", str(tmp_path)] + argv) == 2
@@ -187,6 +188,16 @@ def test_registered_configs_pass_their_own_checks():
         for cfg in (exp.full, exp.quick):
             for key, value in cfg.items():
                 _runner._check_choice(exp, key, list(value) if isinstance(value, tuple) else value)
+
+
+def test_n_limit_is_int32_and_the_population_budget(monkeypatch):
+    from uldp_jax import _sizing
+    from uldp_jax.experiments import _runner
+
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "call_memory_bytes", 8 * 10**6)
+    assert _runner.cli_n_max() == 10**6
+    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "call_memory_bytes", 2**40)
+    assert _runner.cli_n_max() == 2**31 - 1
 
 
 def test_a_huge_d_is_refused_before_allocating(tmp_path):

@@ -196,7 +196,20 @@ def _shared_choices(key: str) -> Any:
         return lambda v: None if isinstance(v, str) or lo <= v <= hi else f"a value in [{lo:g}, {hi:g}]"
     if key == "d":
         return lambda v: None if 2 <= v <= CLI_D_MAX else f"an integer in [2, {CLI_D_MAX}] (2^24)"
+    if key == "n":
+        top = cli_n_max()
+        return lambda v: None if isinstance(v, str) or v <= top else (
+            f"at most {top:,} users (int32 counts, and a sampled population of int32[2 n] within "
+            "sizing().call_memory_bytes)")
     return None
+
+
+def cli_n_max() -> int:
+    """The most users a command-line run may ask for: int32 user counts of the per-user path, and the population a
+    fixed or population sample draws (``int32[2 n]``, held at once) within the call-memory budget."""
+    from uldp_jax import _sizing
+
+    return int(min(2**31 - 1, _sizing.sizing().call_memory_bytes // 8))
 
 
 def _check_choice(exp: Experiment, key: str, value: Any) -> None:
