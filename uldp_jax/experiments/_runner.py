@@ -14,6 +14,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from uldp_jax import _sizing
 from uldp_jax.data import describe_datasets
 from uldp_jax.experiments import _plot
 
@@ -207,8 +208,6 @@ def _shared_choices(key: str) -> Any:
 def cli_n_max() -> int:
     """The most users a command-line run may ask for: int32 user counts of the per-user path, and the population a
     fixed or population sample draws (``int32[2 n]``, held at once) within the call-memory budget."""
-    from uldp_jax import _sizing
-
     return int(min(2**31 - 1, _sizing.sizing().call_memory_bytes // 8))
 
 
