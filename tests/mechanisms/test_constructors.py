@@ -22,7 +22,7 @@ BUILD = {
     "BlockHR": lambda d, e: ul.BlockHR([range(d)], e), "PUM": lambda d, e: ul.PUM(d, [0], 1, e),
     "GLUTF": lambda d, e: ul.GLUTF(ul.GRR(2, e), d, [0, 1]),
     "CMS": lambda d, e: ul.CMS(d, e, k=2, m=4), "HCMS": lambda d, e: ul.HCMS(d, e, k=2, m=4),
-    "RHR": lambda d, e: ul.RHR(d, e), "PIRAPPOR": lambda d, e: ul.PIRAPPOR(d, e),
+    "RHR": lambda d, e: ul.RHR(d, e), "PIRAPPOR": lambda d, e: ul.PIRAPPOR(d, e), "RWS": lambda d, e: ul.RWS(d, e),
 }
 NAMES = sorted(BUILD)
 D_OK = 4  # valid for every builder
