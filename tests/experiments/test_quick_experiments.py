@@ -19,7 +19,7 @@ _MSE_TWINS = {"001-fig10": "001-fig5", "001-fig11": "001-fig6", "001-fig12": "00
               "003-fig8": "003-fig4", "003-fig9-ndcg": "003-fig9"}
 # demo: test_cli; 003-sims: test_multi_metric_run below.
 _RUN = [n for n in experiments.experiment_names() if n not in _MSE_TWINS and n not in ("demo", "003-sims")]
-_SLOW_RUNS = {"001-fig5", "001-fig6", "hr-general", "004-table1", "tuned-urap", "audit-peers"}  # over 10 s each in the full suite's durations (tests/conftest.py SLOW_S)
+_SLOW_RUNS = {"001-fig5", "001-fig6", "hr-general", "004-table1", "tuned-urap", "audit-peers", "field-table"}  # over 10 s each in the full suite's durations (tests/conftest.py SLOW_S)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_RUNS else n for n in _RUN])

@@ -193,3 +193,15 @@ def test_glutf_over_rws_is_uldp_with_glutf_over_ss_risk(x64):
     np.testing.assert_allclose(float(ul.theory.mse(g, p, 100.0)), exact, rtol=1e-10)
     np.testing.assert_allclose(float(ul.theory.mse(ul.glutf(ul.SS(5, 1.0, k=2), 8, sensitive), p, 100.0)), exact,
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("d,eps", [(16, 4.0), (128, 4.0), (1024, 4.0), (128, 1.0)])
+def test_fixed_model_risk_is_fang_et_als_analytical_mse(d, eps, x64):
+    """Their ``get_ana_MSE`` (the n MSE of their Table 3 and ``drawAnaMSE.py``): the per-item fixed-model risk at
+    the uniform histogram, ``q(1 - q)/(p - q)^2 + (1 - p - q)/(d (p - q))`` with their ``pure_p``, ``pure_q``."""
+    m = ul.RWS(d, eps)
+    e = math.exp(eps)
+    p = m.k * e / (m.k * e + d - m.k)
+    q = p * (m.k - 1) / (d - 1) + (1 - p) * m.k / (d - 1)
+    fang = q * (1 - q) / (p - q) ** 2 + (1 - p - q) / d / (p - q)
+    np.testing.assert_allclose(float(ul.theory.mse(m, np.full(d, 1.0 / d), 1.0, model="fixed")) / d, fang, rtol=1e-9)

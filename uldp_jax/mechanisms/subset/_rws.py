@@ -169,10 +169,11 @@ class RWS(_base.Mechanism):
                                      bits=float(self.value_bits() + math.log2(self.family_size)))
 
     def _check(self, ys: Any) -> None:
+        """Structure and dtypes (``default_check``); values too where the reports are concrete (not under jit)."""
         _reports.default_check(self, ys)
+        if not (_validate.is_concrete(ys.seed) and _validate.is_concrete(ys.shift)):
+            return
         seed, shift = np.asarray(ys.seed), np.asarray(ys.shift)
-        if seed.dtype != np.uint32 or shift.dtype.kind not in "iu":
-            raise TypeError(f"Expected ys.seed uint32 and ys.shift integer, got {seed.dtype} and {shift.dtype}.")
         if shift.size and (shift.min() < 0 or shift.max() >= self.d):
             raise ValueError(f"Expected ys.shift in [0, {self.d}), got values in [{shift.min()}, {shift.max()}].")
         if seed.size and self.num_seeds is not None and seed.max() >= self.num_seeds:

@@ -1,0 +1,75 @@
+"""The field table (issue 49 item 4): it covers every registered frequency oracle, and its simulated per-item n MSE
+agrees with its closed form within standard errors (the budgeted check of ``uldp_jax.testing``)."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import uldp_jax as ul
+from uldp_jax import experiments, testing
+from uldp_jax.experiments import _field_table as ft
+from uldp_jax.mechanisms.core import _registry
+
+
+def test_every_registered_constructor_has_a_row_or_a_reason():
+    tables = (set(ft.LDP_ORACLES), set(ft.ULDP_ORACLES), set(ft.NOT_IN_TABLE))
+    assert not any(a & b for i, a in enumerate(tables) for b in tables[i + 1:])
+    assert set(_registry.constructors()) == set.union(*tables)
+    for label, (make, _) in ft.LDP_ORACLES.items():  # each row is the registered constructor of its label
+        assert type(make(16, 1.0)) is type(getattr(ul, label)(16, 1.0)), label
+        assert make(16, 1.0).privacy_spec().kind == "ldp", label
+    for label, (make, _) in ft.ULDP_ORACLES.items():
+        assert type(make(16, (0, 1, 2), 1.0)) is type(getattr(ul, label)(16, (0, 1, 2), 1.0)), label
+
+
+def _rows(tmp_path, **overrides):
+    out = experiments.run_experiment("field-table", quick=True, out=str(tmp_path), progress=False, echo=None,
+                                     overrides=overrides)
+    with open(out["csv"]) as fh:
+        return list(csv.DictReader(fh))
+
+
+def _check_against_closed_form(rows):
+    theory = {(r["mechanism"], r["distribution"], r["d"], r["eps"], r["ratio"]): float(r["value"])
+              for r in rows if r["method"] == "theory"}
+    emp = [r for r in rows if r["method"] == "emp"]
+    assert emp and len(emp) == len(theory)
+    obs = np.array([float(r["value"]) for r in emp])
+    want = np.array([theory[(r["mechanism"], r["distribution"], r["d"], r["eps"], r["ratio"])] for r in emp])
+    se = np.array([float(r["se"]) for r in emp])
+    assert (se > 0).all()
+    assert testing.within_se(obs, want, se, dof=int(emp[0]["reps"]) - 1)
+    return theory
+
+
+@pytest.mark.slow  # compile-bound: 68-90 s on the loaded 2-core machine (three mechanisms, two eps)
+def test_small_table_simulation_matches_closed_form(tmp_path):
+    rows = _rows(tmp_path, mechanisms=["GRR", "RWS", "URR"], n=1000, reps=10, time_n=200)
+    _check_against_closed_form(rows)
+    assert {r["mechanism"] for r in rows} == {"GRR", "RWS", "URR"}
+    for r in rows:
+        assert float(r["decode_s"]) > 0 and int(r["decode_n"]) >= 100
+        if r["mechanism"] == "RWS":
+            assert float(r["bits"]) == 4 + 32  # ceil(log2 16) + the seed
+        if r["group"] == "ULDP":
+            assert r["guarantee"] == "uldp" and int(r["s"]) == ft.sensitive_size(16, 0.5) == 8
+        if r["group"] == "LDP" and r["method"] == "theory":  # ul.theory's closed form; RWS's is SS's
+            p, eps = ft._dist(r["distribution"], 16), float(r["eps"])
+            mech = ul.SS(16, eps) if r["mechanism"] == "RWS" else ft.LDP_ORACLES[r["mechanism"]][0](16, eps)
+            np.testing.assert_allclose(float(r["value"]), ft.closed_form(mech, p, int(r["n"])), rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_quick_table_covers_every_oracle_and_matches_closed_form(tmp_path):
+    rows = _rows(tmp_path)
+    assert {r["mechanism"] for r in rows} == set(ft.LDP_ORACLES) | set(ft.ULDP_ORACLES)
+    _check_against_closed_form(rows)
+
+
+def test_bad_settings_are_refused():
+    exp = experiments.get_experiment("field-table")
+    with pytest.raises(experiments.UsageError, match="mechanisms"):
+        experiments._runner.parse_set(exp, ["mechanisms=GRR,NOPE"])
+    with pytest.raises(experiments.UsageError, match="ratios"):
+        experiments._runner.parse_set(exp, ["ratios=0.5,1.5"])
