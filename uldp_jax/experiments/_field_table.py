@@ -24,7 +24,7 @@ import numpy as np
 
 import uldp_jax as ul
 from uldp_jax import data as _data
-from uldp_jax.experiments import _claims, _common, _plot
+from uldp_jax.experiments import _claims, _common, _field_table_plot
 from uldp_jax.experiments._runner import Context, Experiment, Report, format_table, register
 
 # label -> (factory(d, eps), reference)
@@ -125,25 +125,6 @@ def _groups(d: int, ratios: list, wanted):
             {k: r for k, (_, r) in uldp.items()}
 
 
-def figure(rows: list):
-    """Theory (solid) and simulation (dotted) of the per-item ``n Var`` against eps: one panel per distribution,
-    d and group (LDP, ULDP at each ratio); also from a committed CSV's rows."""
-    panels = []
-    keys = dict.fromkeys((r["distribution"], int(r["d"]), r["group"], str(r["ratio"])) for r in rows)
-    for dist, d, group, ratio in keys:
-        sel = [r for r in rows if (r["distribution"], int(r["d"]), r["group"], str(r["ratio"])) == (dist, d, group,
-                                                                                                   ratio)]
-        lines = []
-        for lab, meth in dict.fromkeys((r["mechanism"], r["method"]) for r in sel):
-            pts = sorted((float(r["eps"]), float(r["value"])) for r in sel
-                         if r["mechanism"] == lab and r["method"] == meth)
-            lines.append((f"{lab} ({meth})", lab, meth, [x for x, _ in pts], [y for _, y in pts]))
-        title = f"{dist}, d={d}, " + ("LDP" if group == "LDP" else f"ULDP |X_S|/d={ratio}")
-        panels.append((title, lines))
-    return _plot.line_panels(panels, "eps", "n Var per item (iid)", logx=False,
-                             suptitle="The field's frequency oracles: closed form (solid) and simulation (dotted)")
-
-
 def run(cfg: dict, ctx: Context) -> Report:
     n, reps, eps_grid = int(cfg["n"]), int(cfg["reps"]), [float(e) for e in cfg["eps"]]
     rows, notes, checks = [], [], []
@@ -193,7 +174,7 @@ def run(cfg: dict, ctx: Context) -> Report:
              + "\n\nreport bits\n" + format_table(first, keys[1:], "eps", "bits")
              + "\n\nserver decode time, ms (reports: decode_n in the CSV)\n"
              + format_table([dict(r, ms=1e3 * r["decode_s"]) for r in first], keys[1:], "eps", "ms"))
-    return Report(rows, {"field_table": figure(rows)}, table, notes,
+    return Report(rows, {"field_table": _field_table_plot.figure(rows)}, table, notes,
                   f"sampling model: iid (each of the n users drawn from p), scored against p; closed forms in the same "
                   f"model. d in {cfg['d']}, eps in {eps_grid}, |X_S|/d in {cfg['ratios']}, n = {n}, {reps} "
                   f"repetitions; decode times on {cfg['time_n']} reports (fewer where their bits exceed "
