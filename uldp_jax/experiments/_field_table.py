@@ -159,9 +159,14 @@ def run(cfg: dict, ctx: Context) -> Report:
                                 rows.append(dict(base, method="emp", value=mean, se=se, reps=reps))
                                 checks.append((mean, theory, se))
                     bar.update(1, f"{dname} d={d} {group} {ratio}")
-    bad, k, crit = _claims.agree(*zip(*checks)) if checks else (0, 0, math.inf)
-    notes.append(f"Simulated mean = closed form (n = {n}, {reps} repetitions, iid model, emp): two-sided z-tests, "
-                 f"family level {_claims.LEVEL:g}, Bonferroni over {k} settings (|z| > {crit:.2f} rejects): {bad} "
+    # Student t: each standard error is estimated from the same reps repetitions as its mean
+    k = sum(1 for *_, se in checks if se > 0)
+    crit = _claims.t_one_sided(_claims.LEVEL / (2 * max(k, 1)), reps - 1) if checks else math.inf
+    bad = sum(abs(o - e) > crit * se for o, e, se in checks if se > 0)
+    worst = max(checks, key=lambda c: abs(c[0] - c[1]) / c[2] if c[2] > 0 else 0.0, default=None)
+    notes.append(f"Simulated mean = closed form (n = {n}, {reps} repetitions, iid model, emp): two-sided t-tests "
+                 f"({reps - 1} dof), family level {_claims.LEVEL:g}, Bonferroni over {k} settings (|t| > {crit:.2f} "
+                 f"rejects; largest |t| {abs(worst[0] - worst[1]) / worst[2] if worst else 0:.2f}): {bad} "
                  f"rejected. Simulated: d <= sim_max_d = {cfg['sim_max_d']}; larger d: closed forms, bits and "
                  "decode times only.")
     notes.append("Not in the table: " + "; ".join(f"{k} ({v})" for k, v in NOT_IN_TABLE.items()) + ".")
