@@ -8,7 +8,10 @@ Two count forms, one per way of choosing events (``privacy._empirical_eps``):
 * ``support``: for reports too many to enumerate (long bit vectors, hashed reports, subsets), whether each report
   supports each item ``j`` (``s_j``): ``S1[i, j]`` reports of input ``i`` supporting both ``i`` and ``j``,
   ``S0[i, j]`` supporting ``j`` but not ``i``, ``N1[i]`` supporting ``i``; enough for the four cells of
-  ``(s_x, s_x')`` of every pair.
+  ``(s_x, s_x')`` of every pair. Under a ULDP claim only protected reports count there (their number ``P[i]``;
+  the others make a fifth cell no event may use), and ``R[i, j]`` counts the invertible reports of input ``i``
+  that reveal input ``j`` (column ``d``: an invertible report whose input the predicate does not name), which
+  ``privacy._empirical_eps.revealed_violations`` checks.
 
 Keys: sample ``s`` (0: selection, 1: fresh) draws batch ``j`` with ``fold_in(fold_in(key, s), j)``, so the reports
 do not depend on how batches are grouped into device calls.
@@ -36,9 +39,13 @@ CALL_REPORTS = 2**23  # reports per device call (one progress update)
 HOST_BATCH = 2**16  # reports per host loop chunk (Python callables)
 
 
+UNNAMED = -2  # revealed "input" of an invertible report whose input a bool predicate does not name
+
+
 class Counts(NamedTuple):
     """Counts of one sample (see the module docstring); ``table`` is ``int64[I, m]`` (outputs) or
-    ``(S1 int64[I, D], S0 int64[I, D], N1 int64[I])`` (support); ``n``: reports per input."""
+    ``(S1 int64[I, D], S0 int64[I, D], N1 int64[I], P int64[I], R int64[I, d + 1])`` (support); ``n``: reports
+    per input."""
 
     table: Any
     n: int
@@ -61,9 +68,15 @@ def _packed(bits: jax.Array) -> jax.Array:
     return (bits << jnp.arange(bits.shape[-1], dtype=jnp.int32)).sum(axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("draw", "sampler", "mode", "m", "b_sub", "inner"))
+def revealed_of(r: jax.Array) -> jax.Array:
+    """A predicate's answer as revealed inputs: ``bool`` (protected or not) -> ``-1`` / ``UNNAMED``; ints as is."""
+    r = jnp.asarray(r)
+    return jnp.where(r, -1, UNNAMED).astype(jnp.int32) if r.dtype == jnp.bool_ else r.astype(jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("draw", "sampler", "mode", "m", "b_sub", "inner", "d"))
 def _device_counts(params: Any, key: jax.Array, inputs: jax.Array, start: jax.Array, remaining: jax.Array, *,
-                   draw: Callable, sampler: Any, mode: str, m: int, b_sub: int, inner: int) -> Any:
+                   draw: Callable, sampler: Any, mode: str, m: int, b_sub: int, inner: int, d: int) -> Any:
     """Counts of ``inner`` batches of ``b_sub`` reports per input (batch ``j`` keyed ``fold_in(key, start + j)``;
     reports past ``remaining`` per input are drawn and not counted, so one compiled shape serves every call)."""
     I = inputs.shape[0]
@@ -79,31 +92,40 @@ def _device_counts(params: Any, key: jax.Array, inputs: jax.Array, start: jax.Ar
             idx = rows * m + jnp.clip(cells, 0, m - 1)
             table, bad = acc
             return (table.at[idx].add((valid & inside).astype(jnp.int32)), bad + jnp.sum(valid & ~inside)), None
-        s = out.astype(bool)  # [I * b_sub, D]
-        own = s[jnp.arange(xs.shape[0]), xs] & valid
-        other = ~s[jnp.arange(xs.shape[0]), xs] & valid
+        s, revealed = out  # bool[I * b_sub, D], int32[I * b_sub] (-1: protected)
+        prot = (revealed == -1) & valid
+        s = s.astype(bool) & prot[:, None]  # only protected reports make events
+        own = s[jnp.arange(xs.shape[0]), xs]
+        other = ~own & prot
         s = s.reshape(I, b_sub, -1)
-        S1, S0, N1 = acc
+        S1, S0, N1, P, R = acc
+        cell = rows * (d + 1) + jnp.where((revealed >= 0) & (revealed < d), revealed, d)
         return (S1 + jnp.sum(own.reshape(I, b_sub, 1) & s, axis=1, dtype=jnp.int32),
                 S0 + jnp.sum(other.reshape(I, b_sub, 1) & s, axis=1, dtype=jnp.int32),
-                N1 + jnp.sum(own.reshape(I, b_sub), axis=1, dtype=jnp.int32)), None
+                N1 + jnp.sum(own.reshape(I, b_sub), axis=1, dtype=jnp.int32),
+                P + jnp.sum(prot.reshape(I, b_sub), axis=1, dtype=jnp.int32),
+                R + jnp.zeros(I * (d + 1), jnp.int32).at[cell].add((valid & ~prot).astype(jnp.int32)).reshape(
+                    I, d + 1)), None
 
     if mode == "outputs":
         init = (jnp.zeros(I * m, jnp.int32), jnp.int32(0))
     else:
-        D = jax.eval_shape(lambda k: draw(params, sampler, k, xs), key).shape[-1]
-        init = (jnp.zeros((I, D), jnp.int32), jnp.zeros((I, D), jnp.int32), jnp.zeros(I, jnp.int32))
+        D = jax.eval_shape(lambda k: draw(params, sampler, k, xs), key)[0].shape[-1]
+        init = (jnp.zeros((I, D), jnp.int32), jnp.zeros((I, D), jnp.int32), jnp.zeros(I, jnp.int32),
+                jnp.zeros(I, jnp.int32), jnp.zeros((I, d + 1), jnp.int32))
     acc, _ = jax.lax.scan(body, init, jnp.arange(inner))
     return acc
 
 
 def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, width: int, key: jax.Array,
-                 inputs: np.ndarray, trials: int) -> Iterator[Counts]:
+                 inputs: np.ndarray, trials: int, d: int = 0) -> Iterator[Counts]:
     """Yields the counts of successive device calls (``trials`` reports per input in all).
 
     Args:
       params: the mechanism (a pytree argument: its leaves are traced, so a new eps does not recompile) or None.
-      draw: static ``(params, sampler, key, xs) -> cells int32[n]`` (outputs) or ``bool[n, D]`` (support).
+      draw: static ``(params, sampler, key, xs) -> cells int32[n]`` (outputs) or ``(bool[n, D], revealed
+        int32[n])`` (support: the items each report supports, and ``-1`` for a protected report, else the input an
+        invertible one reveals, ``UNNAMED`` where unknown).
       sampler: static (hashable) user function, or None.
       mode: ``"outputs"`` or ``"support"``.
       m: report columns (outputs mode).
@@ -111,6 +133,7 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
       key: the sample's key.
       inputs: ``int[I]`` tested inputs.
       trials: reports per input.
+      d: number of inputs (support mode: the revealed-input counts' width).
 
     Raises:
       ValueError: a report outside ``[0, m)`` (outputs mode).
@@ -124,7 +147,7 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
     for c in range(-(-trials // per_call)):
         remaining = min(per_call, trials - c * per_call)
         acc = _device_counts(params, key, xs, jnp.int32(c * inner), jnp.int32(remaining), draw=draw,
-                             sampler=sampler, mode=mode, m=m, b_sub=b_sub, inner=inner)
+                             sampler=sampler, mode=mode, m=m, b_sub=b_sub, inner=inner, d=int(d))
         if mode == "outputs":
             table, bad = acc
             if int(bad):
@@ -181,14 +204,13 @@ def mechanism_cells(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> j
     return ys if mech.report_kind == "item" else _packed(_dense(ys))
 
 
-def mechanism_support(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> jax.Array:
-    """``bool[n, D]``: the items each report supports: bit vectors' set bits, else each report's own statistic
-    (``aggregate`` of that one report: the hashed reports' and subsets' support counts) being positive."""
+def mechanism_support(mech: Any, uldp: bool, key: jax.Array, xs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(bool[n, D], int32[n])``: the items each report supports (``supported_items``) and, under a ULDP claim
+    (``uldp``, static), the input each report reveals (``revealed_inputs``; ``-1`` everywhere otherwise)."""
     ys = mech.perturb_batch(key, xs)
-    if mech.report_kind == "bits":
-        return _dense(ys).astype(bool)
-    one = lambda y: mech.aggregate(jax.tree.map(lambda a: a[None], y))  # noqa: E731
-    return jax.vmap(one)(ys) > 0
+    s = mech.supported_items(ys)
+    revealed = mech.revealed_inputs(ys) if uldp else jnp.full(xs.shape, -1, jnp.int32)
+    return s, revealed_of(revealed)
 
 
 def function_cells(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> jax.Array:
@@ -197,9 +219,14 @@ def function_cells(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> 
     return ys if ys.ndim == 1 else _packed(ys)
 
 
-def function_support(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> jax.Array:
-    """A JAX function's bit-vector reports ``[n, D]`` as support vectors."""
-    return jnp.asarray(fn(key, xs)).astype(bool)
+def function_support(params: Any, fns: tuple[Callable, Callable | None], key: jax.Array,
+                     xs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A JAX function's bit-vector reports ``[n, D]`` as support vectors, with the user's protected predicate's
+    answer (``fns = (fn, protected)``; ``protected=None``: every report is protected)."""
+    fn, protected = fns
+    ys = jnp.asarray(fn(key, xs))
+    revealed = jnp.full(xs.shape, -1, jnp.int32) if protected is None else revealed_of(protected(ys))
+    return ys.astype(bool), revealed
 
 
 def _dense(ys: Any) -> jax.Array:
@@ -214,8 +241,9 @@ class HostReports:
     report columns) or, with ``support``, support vectors. The first report fixes the form."""
 
     def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None,
-                 events: str = "auto"):
+                 events: str = "auto", protected: Callable | None = None, uldp: bool = False, d: int = 0):
         self.fn, self.vectorized, self.support, self.m, self.events = fn, vectorized, support, num_outputs, events
+        self.protected, self.uldp, self.d = protected, uldp, d
         self.form: str | None = None
         self.index: dict[Any, int] = {}
 
@@ -249,11 +277,7 @@ class HostReports:
         if self.form is None:
             self.form = self._decide(ys[0])
         if self.mode == "support":
-            s = np.asarray(self.support(ys) if self.form == "support" else np.asarray(ys), bool)
-            own = s[np.arange(len(xs)), xs].reshape(I, -1, 1)  # xs is repeat(inputs, b): rows are blocks
-            s = s.reshape(I, own.shape[1], -1)
-            return ((own & s).sum(axis=1, dtype=np.int64), (~own & s).sum(axis=1, dtype=np.int64),
-                    own.sum(axis=(1, 2), dtype=np.int64))
+            return self._support_counts(ys, xs, rows, I)
         if self.form == "items":
             cells = np.asarray(ys, np.int64)
         elif self.form == "bits":
@@ -268,6 +292,34 @@ class HostReports:
             raise ValueError(f"the sampler's report space has more than {MAX_CELLS} outputs; pass support= (which "
                              "items a report supports) to audit it with support events.")
         return np.bincount(rows * m + cells, minlength=I * m).reshape(I, m).astype(np.int64)
+
+
+    def _support_counts(self, ys: Any, xs: np.ndarray, rows: np.ndarray, I: int) -> tuple:
+        """The support form's counts (module docstring) of one chunk (``xs`` is ``repeat(inputs, b)``)."""
+        if self.uldp and self.protected is None:
+            raise ValueError(MISSING_PREDICATE)
+        s = np.asarray(self.support(ys) if self.form == "support" else np.asarray(ys), bool)
+        revealed = np.full(len(xs), -1, np.int64)
+        if self.protected is not None:
+            r = np.asarray(self.protected(ys))
+            revealed = np.where(r, -1, UNNAMED) if r.dtype == bool else r.astype(np.int64)
+        prot = revealed == -1
+        s = s & prot[:, None]
+        own = s[np.arange(len(xs)), xs]
+        b = len(xs) // I
+        other = (~own & prot).reshape(I, b, 1)
+        own3 = own.reshape(I, b, 1)
+        s = s.reshape(I, b, -1)
+        d = self.d
+        R = np.bincount(rows * (d + 1) + np.where((revealed >= 0) & (revealed < d), revealed, d),
+                        weights=~prot, minlength=I * (d + 1)).reshape(I, d + 1).astype(np.int64)
+        return ((own3 & s).sum(axis=1, dtype=np.int64), (other & s).sum(axis=1, dtype=np.int64),
+                own3.sum(axis=(1, 2), dtype=np.int64), prot.reshape(I, b).sum(axis=1, dtype=np.int64), R)
+
+
+MISSING_PREDICATE = ("a ULDP claim on reports that are not enumerable (support events): pass protected=, a callable "
+                     "reports -> bool[n] (True for a protected report, Y_P) or int[n] (-1 for a protected report, "
+                     "else the input an invertible report reveals: then invertibility is checked in full).")
 
 
 def _hashable(y: Any) -> Any:

@@ -28,7 +28,8 @@ from uldp_jax.privacy._sampler_report import SamplerAudit
 
 MAX_DEFAULT_INPUTS = 64  # all inputs are tested up to this domain; beyond it the pair (0, d - 1) unless inputs=
 DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)  # the deltas of SamplerAudit.eps_delta (plus the claim's)
-_CELL_TEXT = {3: "supports x and x'", 2: "supports x, not x'", 1: "supports x', not x", 0: "supports neither"}
+_CELL_TEXT = {3: "supports x and x'", 2: "supports x, not x'", 1: "supports x', not x", 0: "supports neither",
+              4: "an invertible report"}
 
 
 def _sampler_kind(sampler: Any) -> str:
@@ -79,7 +80,8 @@ def _mechanism_form(mech: Any, events: str) -> tuple[str, int, int]:
     if events != "support" and mech.report_kind == "item" and int(mech.num_outputs) <= draws.MAX_CELLS:
         return "outputs", int(mech.num_outputs), 1
     k = int(_report_space.num_stats(mech))
-    uldp = mech.privacy_spec().invertible_inputs is not None  # support events cannot tell protected outputs apart
+    # ULDP bit vectors: enumerated up to MAX_BITS (their invertible outputs then checked column by column)
+    uldp = mech.privacy_spec().invertible_inputs is not None
     limit = draws.MAX_BITS if events == "outputs" or uldp else draws.AUTO_BITS
     if events != "support" and mech.report_kind == "bits" and k <= limit:
         return "outputs", 2**k, 1
@@ -102,19 +104,38 @@ def _function_form(fn: Callable, d: int, num_outputs: int | None, events: str) -
     return "support", 0, out.shape[1]
 
 
-def _protected(spec: PrivacySpec, sampler: Any, kind: str, protected: Any, m: int) -> np.ndarray | None:
-    """The outputs events may use: all for a claim without invertible outputs, else the given or the channel's mask."""
+def _protected(spec: PrivacySpec, sampler: Any, kind: str, protected: Any, m: int,
+               host: draws.HostReports | None) -> np.ndarray | None:
+    """The outputs events may use: all for a claim without invertible outputs, else the given or the channel's mask
+    (a predicate ``protected(reports)`` is asked about every report column)."""
     if spec.invertible_inputs is None:
         return None
     if protected is None and kind == "mechanism":
         protected = sampler.channel_matrix()[1]
     if protected is None:
-        raise ValueError("a ULDP claim: pass protected= (bool[num_outputs], the protected outputs) so that only "
-                         "they are tested and the others are checked invertible.")
+        raise ValueError("a ULDP claim: pass protected= (bool[num_outputs], the protected outputs, or a callable "
+                         "reports -> bool[n]) so that only they are tested and the others are checked invertible.")
+    if callable(protected):
+        protected = _column_predicate(protected, sampler, kind, m, host)
     mask = np.asarray(protected, bool)
     if mask.shape != (m,):
         raise ValueError(f"Expected protected to be bool[{m}] (one per report column), got shape {mask.shape}.")
     return mask
+
+
+def _column_predicate(protected: Callable, sampler: Any, kind: str, m: int,
+                      host: draws.HostReports | None) -> np.ndarray:
+    """``bool[m]``: a predicate on reports asked about every report column (items, bit vectors, or a Python
+    callable's reports in the order they were first seen)."""
+    if host is not None:
+        form = host.form
+        if form == "hashable":
+            return np.asarray(draws.revealed_of(np.asarray(protected(list(host.index)))) == -1)
+    else:
+        form = "bits" if jax.eval_shape(sampler, jax.random.key(0), jnp.zeros((2,), jnp.int32)).ndim == 2 else "items"
+    cols = np.arange(m)
+    reports = (cols[:, None] >> np.arange(int(m).bit_length() - 1)) & 1 if form == "bits" else cols
+    return np.asarray(draws.revealed_of(protected(jnp.asarray(reports))) == -1)
 
 
 def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray, xi: np.ndarray,
@@ -122,25 +143,44 @@ def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray,
     """``(a, b) int64[P, cells]``: each pair's counts under ``x`` and ``x'`` on the same cells."""
     if mode == "outputs":
         return counts.table[pi], counts.table[pj]
-    S1, S0, N1 = counts.table
+    S1, S0, N1, P, _ = counts.table
     n = counts.n
-    # cell 2 s_x + s_x': under x from row i with probe x'; under x' from row j with probe x (s_x', s_x swapped)
-    a = np.stack([n - N1[pi] - S0[pi, xj], S0[pi, xj], N1[pi] - S1[pi, xj], S1[pi, xj]], axis=1)
-    b = np.stack([n - N1[pj] - S0[pj, xi], N1[pj] - S1[pj, xi], S0[pj, xi], S1[pj, xi]], axis=1)
+    # cell 2 s_x + s_x' among protected reports (P of n); cell 4: the invertible ones. Under x from row i with
+    # probe x'; under x' from row j with probe x (s_x', s_x swapped)
+    a = np.stack([P[pi] - N1[pi] - S0[pi, xj], S0[pi, xj], N1[pi] - S1[pi, xj], S1[pi, xj], n - P[pi]], axis=1)
+    b = np.stack([P[pj] - N1[pj] - S0[pj, xi], N1[pj] - S1[pj, xi], S0[pj, xi], S1[pj, xi], n - P[pj]], axis=1)
     return a, b
 
 
 def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array, inputs: np.ndarray, trials: int,
-          host: draws.HostReports | None, path: str = "reports"):
+          host: draws.HostReports | None, path: str = "reports", predicate: Any = None, d: int = 0):
     if kind == "python":
         return draws.host_draws(host, inputs, trials)
     if path == "counts":
         return draws.count_sampler_draws(sampler, key, inputs, trials)
     if kind == "mechanism":
-        fn = draws.mechanism_cells if mode == "outputs" else draws.mechanism_support
-        return draws.device_draws(sampler, fn, None, mode, m, width, key, inputs, trials)
-    fn = draws.function_cells if mode == "outputs" else draws.function_support
-    return draws.device_draws(None, fn, sampler, mode, m, width, key, inputs, trials)
+        if mode == "outputs":
+            return draws.device_draws(sampler, draws.mechanism_cells, None, mode, m, width, key, inputs, trials)
+        return draws.device_draws(sampler, draws.mechanism_support, predicate, mode, m, width, key, inputs, trials, d)
+    if mode == "outputs":
+        return draws.device_draws(None, draws.function_cells, sampler, mode, m, width, key, inputs, trials)
+    return draws.device_draws(None, draws.function_support, (sampler, predicate), mode, m, width, key, inputs,
+                              trials, d)
+
+
+def _support_predicate(spec: PrivacySpec, kind: str, protected: Any) -> Any:
+    """What tells protected reports under support events: ``None`` (no invertible outputs: all are protected),
+    ``"mechanism"`` (its ``revealed_inputs``) or the user's callable."""
+    if spec.invertible_inputs is None:
+        return None
+    if protected is not None and not callable(protected):
+        raise ValueError("protected= as a mask of report columns needs enumerable reports; with support events "
+                         "pass a callable reports -> bool[n] (or int[n], the input each invertible report reveals).")
+    if protected is None:
+        if kind == "mechanism":
+            return "mechanism"
+        raise ValueError(draws.MISSING_PREDICATE)
+    return protected
 
 
 def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | None = None, trials: int = 1_000_000,
@@ -232,7 +272,11 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
         if kind == "jax":
             mode, m, width = _function_form(sampler, d, num_outputs, events)
         else:
-            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs, events)
+            uldp = spec.invertible_inputs is not None
+            if protected is not None and not callable(protected) and (support is not None or events == "support"):
+                _support_predicate(spec, kind, protected)  # a column mask with support events: refused
+            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs, events,
+                                     protected if callable(protected) else None, uldp, d)
             mode, m, width = "?", num_outputs or 0, 1
     name = name or (repr(sampler) if kind == "mechanism" else getattr(sampler, "__name__", type(sampler).__name__))
     tested = _inputs(inputs, d)
@@ -243,15 +287,16 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     if n_sel < 1 or n_fresh < 1:
         raise ValueError(f"Expected trials={trials} to leave reports of each of the {I} inputs for both samples.")
 
+    predicate = _support_predicate(spec, kind, protected) if mode == "support" and kind != "python" else None
     bar = _progress.make_progress(progress, I * per_input, desc="audit_sampler")
     k_sel, k_fresh = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
     sel = None
-    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path):
+    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path, predicate, d):
         sel = draws.add(sel, c)
         bar.update(I * c.n)
     if kind == "python":
         mode = host.mode
-    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path)
+    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path, predicate, d)
 
     E = np.asarray(spec.E, np.float64)
     pi, pj = np.nonzero(~np.eye(I, dtype=bool) & np.isfinite(E[np.ix_(tested, tested)]))
@@ -260,11 +305,10 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     a, b = _pair_cells(sel, mode, pi, pj, xi, xj)
     allowed = np.ones(a.shape[1], bool)
     if mode == "outputs":
-        mask = _protected(spec, sampler, kind, protected, a.shape[1] if kind == "python" else m)
+        mask = _protected(spec, sampler, kind, protected, a.shape[1] if kind == "python" else m, host)
         allowed = allowed if mask is None else mask
-    elif spec.invertible_inputs is not None:
-        raise ValueError("a ULDP claim needs enumerable reports (events='outputs'): support events cannot tell "
-                         "protected from invertible outputs.")
+    else:
+        allowed[4] = False  # the invertible reports' cell (empty without a ULDP claim)
     chosen = emp.select_events(a, sel.n, b, sel.n, allowed if mode == "support" else _pad(allowed, a.shape[1]),
                                alpha, delta)
     best = int(np.argmax(chosen.score - claimed))
@@ -293,10 +337,13 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     pvalue = emp.claim_pvalue(A, fresh.n, B, fresh.n, float(claimed[best]), delta)
 
     breaches: list = []
-    if mode == "outputs" and spec.invertible_inputs is not None:
+    if spec.invertible_inputs is not None:
         total = draws.add(sel, fresh).table
-        breaches = emp.invertible_violations(total, tested, _pad(allowed, total.shape[1]),
-                                             np.asarray(spec.invertible_inputs, bool))
+        inv_inputs = np.asarray(spec.invertible_inputs, bool)
+        if mode == "outputs":
+            breaches = emp.invertible_violations(total, tested, _pad(allowed, total.shape[1]), inv_inputs)
+        else:
+            breaches = emp.revealed_violations(total[4], tested, inv_inputs)
     if mode == "outputs":
         event = tuple(int(y) for y in np.flatnonzero(mask_all[best]))
     else:

@@ -54,6 +54,12 @@ member                                default                                   
                                       Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family
 ``pure_probs()``                      ``pure()`` as float64 ``(p*, q*, z*)`` (the GLUTF   --
                                       issue's public name; raises if not pure)
+``revealed_inputs(ys)``               ``int32[n]``: -1 for a protected report, else the   uRR, uRAP, GLUTF family,
+                                      input an invertible one reveals; read off the       uBD
+                                      exact channel (enumerable reports; concrete
+                                      parameters); ``protected_reports(ys)``: ``< 0``
+``supported_items(ys)``               ``bool[n, D]``: set bits, or each report's own      uBD
+                                      statistic > 0 (``audit_sampler``'s support events)
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
