@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _records
+from uldp_jax.mechanisms.core import _records, supported_items
 
 MAX_BITS = 16  # bit vectors up to this length can be enumerated (2^16 report columns; events="outputs")
 AUTO_BITS = 8  # events="auto" enumerates bit vectors up to this length; longer ones use support events, whose
@@ -204,13 +204,18 @@ def mechanism_cells(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> j
     return ys if mech.report_kind == "item" else _packed(_dense(ys))
 
 
-def mechanism_support(mech: Any, uldp: bool, key: jax.Array, xs: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(bool[n, D], int32[n])``: the items each report supports (``supported_items``) and, under a ULDP claim
-    (``uldp``, static), the input each report reveals (``revealed_inputs``; ``-1`` everywhere otherwise)."""
+def mechanism_support(mech: Any, predicate: Any, key: jax.Array, xs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(bool[n, D], int32[n])``: the items each report supports (``supported_items``) and the input each report
+    reveals (``predicate``, static: ``None``, no invertible reports, ``-1`` everywhere; ``"mechanism"``, its
+    ``revealed_inputs``; or the user's ``protected=`` callable)."""
     ys = mech.perturb_batch(key, xs)
-    s = mech.supported_items(ys)
-    revealed = mech.revealed_inputs(ys) if uldp else jnp.full(xs.shape, -1, jnp.int32)
-    return s, revealed_of(revealed)
+    if predicate is None:
+        revealed = jnp.full(xs.shape, -1, jnp.int32)
+    elif isinstance(predicate, str):
+        revealed = mech.revealed_inputs(ys)
+    else:
+        revealed = predicate(ys)
+    return supported_items(mech, ys), revealed_of(revealed)
 
 
 def function_cells(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> jax.Array:

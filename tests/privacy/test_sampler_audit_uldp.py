@@ -97,7 +97,7 @@ def test_a_leaky_jax_function_under_uldp_is_flagged_and_a_missing_predicate_refu
     named = ul.audit_sampler(key, _leaky_urap, spec=spec, d=20, protected=URAP.revealed_inputs, inputs=inputs,
                              trials=40_000, progress=False)
     assert not named.ok and (1, (0,)) in named.invertible_breaches, named  # names input 1, came from 0
-    unnamed = ul.audit_sampler(key, _leaky_urap, spec=spec, d=20, protected=URAP.protected_reports, inputs=inputs,
+    unnamed = ul.audit_sampler(key, _leaky_urap, spec=spec, d=20, protected=lambda ys: URAP.revealed_inputs(ys) < 0, inputs=inputs,
                                trials=40_000, progress=False)
     assert not unnamed.ok and (-1, (0,)) in unnamed.invertible_breaches, unnamed  # a bool predicate names none
     with pytest.raises(ValueError, match="pass protected=, a callable"):
@@ -135,6 +135,6 @@ def test_a_predicate_on_enumerable_reports_gives_the_column_mask(key):
     urr = ul.URR(5, (0, 2, 3), 1.0)
     kw = dict(spec=urr.privacy_spec(), d=5, trials=100_000, progress=False)
     by_mask = ul.audit_sampler(key, urr.perturb_batch, protected=urr.channel_matrix()[1], **kw)
-    by_predicate = ul.audit_sampler(key, urr.perturb_batch, protected=urr.protected_reports, **kw)
+    by_predicate = ul.audit_sampler(key, urr.perturb_batch, protected=lambda ys: urr.revealed_inputs(ys) < 0, **kw)
     assert by_predicate.events_from == "outputs" and by_predicate.eps_lower == by_mask.eps_lower
     assert testing.fits(by_predicate.pvalue), by_predicate

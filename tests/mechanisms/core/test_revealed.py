@@ -1,4 +1,4 @@
-"""``Mechanism.revealed_inputs`` / ``protected_reports`` / ``supported_items`` against the exact channel (exact
+"""``Mechanism.revealed_inputs`` and ``ul.mechanisms.core.supported_items`` against the exact channel (exact
 tests, no statistics): for every report column the channel lists, the predicate agrees with the channel's protected
 mask, an invertible report names the channel column's one positive row, and the supported items are the column's.
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
-from uldp_jax.mechanisms.core import likelihood_of
+from uldp_jax.mechanisms.core import likelihood_of, supported_items
 
 GLUTF_FAMILY = ["GLUTF", "UUE", "USS", "ULH", "UWheel"]
 
@@ -36,11 +36,11 @@ def _assert_agrees(mech, ys):
     cols = np.asarray(likelihood_of(mech).index(ys))
     assert set(cols.tolist()) == set(range(int(mech.num_outputs))), "not every report column was built"
     owner, protected, reached = _owner(mech)
-    np.testing.assert_array_equal(np.asarray(mech.protected_reports(ys)), protected[cols])
+    np.testing.assert_array_equal(np.asarray(mech.revealed_inputs(ys)) < 0, protected[cols])
     # an invertible report names its column's one positive row (a column of probability 0 names no input)
     on = reached[cols]
     np.testing.assert_array_equal(np.asarray(mech.revealed_inputs(ys))[on], owner[cols][on])
-    np.testing.assert_array_equal(np.asarray(mech.supported_items(ys)),
+    np.testing.assert_array_equal(np.asarray(supported_items(mech, ys)),
                                   np.asarray(likelihood_of(mech).support(), bool)[cols][:, :mech.d])
 
 
@@ -99,7 +99,7 @@ def test_urap_predicate_is_the_channels_mask():
     bits = (np.arange(2**5)[:, None] >> np.arange(5)) & 1
     ys = jnp.asarray(bits, bool)
     owner, protected, reached = _owner(mech)  # columns: sum_j bit_j 2^j
-    np.testing.assert_array_equal(np.asarray(mech.protected_reports(ys)), protected)
+    np.testing.assert_array_equal(np.asarray(mech.revealed_inputs(ys)) < 0, protected)
     np.testing.assert_array_equal(np.asarray(mech.revealed_inputs(ys))[reached], owner[reached])
     np.testing.assert_array_equal(ul.Mechanism.revealed_inputs(mech, ys)[reached], owner[reached])  # the default
     compact = mech.compact().perturb(jax.random.key(1), jnp.arange(5, dtype=jnp.int32))

@@ -67,6 +67,7 @@ class CapabilityDefaults:
     def revealed_inputs(self, ys: Any) -> jax.Array:
         """``int32[n]`` for a batch of ``n`` reports: ``-1`` for a protected report (``Y_P``), else the one input
         that can produce it (an invertible report, ``Y_I``; 001 Def 2). Every report is protected under LDP.
+        ``revealed_inputs(ys) < 0`` is the protected-report predicate.
 
         The default reads the exact channel (its protected mask, and an invertible column's one positive row),
         so it needs enumerable reports (items, short bit vectors) and concrete parameters; mechanisms with other
@@ -79,16 +80,6 @@ class CapabilityDefaults:
         """
         return _revealed.from_channel(self, ys)
 
-    def protected_reports(self, ys: Any) -> jax.Array:
-        """``bool[n]``: which of ``n`` reports are protected outputs (``Y_P``): ``revealed_inputs(ys) < 0``."""
-        return self.revealed_inputs(ys) < 0
-
-    def supported_items(self, ys: Any) -> jax.Array:
-        """``bool[n, D]``: the items each of ``n`` reports supports (``ul.audit_sampler``'s support events, a
-        post-processing of each report). Default: a bit vector's set bits, else each report's own statistic
-        (``aggregate`` of that one report) being positive, which is per item for hashed reports, subsets and
-        GLUTF; a mechanism whose statistic is laid out otherwise (uBD: one block per subset size) overrides it."""
-        return _revealed.supported_items(self, ys)
 
     # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
     # A library class's fixed closed form (a ``Family``, ``mechanisms/core/_family.py``); ``_family.of_class``

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _compact, _reports
+from uldp_jax.mechanisms.core import _compact, _report_space, _reports
 
 
 def num_reports(ys: Any) -> int:
@@ -57,7 +57,13 @@ def from_channel(mech: Any, ys: Any) -> jax.Array:
 
 
 def supported_items(mech: Any, ys: Any) -> jax.Array:
-    """The default of ``Mechanism.supported_items`` (traceable): dense bits, or each report's statistic > 0."""
+    """``bool[n, D]``: the items each of ``n`` reports supports (``reports().support``; traceable), a
+    post-processing of each report. Default: a bit vector's set bits, else each report's own statistic
+    (``aggregate`` of that one report) being positive, which is per item for hashed reports, subsets and GLUTF;
+    a mechanism whose statistic is laid out otherwise (uBD: one block per subset size) sets ``support``."""
+    own = _report_space.own(mech).support
+    if own is not None:
+        return jnp.asarray(own(ys)).astype(bool)
     if mech.report_kind == "bits":
         return jnp.asarray(_compact.to_dense(ys)).astype(bool)
     one = lambda y: mech.aggregate(jax.tree.map(lambda a: a[None], y))  # noqa: E731

@@ -163,8 +163,9 @@ class UBD(_fields.ULDPFields):
         """``-1`` for a subset report (``Y_P``), else the disclosed non-sensitive item (``Y_I``)."""
         return jnp.where(ys.item < 0, -1, ys.item).astype(jnp.int32)
 
-    def supported_items(self, ys: UBDReport) -> jax.Array:
-        """``bool[n, d]``: the reported subset's items (at their item indices), or the disclosed item."""
+    def _support(self, ys: UBDReport) -> jax.Array:
+        """``reports().support``: ``bool[n, d]``, the reported subset's items (at their item indices), or the
+        disclosed item (``aggregate``'s statistic is per subset size, not per item)."""
         sub = jnp.reshape(ys.subset, (-1, self.s))
         item = jnp.reshape(ys.item, (-1,))
         out = jnp.zeros((item.shape[0], self.d + 1), bool).at[:, jnp.asarray(self.sensitive, jnp.int32)].set(sub)
@@ -173,7 +174,8 @@ class UBD(_fields.ULDPFields):
 
     def reports(self) -> _report_space.Reports:
         return _report_space.Reports(stats=len(self.sizes) * self.s + self.d - self.s, check=self._check,
-                                     bits=math.log2(self.num_outputs), columns=self._column_stats)
+                                     bits=math.log2(self.num_outputs), columns=self._column_stats,
+                                     support=self._support)
 
     def _check(self, ys: Any) -> None:
         if not isinstance(ys, UBDReport):
