@@ -138,3 +138,22 @@ def test_a_predicate_on_enumerable_reports_gives_the_column_mask(key):
     by_predicate = ul.audit_sampler(key, urr.perturb_batch, protected=lambda ys: urr.revealed_inputs(ys) < 0, **kw)
     assert by_predicate.events_from == "outputs" and by_predicate.eps_lower == by_mask.eps_lower
     assert testing.fits(by_predicate.pvalue), by_predicate
+
+
+def test_a_predicate_on_a_python_clients_hashable_reports(key):
+    """Reports of any hashable form (here names): the predicate is asked about each report seen, in column order."""
+    urr, rng = ul.URR(5, (0, 2, 3), 1.0), np.random.default_rng(7)
+    Q, _ = urr.channel_matrix()
+    names = [f"item-{y}" for y in range(5)]
+
+    def client(x):
+        return names[rng.choice(5, p=np.asarray(Q[x], np.float64) / np.sum(Q[x]))]
+
+    def revealed(reports):
+        ys = np.array([names.index(r) for r in reports])
+        return np.where(np.isin(ys, urr.sensitive), -1, ys)
+
+    r = ul.audit_sampler(key, client, spec=urr.privacy_spec(), d=5, protected=revealed, trials=50_000,
+                         progress=False)
+    assert r.events_from == "outputs" and r.invertible_ok and testing.fits(r.pvalue), r
+    assert r.eps_lower > 0.5, r

@@ -35,7 +35,8 @@ def from_channel(mech: Any, ys: Any) -> jax.Array:
     if any(isinstance(v, jax.core.Tracer) for v in jax.tree.leaves(mech)):
         raise ValueError(f"{name}.revealed_inputs: the default reads the exact channel, which needs concrete "
                          "parameters (not a mechanism traced inside jit/vmap); override revealed_inputs(ys) with a "
-                         "rule on the reports' structure (as GLUTF and UBD do).")
+                         "rule on the reports' structure (as GLUTF and UBD do), or, in ul.audit_sampler, use "
+                         "events='outputs' (enumerable reports: the channel's mask).")
     if mech.privacy_spec().invertible_inputs is None:  # every report is protected (LDP, E-LDP)
         return jnp.full((num_reports(ys),), -1, jnp.int32)
     if mech.report_kind not in ("item", "bits"):
