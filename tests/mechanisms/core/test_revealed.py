@@ -117,3 +117,26 @@ def test_the_default_for_ldp_and_its_refusals(key):
     with pytest.raises(ValueError, match="concrete parameters"):
         jax.jit(lambda m, y: ul.Mechanism.revealed_inputs(m, y))(urr, jnp.arange(5))
     jax.jit(lambda m, y: m.revealed_inputs(y))(uss, ys)  # the overrides trace
+
+
+def _uldp_over_items(mech):
+    """A ULDP claim over the mechanism's own ``d`` items (PUM's is over Z, items and bots: its ``cmn``, a uRR, is
+    what samples those inputs)."""
+    spec = mech.privacy_spec()
+    return spec.invertible_inputs is not None and int(np.shape(spec.E)[0]) == mech.d
+
+
+ULDP_EXAMPLES = sorted(n for n, make in ul.mechanisms.examples().items() if _uldp_over_items(make(1.0)))
+
+
+@pytest.mark.parametrize("name", ULDP_EXAMPLES)
+def test_every_uldp_example_names_what_its_channel_says(key, name):
+    """Every registered ULDP constructor (overriding ``revealed_inputs`` or not), on reports of every input: the
+    predicate is the channel's mask and an invertible report names its column's one positive row."""
+    assert len(ULDP_EXAMPLES) >= 9  # uRR, uRAP, the GLUTF family, uBD
+    mech = ul.mechanisms.examples()[name](1.0)
+    ys = mech.perturb_batch(key, jnp.repeat(jnp.arange(mech.d, dtype=jnp.int32), 200))
+    cols = np.asarray(likelihood_of(mech).index(ys))
+    owner, protected, _ = _owner(mech)
+    np.testing.assert_array_equal(np.asarray(mech.revealed_inputs(ys)), owner[cols])
+    assert (owner[cols] >= 0).any() and (owner[cols] < 0).any()  # both kinds of report were drawn
