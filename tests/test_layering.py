@@ -501,23 +501,23 @@ PRIVATE_IMPORTS = {  # target private module -> the modules of other subpackages
     'estimation._registry': ['pum._estimate', 'studies._methods'],
     'estimation._support': ['engine._reports', 'engine._reports_device'],
     'estimation._support_device': ['engine._reports_device'],
-    'mechanisms.core._base': ['_audit_sampler', '_check', 'privacy._audit', 'privacy._channel', 'privacy._hypothesis', 'pum._mechanism', 'studies._spec', 'testing', 'theory._exact', 'theory._families', 'theory._grid', 'theory._mse', 'tuning._optimize', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._base': ['_check', 'privacy._audit', 'privacy._channel', 'privacy._hypothesis', 'pum._mechanism', 'studies._spec', 'testing', 'theory._exact', 'theory._families', 'theory._grid', 'theory._mse', 'tuning._optimize', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._compact': ['checks._draws', 'engine._reports', 'engine._reports_device', 'estimation._em_reports', 'estimation._packed', 'estimation._support', 'estimation._support_device', 'uldp_jax'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._counts': ['engine._counts_path'],
     'mechanisms.core._delegate': ['pum._mechanism'],
     'mechanisms.core._estimation': ['checks._estimator', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._family': ['theory._families', 'tuning._optimize', 'tuning._tune'],
-    'mechanisms.core._grid_check': ['_audit_sampler', '_check', 'privacy._audit', 'privacy._channel', 'pum._audit', 'studies._spec', 'theory._grid', 'theory._mse', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._grid_check': ['_check', 'privacy._audit', 'privacy._channel', 'pum._audit', 'studies._spec', 'theory._grid', 'theory._mse', 'tuning._tune'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._likelihood': ['checks._likelihood'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._nmse': ['theory', 'theory._mse'],
     'mechanisms.core._optima': ['theory', 'tuning._recommend'],
     'mechanisms.core._pure_uldp': ['theory'],
     'mechanisms.core._pytree': ['pum._mechanism', 'testing'],
-    'mechanisms.core._records': ['_audit_draws', '_audit_sampler', 'checks._estimator', 'checks._leak', 'checks._likelihood', 'checks._sample', 'privacy._audit', 'privacy._channel', 'pum._mechanism', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._records': ['checks._estimator', 'checks._leak', 'checks._likelihood', 'checks._sample', 'privacy._audit', 'privacy._channel', 'pum._mechanism', 'testing', 'theory._exact'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._registry': ['pum', 'uldp_jax'],
-    'mechanisms.core._report_space': ['_audit_sampler', 'checks._estimator', 'checks._likelihood', 'privacy._channel', 'pum._mechanism', 'theory._exact', 'tuning._recommend'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._report_space': ['checks._estimator', 'checks._likelihood', 'privacy._channel', 'pum._mechanism', 'theory._exact', 'tuning._recommend'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.core._reports': ['checks._estimator', 'checks._likelihood', 'checks._sample', 'engine._layout', 'estimation._em', 'privacy._audit', 'privacy._channel', 'theory._grid'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
-    'mechanisms.core._spec': ['_audit_sampler', 'privacy._audit', 'pum._estimate', 'pum._mechanism', 'theory._families'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
+    'mechanisms.core._spec': ['privacy._audit', 'pum._estimate', 'pum._mechanism', 'theory._families'],  # + issues 50/53 (ul.audit_sampler, uldp_jax/checks/): to public names next
     'mechanisms.hadamard._forms': ['theory'],
     'mechanisms.hadamard._general_forms': ['experiments._hr_general'],
     'mechanisms.hadamard._matrices': ['privacy'],

@@ -8,7 +8,10 @@ Two count forms, one per way of choosing events (``privacy._empirical_eps``):
 * ``support``: for reports too many to enumerate (long bit vectors, hashed reports, subsets), whether each report
   supports each item ``j`` (``s_j``): ``S1[i, j]`` reports of input ``i`` supporting both ``i`` and ``j``,
   ``S0[i, j]`` supporting ``j`` but not ``i``, ``N1[i]`` supporting ``i``; enough for the four cells of
-  ``(s_x, s_x')`` of every pair.
+  ``(s_x, s_x')`` of every pair. Under a ULDP claim only protected reports count there (their number ``P[i]``;
+  the others make a fifth cell no event may use), and ``R[i, j]`` counts the invertible reports of input ``i``
+  that reveal input ``j`` (column ``d``: an invertible report whose input the predicate does not name), which
+  ``privacy._empirical_eps.revealed_violations`` checks.
 
 Keys: sample ``s`` (0: selection, 1: fresh) draws batch ``j`` with ``fold_in(fold_in(key, s), j)``, so the reports
 do not depend on how batches are grouped into device calls.
@@ -24,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _records
+from uldp_jax.mechanisms.core import counts_of, supported_items
 
 MAX_BITS = 16  # bit vectors up to this length can be enumerated (2^16 report columns; events="outputs")
 AUTO_BITS = 8  # events="auto" enumerates bit vectors up to this length; longer ones use support events, whose
@@ -36,9 +39,13 @@ CALL_REPORTS = 2**23  # reports per device call (one progress update)
 HOST_BATCH = 2**16  # reports per host loop chunk (Python callables)
 
 
+UNNAMED = -2  # revealed "input" of an invertible report whose input a bool predicate does not name
+
+
 class Counts(NamedTuple):
     """Counts of one sample (see the module docstring); ``table`` is ``int64[I, m]`` (outputs) or
-    ``(S1 int64[I, D], S0 int64[I, D], N1 int64[I])`` (support); ``n``: reports per input."""
+    ``(S1 int64[I, D], S0 int64[I, D], N1 int64[I], P int64[I], R int64[I, d + 1])`` (support); ``n``: reports
+    per input."""
 
     table: Any
     n: int
@@ -61,9 +68,15 @@ def _packed(bits: jax.Array) -> jax.Array:
     return (bits << jnp.arange(bits.shape[-1], dtype=jnp.int32)).sum(axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("draw", "sampler", "mode", "m", "b_sub", "inner"))
+def revealed_of(r: jax.Array) -> jax.Array:
+    """A predicate's answer as revealed inputs: ``bool`` (protected or not) -> ``-1`` / ``UNNAMED``; ints as is."""
+    r = jnp.asarray(r)
+    return jnp.where(r, -1, UNNAMED).astype(jnp.int32) if r.dtype == jnp.bool_ else r.astype(jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("draw", "sampler", "mode", "m", "b_sub", "inner", "d"))
 def _device_counts(params: Any, key: jax.Array, inputs: jax.Array, start: jax.Array, remaining: jax.Array, *,
-                   draw: Callable, sampler: Any, mode: str, m: int, b_sub: int, inner: int) -> Any:
+                   draw: Callable, sampler: Any, mode: str, m: int, b_sub: int, inner: int, d: int) -> Any:
     """Counts of ``inner`` batches of ``b_sub`` reports per input (batch ``j`` keyed ``fold_in(key, start + j)``;
     reports past ``remaining`` per input are drawn and not counted, so one compiled shape serves every call)."""
     I = inputs.shape[0]
@@ -79,31 +92,40 @@ def _device_counts(params: Any, key: jax.Array, inputs: jax.Array, start: jax.Ar
             idx = rows * m + jnp.clip(cells, 0, m - 1)
             table, bad = acc
             return (table.at[idx].add((valid & inside).astype(jnp.int32)), bad + jnp.sum(valid & ~inside)), None
-        s = out.astype(bool)  # [I * b_sub, D]
-        own = s[jnp.arange(xs.shape[0]), xs] & valid
-        other = ~s[jnp.arange(xs.shape[0]), xs] & valid
+        s, revealed = out  # bool[I * b_sub, D], int32[I * b_sub] (-1: protected)
+        prot = (revealed == -1) & valid
+        s = s.astype(bool) & prot[:, None]  # only protected reports make events
+        own = s[jnp.arange(xs.shape[0]), xs]
+        other = ~own & prot
         s = s.reshape(I, b_sub, -1)
-        S1, S0, N1 = acc
+        S1, S0, N1, P, R = acc
+        cell = rows * (d + 1) + jnp.where((revealed >= 0) & (revealed < d), revealed, d)
         return (S1 + jnp.sum(own.reshape(I, b_sub, 1) & s, axis=1, dtype=jnp.int32),
                 S0 + jnp.sum(other.reshape(I, b_sub, 1) & s, axis=1, dtype=jnp.int32),
-                N1 + jnp.sum(own.reshape(I, b_sub), axis=1, dtype=jnp.int32)), None
+                N1 + jnp.sum(own.reshape(I, b_sub), axis=1, dtype=jnp.int32),
+                P + jnp.sum(prot.reshape(I, b_sub), axis=1, dtype=jnp.int32),
+                R + jnp.zeros(I * (d + 1), jnp.int32).at[cell].add((valid & ~prot).astype(jnp.int32)).reshape(
+                    I, d + 1)), None
 
     if mode == "outputs":
         init = (jnp.zeros(I * m, jnp.int32), jnp.int32(0))
     else:
-        D = jax.eval_shape(lambda k: draw(params, sampler, k, xs), key).shape[-1]
-        init = (jnp.zeros((I, D), jnp.int32), jnp.zeros((I, D), jnp.int32), jnp.zeros(I, jnp.int32))
+        D = jax.eval_shape(lambda k: draw(params, sampler, k, xs), key)[0].shape[-1]
+        init = (jnp.zeros((I, D), jnp.int32), jnp.zeros((I, D), jnp.int32), jnp.zeros(I, jnp.int32),
+                jnp.zeros(I, jnp.int32), jnp.zeros((I, d + 1), jnp.int32))
     acc, _ = jax.lax.scan(body, init, jnp.arange(inner))
     return acc
 
 
 def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, width: int, key: jax.Array,
-                 inputs: np.ndarray, trials: int) -> Iterator[Counts]:
+                 inputs: np.ndarray, trials: int, d: int = 0) -> Iterator[Counts]:
     """Yields the counts of successive device calls (``trials`` reports per input in all).
 
     Args:
       params: the mechanism (a pytree argument: its leaves are traced, so a new eps does not recompile) or None.
-      draw: static ``(params, sampler, key, xs) -> cells int32[n]`` (outputs) or ``bool[n, D]`` (support).
+      draw: static ``(params, sampler, key, xs) -> cells int32[n]`` (outputs) or ``(bool[n, D], revealed
+        int32[n])`` (support: the items each report supports, and ``-1`` for a protected report, else the input an
+        invertible one reveals, ``UNNAMED`` where unknown).
       sampler: static (hashable) user function, or None.
       mode: ``"outputs"`` or ``"support"``.
       m: report columns (outputs mode).
@@ -111,6 +133,7 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
       key: the sample's key.
       inputs: ``int[I]`` tested inputs.
       trials: reports per input.
+      d: number of inputs (support mode: the revealed-input counts' width).
 
     Raises:
       ValueError: a report outside ``[0, m)`` (outputs mode).
@@ -124,7 +147,7 @@ def device_draws(params: Any, draw: Callable, sampler: Any, mode: str, m: int, w
     for c in range(-(-trials // per_call)):
         remaining = min(per_call, trials - c * per_call)
         acc = _device_counts(params, key, xs, jnp.int32(c * inner), jnp.int32(remaining), draw=draw,
-                             sampler=sampler, mode=mode, m=m, b_sub=b_sub, inner=inner)
+                             sampler=sampler, mode=mode, m=m, b_sub=b_sub, inner=inner, d=int(d))
         if mode == "outputs":
             table, bad = acc
             if int(bad):
@@ -144,7 +167,7 @@ def _count_sampler_counts(mech: Any, key: jax.Array, inputs: jax.Array, start: j
                           inner: int) -> jax.Array:
     """``int32[I, m]``: ``inner`` draws of the mechanism's exact count sampler (``counts().fixed``) for
     ``COUNT_CHUNK`` users holding each input (the last ones cut to ``remaining`` users in all)."""
-    fixed = _records.counts_of(mech).fixed
+    fixed = counts_of(mech).fixed
     d = mech.d
 
     def body(acc, j):
@@ -181,14 +204,18 @@ def mechanism_cells(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> j
     return ys if mech.report_kind == "item" else _packed(_dense(ys))
 
 
-def mechanism_support(mech: Any, sampler: Any, key: jax.Array, xs: jax.Array) -> jax.Array:
-    """``bool[n, D]``: the items each report supports: bit vectors' set bits, else each report's own statistic
-    (``aggregate`` of that one report: the hashed reports' and subsets' support counts) being positive."""
+def mechanism_support(mech: Any, predicate: Any, key: jax.Array, xs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(bool[n, D], int32[n])``: the items each report supports (``supported_items``) and the input each report
+    reveals (``predicate``, static: ``None``, no invertible reports, ``-1`` everywhere; ``"mechanism"``, its
+    ``revealed_inputs``; or the user's ``protected=`` callable)."""
     ys = mech.perturb_batch(key, xs)
-    if mech.report_kind == "bits":
-        return _dense(ys).astype(bool)
-    one = lambda y: mech.aggregate(jax.tree.map(lambda a: a[None], y))  # noqa: E731
-    return jax.vmap(one)(ys) > 0
+    if predicate is None:
+        revealed = jnp.full(xs.shape, -1, jnp.int32)
+    elif isinstance(predicate, str):
+        revealed = mech.revealed_inputs(ys)
+    else:
+        revealed = predicate(ys)
+    return supported_items(mech, ys), revealed_of(revealed)
 
 
 def function_cells(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> jax.Array:
@@ -197,91 +224,17 @@ def function_cells(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> 
     return ys if ys.ndim == 1 else _packed(ys)
 
 
-def function_support(params: Any, fn: Callable, key: jax.Array, xs: jax.Array) -> jax.Array:
-    """A JAX function's bit-vector reports ``[n, D]`` as support vectors."""
-    return jnp.asarray(fn(key, xs)).astype(bool)
+def function_support(params: Any, fns: tuple[Callable, Callable | None], key: jax.Array,
+                     xs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A JAX function's bit-vector reports ``[n, D]`` as support vectors, with the user's protected predicate's
+    answer (``fns = (fn, protected)``; ``protected=None``: every report is protected)."""
+    fn, protected = fns
+    ys = jnp.asarray(fn(key, xs))
+    revealed = jnp.full(xs.shape, -1, jnp.int32) if protected is None else revealed_of(protected(ys))
+    return ys.astype(bool), revealed
 
 
 def _dense(ys: Any) -> jax.Array:
     """Dense bits of a bit-vector report batch (a ``CompactBits`` batch is expanded)."""
     from_compact = getattr(ys, "to_dense", None)
     return jnp.asarray(ys if from_compact is None else from_compact())
-
-
-# ---- host: plain Python callables --------------------------------------------------------------------------------
-class HostReports:
-    """Turns a Python callable's reports into counts: items, bit vectors, hashable reports (a growing dictionary of
-    report columns) or, with ``support``, support vectors. The first report fixes the form."""
-
-    def __init__(self, fn: Callable, vectorized: bool, support: Callable | None, num_outputs: int | None,
-                 events: str = "auto"):
-        self.fn, self.vectorized, self.support, self.m, self.events = fn, vectorized, support, num_outputs, events
-        self.form: str | None = None
-        self.index: dict[Any, int] = {}
-
-    def reports(self, xs: np.ndarray) -> list[Any] | np.ndarray:
-        if self.vectorized:
-            return self.fn(xs)
-        fn = self.fn
-        return [fn(x) for x in xs.tolist()]  # the callable is the cost: nothing else runs per report
-
-    def _decide(self, first: Any) -> str:
-        if self.support is not None:
-            return "support"
-        if isinstance(first, tuple):  # (seed, value), (value, seed), ...: a report of several parts
-            return "hashable"
-        arr = np.asarray(first)
-        if arr.ndim == 0 and arr.dtype.kind in "iub":
-            return "items"
-        if arr.ndim == 1 and arr.dtype.kind in "iub" and np.all((arr == 0) | (arr == 1)):
-            fits = arr.size <= (MAX_BITS if self.events == "outputs" else AUTO_BITS)
-            return "bits" if fits and self.events != "support" else "long-bits"
-        if self.events == "support":
-            raise ValueError("events='support' needs bit-vector reports or support= (which items a report supports).")
-        return "hashable"
-
-    @property
-    def mode(self) -> str:
-        return "support" if self.form in ("support", "long-bits") else "outputs"
-
-    def counts(self, xs: np.ndarray, rows: np.ndarray, I: int) -> Any:
-        ys = self.reports(xs)
-        if self.form is None:
-            self.form = self._decide(ys[0])
-        if self.mode == "support":
-            s = np.asarray(self.support(ys) if self.form == "support" else np.asarray(ys), bool)
-            own = s[np.arange(len(xs)), xs].reshape(I, -1, 1)  # xs is repeat(inputs, b): rows are blocks
-            s = s.reshape(I, own.shape[1], -1)
-            return ((own & s).sum(axis=1, dtype=np.int64), (~own & s).sum(axis=1, dtype=np.int64),
-                    own.sum(axis=(1, 2), dtype=np.int64))
-        if self.form == "items":
-            cells = np.asarray(ys, np.int64)
-        elif self.form == "bits":
-            cells = (np.asarray(ys, np.int64) << np.arange(np.shape(ys)[1])).sum(axis=1)
-        else:
-            index = self.index
-            cells = np.fromiter((index.setdefault(y, len(index)) for y in map(_hashable, ys)), np.int64, len(xs))
-        if cells.size and (cells.min() < 0 or (self.m is not None and cells.max() >= self.m)):
-            raise ValueError(f"the sampler returned a report outside its report space [0, {self.m}).")
-        m = self.m if self.m is not None else (int(cells.max()) + 1 if cells.size else 1)
-        if m > MAX_CELLS:
-            raise ValueError(f"the sampler's report space has more than {MAX_CELLS} outputs; pass support= (which "
-                             "items a report supports) to audit it with support events.")
-        return np.bincount(rows * m + cells, minlength=I * m).reshape(I, m).astype(np.int64)
-
-
-def _hashable(y: Any) -> Any:
-    return y if isinstance(y, (int, str, tuple, bytes)) else tuple(np.asarray(y).ravel().tolist())
-
-
-def host_draws(rep: HostReports, inputs: np.ndarray, trials: int) -> Iterator[Counts]:
-    """Yields counts of chunks of ``HOST_BATCH`` reports (``trials`` reports per input in all)."""
-    I = len(inputs)
-    per = max(1, HOST_BATCH // I)
-    done = 0
-    while done < trials:
-        b = min(per, trials - done)
-        xs = np.repeat(np.asarray(inputs, np.int64), b)
-        rows = np.repeat(np.arange(I), b)
-        yield Counts(rep.counts(xs, rows, I), b)
-        done += b

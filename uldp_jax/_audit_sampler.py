@@ -6,115 +6,29 @@ best separates them on one sample and bounds ``log P(S|x) / P(S|x')`` on a fresh
 (``privacy._empirical_eps``), the method of LDP-Auditor (Arcolezi and Gambs, PETS 2024) with chosen instead of fixed
 events. It accepts a library or user mechanism, a JAX function ``(key, xs) -> reports`` (drawn in batches on the
 device, like a mechanism) or a plain Python callable ``x -> report`` (another library's client, called in a loop).
+Under a ULDP claim only protected reports make events (a mechanism's ``revealed_inputs``, or ``protected=``) and
+every invertible report seen is checked to come from the one non-sensitive input it reveals.
 """
 
 from __future__ import annotations
 
-import inspect
-import numbers
 from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from uldp_jax import _audit_draws as draws
+from uldp_jax import _audit_forms as forms
+from uldp_jax import _audit_host as host_reports
 from uldp_jax import _progress, _validate
-from uldp_jax.mechanisms.core import _base, _grid_check, _records, _report_space
-from uldp_jax.mechanisms.core._spec import PrivacySpec
+from uldp_jax.mechanisms.core import counts_of, grid_shape, num_stats, validate_grid
 from uldp_jax.privacy import _empirical_eps as emp
 from uldp_jax.privacy._sampler_report import SamplerAudit
 
-MAX_DEFAULT_INPUTS = 64  # all inputs are tested up to this domain; beyond it the pair (0, d - 1) unless inputs=
 DELTAS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)  # the deltas of SamplerAudit.eps_delta (plus the claim's)
-_CELL_TEXT = {3: "supports x and x'", 2: "supports x, not x'", 1: "supports x', not x", 0: "supports neither"}
-
-
-def _sampler_kind(sampler: Any) -> str:
-    if isinstance(sampler, _base.Mechanism):
-        return "mechanism"
-    if not callable(sampler):
-        raise TypeError(f"Expected sampler to be a ul.Mechanism, a JAX function (key, xs) -> reports or a Python "
-                        f"callable x -> report, got {type(sampler).__name__}.")
-    try:
-        params = inspect.signature(sampler).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature: one argument, as a client's perturb
-        return "python"
-    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(required) == 2:
-        return "jax"
-    if len(required) == 1:
-        return "python"
-    raise TypeError(f"Expected sampler to take (key, xs) (a JAX function) or x (a Python callable); it takes "
-                    f"{len(required)} required arguments.")
-
-
-def _resolve_spec(spec: Any, d: int | None, name: str) -> PrivacySpec:
-    if isinstance(spec, PrivacySpec):
-        E = np.asarray(spec.E, np.float64)
-        if d is not None and E.shape != (d, d):
-            raise ValueError(f"Expected spec.E to have shape ({d}, {d}) for d={d}, got {E.shape}.")
-        return spec
-    if spec is None or d is None:
-        raise TypeError(f"audit_sampler of {name}: pass spec= (a ul.PrivacySpec, or the claimed eps) and d= (the "
-                        "number of inputs) for a sampler that is not a ul.Mechanism.")
-    if isinstance(spec, bool) or not isinstance(spec, numbers.Real) or not np.isfinite(spec) or spec <= 0:
-        raise ValueError(f"Expected spec={spec!r} to be a ul.PrivacySpec or a finite eps > 0.")
-    return PrivacySpec.ldp(d, float(spec))
-
-
-def _inputs(inputs: Any, d: int) -> np.ndarray:
-    if inputs is None:
-        return np.arange(d) if d <= MAX_DEFAULT_INPUTS else np.array([0, d - 1])
-    arr = np.asarray(inputs)
-    if arr.ndim != 1 or arr.size < 2 or arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() >= d \
-            or np.unique(arr).size != arr.size:
-        raise ValueError(f"Expected inputs={inputs!r} to be at least 2 distinct ints in [0, {d}).")
-    return arr.astype(np.int64)
-
-
-def _mechanism_form(mech: Any, events: str) -> tuple[str, int, int]:
-    """(mode, m, width) for a mechanism's reports."""
-    if events != "support" and mech.report_kind == "item" and int(mech.num_outputs) <= draws.MAX_CELLS:
-        return "outputs", int(mech.num_outputs), 1
-    k = int(_report_space.num_stats(mech))
-    uldp = mech.privacy_spec().invertible_inputs is not None  # support events cannot tell protected outputs apart
-    limit = draws.MAX_BITS if events == "outputs" or uldp else draws.AUTO_BITS
-    if events != "support" and mech.report_kind == "bits" and k <= limit:
-        return "outputs", 2**k, 1
-    if events == "outputs":
-        raise ValueError(f"events='outputs': {type(mech).__name__}'s reports are not enumerable here (item reports "
-                         f"of at most {draws.MAX_CELLS} values or bit vectors of at most {draws.MAX_BITS} bits).")
-    return "support", 0, k
-
-
-def _function_form(fn: Callable, d: int, num_outputs: int | None, events: str) -> tuple[str, int, int]:
-    out = jax.eval_shape(fn, jax.random.key(0), jnp.zeros((2,), jnp.int32))
-    if out.ndim == 1:
-        if events == "support":
-            raise ValueError("events='support' needs bit-vector reports [n, D]; this sampler returns items.")
-        return "outputs", int(num_outputs or d), 1
-    if out.ndim != 2:
-        raise ValueError(f"Expected the sampler to return int[n] items or bits [n, D], got shape {out.shape}.")
-    if events != "support" and out.shape[1] <= (draws.MAX_BITS if events == "outputs" else draws.AUTO_BITS):
-        return "outputs", 2 ** out.shape[1], 1
-    return "support", 0, out.shape[1]
-
-
-def _protected(spec: PrivacySpec, sampler: Any, kind: str, protected: Any, m: int) -> np.ndarray | None:
-    """The outputs events may use: all for a claim without invertible outputs, else the given or the channel's mask."""
-    if spec.invertible_inputs is None:
-        return None
-    if protected is None and kind == "mechanism":
-        protected = sampler.channel_matrix()[1]
-    if protected is None:
-        raise ValueError("a ULDP claim: pass protected= (bool[num_outputs], the protected outputs) so that only "
-                         "they are tested and the others are checked invertible.")
-    mask = np.asarray(protected, bool)
-    if mask.shape != (m,):
-        raise ValueError(f"Expected protected to be bool[{m}] (one per report column), got shape {mask.shape}.")
-    return mask
+_CELL_TEXT = {3: "supports x and x'", 2: "supports x, not x'", 1: "supports x', not x", 0: "supports neither",
+              4: "an invertible report"}
 
 
 def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray, xi: np.ndarray,
@@ -122,25 +36,29 @@ def _pair_cells(counts: draws.Counts, mode: str, pi: np.ndarray, pj: np.ndarray,
     """``(a, b) int64[P, cells]``: each pair's counts under ``x`` and ``x'`` on the same cells."""
     if mode == "outputs":
         return counts.table[pi], counts.table[pj]
-    S1, S0, N1 = counts.table
+    S1, S0, N1, P, _ = counts.table
     n = counts.n
-    # cell 2 s_x + s_x': under x from row i with probe x'; under x' from row j with probe x (s_x', s_x swapped)
-    a = np.stack([n - N1[pi] - S0[pi, xj], S0[pi, xj], N1[pi] - S1[pi, xj], S1[pi, xj]], axis=1)
-    b = np.stack([n - N1[pj] - S0[pj, xi], N1[pj] - S1[pj, xi], S0[pj, xi], S1[pj, xi]], axis=1)
+    # cell 2 s_x + s_x' among protected reports (P of n); cell 4: the invertible ones. Under x from row i with
+    # probe x'; under x' from row j with probe x (s_x', s_x swapped)
+    a = np.stack([P[pi] - N1[pi] - S0[pi, xj], S0[pi, xj], N1[pi] - S1[pi, xj], S1[pi, xj], n - P[pi]], axis=1)
+    b = np.stack([P[pj] - N1[pj] - S0[pj, xi], N1[pj] - S1[pj, xi], S0[pj, xi], S1[pj, xi], n - P[pj]], axis=1)
     return a, b
 
 
 def _draw(kind: str, sampler: Any, mode: str, m: int, width: int, key: jax.Array, inputs: np.ndarray, trials: int,
-          host: draws.HostReports | None, path: str = "reports"):
+          host: host_reports.HostReports | None, path: str = "reports", predicate: Any = None, d: int = 0):
     if kind == "python":
-        return draws.host_draws(host, inputs, trials)
+        return host_reports.host_draws(host, inputs, trials)
     if path == "counts":
         return draws.count_sampler_draws(sampler, key, inputs, trials)
     if kind == "mechanism":
-        fn = draws.mechanism_cells if mode == "outputs" else draws.mechanism_support
-        return draws.device_draws(sampler, fn, None, mode, m, width, key, inputs, trials)
-    fn = draws.function_cells if mode == "outputs" else draws.function_support
-    return draws.device_draws(None, fn, sampler, mode, m, width, key, inputs, trials)
+        if mode == "outputs":
+            return draws.device_draws(sampler, draws.mechanism_cells, None, mode, m, width, key, inputs, trials)
+        return draws.device_draws(sampler, draws.mechanism_support, predicate, mode, m, width, key, inputs, trials, d)
+    if mode == "outputs":
+        return draws.device_draws(None, draws.function_cells, sampler, mode, m, width, key, inputs, trials)
+    return draws.device_draws(None, draws.function_support, (sampler, predicate), mode, m, width, key, inputs,
+                              trials, d)
 
 
 def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | None = None, trials: int = 1_000_000,
@@ -169,12 +87,16 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
       delta: the claim's delta (approximate LDP); bounds are taken at it.
       inputs: the inputs to test (default: all when ``d <= 64``, else ``(0, d - 1)``).
       num_outputs: item reports lie in ``[0, num_outputs)`` (default ``d``; a Python callable's: as seen).
-      protected: ``bool[num_outputs]`` protected outputs of a ULDP claim (default: the mechanism's channel mask).
+      protected: the protected outputs of a ULDP claim: ``bool[num_outputs]`` (enumerable reports), or a callable
+        ``reports -> bool[n]`` (True: protected) or ``-> int[n]`` (``-1``: protected, else the input an invertible
+        report reveals), which support events need for a JAX function or Python callable. Default for a
+        mechanism: its channel mask (outputs events) or ``revealed_inputs`` (support events).
       support: for a Python callable with a large report space: ``reports (a list) -> bool[n, D]``, the items each
         report supports (e.g. ``H_seed(j) == v`` for hashed reports); events are then cells of that support.
       vectorized: the Python callable takes an array of inputs.
       events: ``"auto"``, ``"outputs"`` (sets of report columns) or ``"support"`` (support cells). ``"auto"``:
-        outputs for items and for bit vectors of at most 8 bits (16 under a ULDP claim), support cells otherwise.
+        outputs for items and for bit vectors of at most 8 bits (16 under a ULDP claim), support cells otherwise
+        (under a ULDP claim: cells of the protected reports; the invertible ones are checked to name their input).
       select_fraction: share of each input's reports used to choose the events.
       path: ``"reports"`` (``perturb_batch``, one report a trial) or, for a mechanism with item reports and an exact
         count sampler (``counts().fixed``: GRR, uRR, the Hadamard family), ``"counts"``: the histograms that sampler
@@ -188,7 +110,8 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     Raises:
       TypeError: a sampler of none of the three forms, no key, or no spec/d for a non-mechanism.
       ValueError: bad trials, confidence, delta, inputs, events, a grid of mechanisms, reports outside the
-        report space, or a ULDP claim without protected outputs.
+        report space, or a ULDP claim on a user's sampler without ``protected=`` (or with a column mask where
+        support events need a callable).
     """
     key = _validate.check_key(key)
     trials = _validate.check_int("trials", trials, minimum=100)
@@ -201,11 +124,11 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     if path not in ("reports", "counts"):
         raise ValueError(f"Expected path={path!r} to be 'reports' or 'counts'.")
     alpha, delta = 1.0 - float(confidence), float(delta)
-    kind = _sampler_kind(sampler)
+    kind = forms.sampler_kind(sampler)
     host = None
     if kind == "mechanism":
-        _grid_check.validate_grid(sampler)
-        if _grid_check.grid_shape(sampler):
+        validate_grid(sampler)
+        if grid_shape(sampler):
             raise ValueError("Expected one mechanism, got a grid; audit each point, e.g. "
                              "jax.tree.map(lambda v: v[i], mech).")
         d = int(sampler.d)
@@ -214,12 +137,12 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
             raise ValueError(f"{type(sampler).__name__}'s guarantee covers {rows} inputs, not its d={d} items, so its "
                              "perturb_batch(key, xs) is not what the guarantee describes: audit the mechanism that "
                              "samples those inputs (for a PUM: mech.cmn over Z, or one user's mechanism).")
-        spec = _resolve_spec(sampler.privacy_spec() if spec is None else spec, d, type(sampler).__name__)
-        mode, m, width = _mechanism_form(sampler, events)
+        spec = forms.resolve_spec(sampler.privacy_spec() if spec is None else spec, d, type(sampler).__name__)
+        mode, m, width = forms.mechanism_form(sampler, events)
         if path == "counts" and not (mode == "outputs" and sampler.report_kind == "item"
-                                     and _records.counts_of(sampler) is not None
-                                     and _records.counts_of(sampler).fixed is not None
-                                     and int(_report_space.num_stats(sampler)) == m):
+                                     and counts_of(sampler) is not None
+                                     and counts_of(sampler).fixed is not None
+                                     and int(num_stats(sampler)) == m):
             raise ValueError(f"path='counts': {type(sampler).__name__} has no exact count sampler of its report "
                              "histogram (counts().fixed over item reports); use path='reports'.")
     elif path == "counts":
@@ -227,15 +150,19 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     else:
         label = getattr(sampler, "__name__", type(sampler).__name__)
         d = _validate.check_int("d", d, minimum=2) if d is not None else None
-        spec = _resolve_spec(spec, d, label)
+        spec = forms.resolve_spec(spec, d, label)
         d = int(np.shape(spec.E)[0])
         if kind == "jax":
-            mode, m, width = _function_form(sampler, d, num_outputs, events)
+            mode, m, width = forms.function_form(sampler, d, num_outputs, events)
         else:
-            host = draws.HostReports(sampler, bool(vectorized), support, num_outputs, events)
+            uldp = spec.invertible_inputs is not None
+            if protected is not None and not callable(protected) and (support is not None or events == "support"):
+                forms.support_predicate(spec, kind, protected)  # a column mask with support events: refused
+            host = host_reports.HostReports(sampler, bool(vectorized), support, num_outputs, events,
+                                     protected if callable(protected) else None, uldp, d)
             mode, m, width = "?", num_outputs or 0, 1
     name = name or (repr(sampler) if kind == "mechanism" else getattr(sampler, "__name__", type(sampler).__name__))
-    tested = _inputs(inputs, d)
+    tested = forms.tested_inputs(inputs, d)
     I = len(tested)
     per_input = trials // I
     n_sel = int(min(per_input - 1, max(1, round(select_fraction * per_input))))
@@ -243,15 +170,16 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     if n_sel < 1 or n_fresh < 1:
         raise ValueError(f"Expected trials={trials} to leave reports of each of the {I} inputs for both samples.")
 
+    predicate = forms.support_predicate(spec, kind, protected) if mode == "support" and kind != "python" else None
     bar = _progress.make_progress(progress, I * per_input, desc="audit_sampler")
     k_sel, k_fresh = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
     sel = None
-    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path):
+    for c in _draw(kind, sampler, mode, m, width, k_sel, tested, n_sel, host, path, predicate, d):
         sel = draws.add(sel, c)
         bar.update(I * c.n)
     if kind == "python":
         mode = host.mode
-    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path)
+    fresh_chunks = _draw(kind, sampler, mode, m, width, k_fresh, tested, n_fresh, host, path, predicate, d)
 
     E = np.asarray(spec.E, np.float64)
     pi, pj = np.nonzero(~np.eye(I, dtype=bool) & np.isfinite(E[np.ix_(tested, tested)]))
@@ -260,11 +188,10 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     a, b = _pair_cells(sel, mode, pi, pj, xi, xj)
     allowed = np.ones(a.shape[1], bool)
     if mode == "outputs":
-        mask = _protected(spec, sampler, kind, protected, a.shape[1] if kind == "python" else m)
+        mask = forms.protected_mask(spec, sampler, kind, protected, a.shape[1] if kind == "python" else m, host)
         allowed = allowed if mask is None else mask
-    elif spec.invertible_inputs is not None:
-        raise ValueError("a ULDP claim needs enumerable reports (events='outputs'): support events cannot tell "
-                         "protected from invertible outputs.")
+    else:
+        allowed[4] = False  # the invertible reports' cell (empty without a ULDP claim)
     chosen = emp.select_events(a, sel.n, b, sel.n, allowed if mode == "support" else _pad(allowed, a.shape[1]),
                                alpha, delta)
     best = int(np.argmax(chosen.score - claimed))
@@ -293,10 +220,13 @@ def audit_sampler(key: jax.Array, sampler: Any, *, spec: Any = None, d: int | No
     pvalue = emp.claim_pvalue(A, fresh.n, B, fresh.n, float(claimed[best]), delta)
 
     breaches: list = []
-    if mode == "outputs" and spec.invertible_inputs is not None:
+    if spec.invertible_inputs is not None:
         total = draws.add(sel, fresh).table
-        breaches = emp.invertible_violations(total, tested, _pad(allowed, total.shape[1]),
-                                             np.asarray(spec.invertible_inputs, bool))
+        inv_inputs = np.asarray(spec.invertible_inputs, bool)
+        if mode == "outputs":
+            breaches = emp.invertible_violations(total, tested, _pad(allowed, total.shape[1]), inv_inputs)
+        else:
+            breaches = emp.revealed_violations(total[4], tested, inv_inputs)
     if mode == "outputs":
         event = tuple(int(y) for y in np.flatnonzero(mask_all[best]))
     else:

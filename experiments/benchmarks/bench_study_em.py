@@ -14,7 +14,7 @@ starts empty ("fresh"), run 2 finds run 1's kernels ("warm").
 
 Run (the issue's full size; about an hour on a loaded 2-core machine before issue 54's EM work):
 ``nice python experiments/benchmarks/bench_study_em.py``. Reduced: ``--reps 3 --n 10000 --eps 1 4``, or
-``--mechanisms GRR OLH``. Writes ``bench_study_em.json`` (full size) or ``bench_study_em_reduced.json`` next to
+``--mechanisms GRR OLH``; ``--tol stat`` stops every EM at the statistical resolution. Writes ``bench_study_em.json`` (full size) or ``bench_study_em_reduced.json`` next to
 this file.
 """
 
@@ -70,8 +70,10 @@ def child(args: argparse.Namespace) -> dict:
         return ("emp", "emp+thr", "em") if em_max_n is None or n <= em_max_n else ("emp", "emp+thr")
 
     t1 = time.perf_counter()
+    # --tol stat: every EM stops at the data's statistical resolution (``ul.estimation.em``'s ``tol="stat"``)
+    options = {} if args.tol is None else {"simulate_options": {"method_options": {"em": {"tol": args.tol}}}}
     res = ul.study(jax.random.key(0), mechs, eps=args.eps, n=args.n, reps=args.reps, p=p, methods=methods,
-                   metrics=("mse_per_item", "tv"), progress="stderr")
+                   metrics=("mse_per_item", "tv"), progress="stderr", **options)
     wall = time.perf_counter() - t1
     rows = res.rows()
     cells = {}
@@ -102,18 +104,22 @@ def main() -> None:
     ap.add_argument("--mechanisms", nargs="+", default=FULL["mechanisms"], choices=FULL["mechanisms"])
     ap.add_argument("--em-max-n", type=int, default=None, help="run EM only where n <= this (default: everywhere)")
     ap.add_argument("--warm", action="store_true", help="also run a second child on the warm cache")
+    ap.add_argument("--tol", default=None, help="EM's tol (e.g. 'stat'; default: EM's own default)")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args)))
         return
     given = {"reps": args.reps, "n": args.n, "eps": args.eps, "mechanisms": args.mechanisms, "em_max_n": args.em_max_n}
     reduced = given != FULL
+    given["tol"] = args.tol
     out = {"config": dict(given, d=256, sensitive="10%", methods=["emp", "emp+thr", "em"]), "reduced": reduced,
            "platform": platform.platform(), "cpus": os.cpu_count(), "runs": {}}
     argv = [sys.executable, __file__, "--child", "--reps", str(args.reps), "--n", *map(str, args.n), "--eps",
             *map(str, args.eps), "--mechanisms", *args.mechanisms]
     if args.em_max_n is not None:
         argv += ["--em-max-n", str(args.em_max_n)]
+    if args.tol is not None:
+        argv += ["--tol", args.tol]
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=cache, ULDP_JAX_CACHE_DIR=cache,
                    JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
@@ -131,7 +137,8 @@ def main() -> None:
             print(label, json.dumps({k: run[k] for k in ("study_s", "process_s", "process_cpu_s", "compile_requests",
                                                           "cache_hits", "cache_misses", "loadavg_before",
                                                           "loadavg_after")}), flush=True)
-    name = "bench_study_em_reduced.json" if reduced else "bench_study_em.json"
+    name = ("bench_study_em_reduced" if reduced else "bench_study_em") + ("" if args.tol is None else f"_tol_{args.tol}")
+    name += ".json"
     (HERE / name).write_text(json.dumps(out, indent=1))
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from uldp_jax import _memory
 from uldp_jax import _sizing
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _em_ratio, _em_reports, _registry, _threshold
+from uldp_jax.estimation import _em_core, _em_newton, _em_ratio, _em_reports, _registry, _threshold
 from uldp_jax.mechanisms.core import _reports
 from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
@@ -130,7 +130,8 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
       stats: ``int[num_outputs]`` output histogram.
       n: number of reports (unused: the histogram's total is ``n``; accepted for the stats-method signature).
       tol: stopping tolerance on the mean log-likelihood change per report (``_em_core``); ``None`` = dtype
-        default.
+        default; ``"stat"``: stop at the statistical resolution of the data (a step gaining at most
+        ``_em_core.STAT_GAIN`` nats in all: within a small fraction of one standard error of the exact MLE).
       max_iters: iteration cap (>= 1).
       accelerate: SQUAREM (default) or plain EM (``False``: ``solver="em"``; kept as an alias of ``solver``).
       solver: ``"auto"`` (SQUAREM), ``"squarem"`` or ``"em"`` (plain EM): the same fixed point.
@@ -160,9 +161,9 @@ def em_stats(mech: Any, stats: jax.Array, n: Any = None, *, tol: Any = None,
     counts = stats.astype(dtype)
     n_total = jnp.sum(counts)
     p0 = _start(mech, counts, n_total, init, alpha, dtype)
-    tol = _em_core.default_tol(dtype) if tol is None else tol
+    tol, _ = _em_core.resolve_tol(tol, n_total, dtype, _em_core.default_tol(dtype))
     if likelihood_of(mech).ops is not None:  # structured: one compiled solver per mechanism type and shapes
-        p_hat, info = _solve_histogram(mech, counts, p0, jnp.asarray(tol, dtype), max_iters, accelerate)
+        p_hat, info = _solve_histogram(mech, counts, p0, tol, max_iters, accelerate)
     else:
         p_hat, info = _em_core.run(histogram_update(mech, counts), p0, tol, max_iters, accelerate,
                                    histogram_gain(mech, counts))
@@ -236,12 +237,14 @@ def em_likelihood(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = DEFAU
     dtype = _float_dtype()
     p_init = jnp.full((mech.d,), 1.0 / mech.d, dtype) if init is None else jnp.asarray(init, dtype)
     p0 = _em_core.start_point(p_init)
-    tol = jnp.asarray(_em_core.REPORT_TOL if tol is None else tol, dtype)
     if isinstance(terms, SupportRatio):  # bits, chunked: never an n x d float likelihood; compiled per bucket
-        p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, solver)
+        tol, certify = _em_core.resolve_tol(tol, terms.bits.shape[0], dtype, _em_core.REPORT_TOL)
+        gap_tol = _em_newton.gap_tol_of(certify, dtype, dtype)
+        p_hat, info = _em_ratio.solve_reports(mech, ys, p0, tol, max_iters, solver, gap_tol)
     else:  # a user's dense factors (L float[n, d], w float[n], N float[d])
         terms = report(ys)
         L, w, N = (jnp.asarray(a, dtype) for a in terms)
+        tol, _ = _em_core.resolve_tol(tol, jnp.sum(w) + jnp.sum(N), dtype, _em_core.REPORT_TOL)
         accelerate = _em_core.no_newton(solver, "EM on a dense per-report likelihood") == "squarem"
         p_hat, info = _solve_likelihood(L, w, N, p0, tol, max_iters, accelerate)
     _em_core.maybe_throw(info, throw)
@@ -271,7 +274,8 @@ def em(mech: Any, ys: Any, *, return_info: bool = False, **options: Any) -> Any:
       mech: the mechanism.
       ys: its reports.
       return_info: also return the ``EMInfo`` diagnostics.
-      **options: ``tol``, ``max_iters``, ``solver`` (``accelerate``), ``init``, ``throw`` (and ``alpha``, ``chunk``,
+      **options: ``tol`` (a number, or ``"stat"``: stop at the data's statistical resolution, much sooner; see
+        ``em_stats``), ``max_iters``, ``solver`` (``accelerate``), ``init``, ``throw`` (and ``alpha``, ``chunk``,
         ``pass_dtype``, ``layout`` where they apply: see ``em_stats`` / ``em_reports``).
 
     Returns:

@@ -79,6 +79,12 @@ def default_gap_tol(dtype: Any) -> float:
     return 1e-8 if jnp.dtype(dtype) == jnp.float64 else 1e-6
 
 
+def gap_tol_of(certify: bool, pass_dtype: Any, dtype: Any) -> jax.Array:
+    """The certificate tolerance as an array (``default_gap_tol`` of the passes' dtype, or ``inf`` without the
+    certificate: ``tol="stat"``), so that both rules run one compiled solver."""
+    return jnp.asarray(default_gap_tol(pass_dtype) if certify else jnp.inf, dtype)
+
+
 class NewtonState(NamedTuple):
     p: jax.Array  # float[d] current iterate (on the simplex)
     g: jax.Array  # float[d] product-part gradient at p (sum_i w_i L_ix / D_i)

@@ -130,13 +130,14 @@ def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
     return gram
 
 
-def newton_solve(rep: SupportRatio, p0: jax.Array, tol: Any, max_iters: int) -> tuple[jax.Array, _em_core.EMInfo]:
+def newton_solve(rep: SupportRatio, p0: jax.Array, tol: Any, max_iters: int,
+                 gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """Projected Newton (``_em_newton.solve``, SQUAREM past it) on the ``_em_reduced`` problem (the items and the
-    others' total), expanded to ``d``."""
+    others' total), expanded to ``d``; ``gap_tol`` as in ``_em_newton.run``."""
     d, dt = p0.shape[-1], p0.dtype
     n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(rep.inverted.astype(dt))
     return _em_reduced.solve(ratio_grad(rep), ratio_gram(rep, d), ratio_gain(rep), rep.items, rep.inverted, n, p0,
-                             tol, max_iters)
+                             tol, max_iters, gap_tol=gap_tol)
 
 
 def ratio_gain(rep: SupportRatio) -> _em_core.Gain:
@@ -190,11 +191,11 @@ def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> Support
     return SupportRatio(by, items[0], low, high, other, jnp.where(valid, weight, 0.0), inv)
 
 
-def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, solver):
+def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, solver, gap_tol=None):
     """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
     rep = _packed_terms(mech, ys, n_valid, chunk)
     if solver in ("auto", "newton") and _em_newton.fits(rep.items.shape[0] + 1):  # projected Newton (``Reduced``),
-        return newton_solve(rep, p0, tol, max_iters)  # SQUAREM past its domain
+        return newton_solve(rep, p0, tol, max_iters, gap_tol)  # SQUAREM past its domain
     return _em_core.run(ratio_update(rep), p0, tol, max_iters, solver != "em", ratio_gain(rep))
 
 
@@ -217,15 +218,16 @@ def _pad_rows(ys: Any, rows: int) -> Any:
 
 
 def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: int,
-                  solver: str) -> tuple[jax.Array, _em_core.EMInfo]:
+                  solver: str, gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """EM on ``mech.likelihood().report(ys)`` (a ``SupportRatio``), built (bit-packed) and solved in one compiled call.
 
     The reports (any pytree with a leading report axis) are padded to ``chunk * bucket(chunks)`` rows (``chunk``:
     ``chunk_rows``, or the power of two at or above ``n`` when that is smaller), so a second call with the same
-    mechanism type and a report count in the same bucket compiles nothing.
+    mechanism type and a report count in the same bucket compiles nothing. ``gap_tol``: Newton's certificate
+    tolerance (``None``: its default; ``inf`` under ``tol="stat"``).
     """
     form = jax.eval_shape(likelihood_of(mech).report, ys)
     n = form.bits.shape[0]
     chunk = min(chunk_rows(form.bits.shape[1]), max(8, 1 << (n - 1).bit_length()))  # few reports: one chunk
     rows = chunk * bucket(-(-n // chunk))
-    return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, solver)
+    return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, solver, gap_tol)

@@ -158,11 +158,12 @@ def em_reports(mech: Any, ys: Any, *, tol: Any = None, max_iters: int = 10_000, 
     else:
         p_init = jnp.asarray(init, dtype)
     p0 = _em_core.start_point(jnp.asarray(p_init, dtype))
-    tol = _em_core.REPORT_TOL if tol is None else tol
+    tol, certify = _em_core.resolve_tol(tol, n, dtype, _em_core.REPORT_TOL)
+    gap_tol = _em_newton.gap_tol_of(certify, dtype if pass_dtype is None else pass_dtype, dtype)
     pdt = None if pass_dtype is None else jnp.dtype(pass_dtype).name
     items = None if prod_mask.all() or kind not in ("packed", "support") else jnp.asarray(np.flatnonzero(prod_mask),
                                                                                        jnp.int32)
-    p_hat, info = _solve(eps, data, p0, jnp.asarray(tol, dtype), kind, max_iters, solver, pdt, items)
+    p_hat, info = _solve(eps, data, p0, tol, kind, max_iters, solver, pdt, items, gap_tol)
     _em_core.maybe_throw(info, throw)
     return p_hat, info
 
@@ -214,7 +215,7 @@ def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
 _pack_masked = jax.jit(_packed.pack_dense)
 
 
-def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=None):
+def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=None, gap_tol=None):
     t, log_t = jnp.exp(-eps), -eps
     if solver in ("auto", "newton"):  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
         rows = None
@@ -230,7 +231,8 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=N
             grad, gain = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gain(t, bits, weight, inverted, kind)
             run = dense_pass(bits, weight, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
-        gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)  # the passes' resolution
+        if gap_tol is None:  # the passes' resolution (``inf``: tol="stat", no certificate)
+            gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)
         if items is not None:  # uRAP: Newton on the sensitive items and the non-sensitive total (``_em_reduced``)
             return _em_reduced.solve(grad, None, gain, items, inverted, n, p0, tol, max_iters, hessian_of(t, run),
                                      gap_tol, rows)

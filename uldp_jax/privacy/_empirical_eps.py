@@ -147,6 +147,30 @@ def invertible_violations(counts: np.ndarray, inputs: np.ndarray, protected: np.
     return out
 
 
+def revealed_violations(revealed: np.ndarray, inputs: np.ndarray,
+                        invertible_inputs: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+    """Observed breaches of ULDP's invertibility from support-form counts, where reports are not enumerable: an
+    invertible report of input ``x`` that names another input (so the input it reveals is not ``x``: its report
+    would reach two inputs, or a wrong one), or any invertible report of a sensitive input. Proof, not a statistic.
+
+    Args:
+      revealed: ``int[I, d + 1]``: invertible reports of each tested input naming each input (column ``d``: an
+        invertible report whose input is not named, e.g. a bool predicate's).
+      inputs: ``int[I]`` the tested inputs.
+      invertible_inputs: ``bool[d]`` the inputs allowed to reach invertible outputs (``X_N``).
+
+    Returns:
+      ``[(named input, (input seen from,)), ...]`` (``-1``: not named) for each breach (empty: none observed).
+    """
+    d = revealed.shape[1] - 1
+    out = []
+    for i, j in zip(*np.nonzero(np.asarray(revealed) > 0)):  # few entries: the inputs' invertible reports
+        x, named = int(inputs[i]), (int(j) if j < d else -1)
+        if not invertible_inputs[x] or named not in (x, -1):
+            out.append((named, (x,)))
+    return out
+
+
 def claim_pvalue(a: float, n_a: int, b: float, n_b: int, claimed: float, delta: float = 0.0) -> float:
     """p-value of the claim ``eps <= claimed`` for one event: the smallest ``alpha`` at which ``bound`` exceeds
     ``claimed`` (1.0 when no ``alpha < 1`` does). Read off two nested log-spaced grids of ``alpha`` and rounded up to

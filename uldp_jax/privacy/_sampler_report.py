@@ -31,7 +31,9 @@ class SamplerAudit:
       pair_claimed: ``float64[P]`` each pair's claimed eps.
       eps_delta: ``((delta, eps), ...)``: the overall event's bound at several ``delta`` (approximate LDP).
       invertible_ok: no non-protected output was seen from a sensitive input or from two inputs (ULDP).
-      invertible_breaches: ``((output, inputs), ...)`` the breaches seen.
+      invertible_breaches: ``((output, inputs), ...)`` the breaches seen: a non-protected report column and the
+        inputs that reached it (``events_from="outputs"``), or, with support events, the input an invertible
+        report named (``-1``: not named) and the input it came from.
       event_counts: ``(A, B, n)``: fresh reports of ``x`` and of ``x'`` in the overall event, of ``n`` each.
       trials: reports drawn in all (both samples, all inputs).
       select_trials: reports per input in the selection sample.
@@ -107,8 +109,13 @@ class SamplerAudit:
                  f"{self.fresh_trials:,} per input to bound them); events from {self.events_from}"]
         if not self.invertible_ok:
             y, who = self.invertible_breaches[0]
-            lines.append(f"  invertibility breached: output {y} seen from inputs {who} "
-                         f"({len(self.invertible_breaches)} outputs)")
+            if self.events_from == "outputs":
+                lines.append(f"  invertibility breached: output {y} seen from inputs {who} "
+                             f"({len(self.invertible_breaches)} outputs)")
+            else:
+                named = f"naming input {y}" if y >= 0 else "(input not named)"
+                lines.append(f"  invertibility breached: an invertible report {named} seen from input {who[0]} "
+                             f"({len(self.invertible_breaches)} breaches)")
         if self.delta > 0 or len(self.eps_delta) > 1:
             lines.append("  (delta, eps): " + ", ".join(f"({dl:g}, {_fmt(e)})" for dl, e in self.eps_delta))
         lines.append(self.table())

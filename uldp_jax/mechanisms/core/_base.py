@@ -25,11 +25,13 @@ member                                default                                   
 ``reports()``                         ``None``: a statistic of ``num_outputs`` (items)    hashed / set reports,
                                       or ``d`` (bits) entries, reports checked in the     PUM, GLUTF (stats, check,
                                       item / bit forms or ``perturb_batch``'s             bits); uRAP (sample: no
-                                      structure, ``log2(num_outputs)`` bits a report,     n x d bits)
-                                      the statistic drawn as ``aggregate(perturb_batch(
-                                      key, xs), w)`` (the compact sampler when
-                                      ``compact().stats``); else a ``Reports`` record
-                                      (``stats``, ``check(ys)``, ``bits``, ``sample``)
+                                      structure, ``log2(num_outputs)`` bits a report,     n x d bits); uBD
+                                      the statistic drawn as ``aggregate(perturb_batch(   (support: items, not its
+                                      key, xs), w)`` (the compact sampler when            per-size statistic)
+                                      ``compact().stats``), the items a report supports
+                                      (set bits, or its own statistic > 0); else a
+                                      ``Reports`` record (``stats``, ``check(ys)``,
+                                      ``bits``, ``sample``, ``support(ys)``)
 ``estimator()``                       ``None``: ``debias`` by least squares on the        RR, UE, SS, OLH, Wheel,
                                       channel, variance from it; else an ``Estimator``    E-LDP, GLUTF, HR family
                                       record (the mechanism's own ``debias(stats, n)``,   (own ``debias``: HR family,
@@ -54,12 +56,16 @@ member                                default                                   
                                       Def 6's p*, q*, z*; GLUTF's closed forms)           SS, Wheel, GLUTF family
 ``pure_probs()``                      ``pure()`` as float64 ``(p*, q*, z*)`` (the GLUTF   --
                                       issue's public name; raises if not pure)
+``revealed_inputs(ys)``               ``int32[n]``: -1 for a protected report (``Y_P``),  uRR, uRAP, GLUTF family,
+                                      else the input an invertible one reveals; read off  uBD
+                                      the exact channel (enumerable reports, concrete
+                                      parameters)
 ====================================  ==================================================  ============================
 
 Generic code (``ul.perturb``, ``ul.estimate``, ``ul.simulate``, ``ul.audit``, ``ul.theory``) calls these members
 and never asks a mechanism for its class name. It reads the records through functions of a mechanism in
 ``ul.mechanisms.core``, which fill the defaults: ``num_stats(mech)``, ``check_reports(mech, ys)``,
-``comm_bits(mech)`` and ``sample_stats(mech, key, xs, weights)`` (``reports()``), ``debias(mech, stats, n)`` (``estimator()``), and, for grids,
+``comm_bits(mech)``, ``sample_stats(mech, key, xs, weights)`` and ``supported_items(mech, ys)`` (``reports()``), ``debias(mech, stats, n)`` (``estimator()``), and, for grids,
 ``grid_shape(mech)`` (the shape of ``eps``) and ``validate_grid(mech, name)``. A class that still defines one
 of these names (or another member folded into a record, e.g. ``log_channel_matrix``: ``likelihood()``) is
 refused when it is defined, with what to write instead. See README, "Your own mechanism", for a complete example.

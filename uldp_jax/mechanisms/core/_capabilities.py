@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from uldp_jax.mechanisms.core import _family, _records, _report_space
+import jax
+
+from uldp_jax.mechanisms.core import _family, _records, _report_space, _revealed
 
 
 class CapabilityDefaults:
@@ -60,6 +62,24 @@ class CapabilityDefaults:
         ``num_stats``, ``check_reports``, ``comm_bits`` and ``sample_stats``.
         """
         return None
+
+    # ---- ULDP: protected and invertible reports --------------------------------------------------------------
+    def revealed_inputs(self, ys: Any) -> jax.Array:
+        """``int32[n]`` for a batch of ``n`` reports: ``-1`` for a protected report (``Y_P``), else the one input
+        that can produce it (an invertible report, ``Y_I``; 001 Def 2). Every report is protected under LDP.
+        ``revealed_inputs(ys) < 0`` is the protected-report predicate.
+
+        The default reads the exact channel (its protected mask, and an invertible column's one positive row),
+        so it needs enumerable reports (items, short bit vectors) and concrete parameters; mechanisms with other
+        reports override it with a rule on their structure (GLUTF: the disclosed item; uBD: the same), which
+        traces under ``jit``. ``ul.audit_sampler`` reads it to test only protected reports and to check that an
+        invertible report comes from the one non-sensitive input it names.
+
+        Raises:
+          ValueError: the default on reports it cannot read off the channel (see ``_revealed.from_channel``).
+        """
+        return _revealed.from_channel(self, ys)
+
 
     # ---- questions theory, tuning and GLUTF ask ---------------------------------------------------------------
     # A library class's fixed closed form (a ``Family``, ``mechanisms/core/_family.py``); ``_family.of_class``

@@ -22,6 +22,8 @@ class Reports(NamedTuple):
     perturb_batch(key, xs), weights)``; ``_reports.sample_stats``). ``columns()``: ``float[num_outputs,
     stats]``, the statistic one report of each exact channel column adds (default: items and bit vectors, read
     off ``report_kind``); what the exact risks (``ul.theory.estimator_matrix``) use for a statistic of any shape.
+    ``support(ys)``: ``bool[n, D]``, the items each report supports, traceable (``ul.audit_sampler``'s support
+    events; default: set bits, else each report's own statistic ``> 0``; ``_revealed.supported_items``).
     """
 
     stats: int | None = None  # len(aggregate(ys)); None: items num_outputs, bits d
@@ -29,6 +31,7 @@ class Reports(NamedTuple):
     bits: float | None = None  # bits a user sends; None: log2(num_outputs)
     sample: Callable[..., Any] | None = None  # (key, xs, weights) -> stats; None: compact sums or aggregate(reports)
     columns: Callable[[], Any] | None = None  # () -> float[num_outputs, stats]; None: items / bit vectors
+    support: Callable[[Any], Any] | None = None  # ys -> bool[n, D] items supported; None: _revealed's default
 
 
 def own(mech: Any) -> Reports:

@@ -63,6 +63,13 @@ class URR(_fields.ULDPFields):
         flip = _uniform.bernoulli_words(jax.random.bits(k_keep, xs.shape, jnp.uint32), flip_p)
         return jnp.where(flip, other, xs).astype(jnp.int32)
 
+    def revealed_inputs(self, ys: jax.Array) -> jax.Array:
+        """``-1`` for a sensitive item (``Y_P``), else the item itself: a non-sensitive report reveals its input."""
+        items = jnp.asarray(self.sensitive, dtype=jnp.int32)
+        ys = jnp.asarray(ys).astype(jnp.int32)
+        sens = items[jnp.clip(jnp.searchsorted(items, ys), 0, self.s - 1)] == ys  # O(s): no O(d) table
+        return jnp.where(sens, -1, ys)
+
     def counts(self) -> _records.Counts:
         """Exact: a row is ``alpha e_x + (1 - alpha) Uniform(X_S)``, ``alpha = c1 - c2 = c3`` for every input;
         iid: one ``Multinomial(n, p Q)``."""

@@ -159,9 +159,23 @@ class UBD(_fields.ULDPFields):
         wt = jnp.ones(jnp.shape(ys.item), jnp.int32) if weights is None else weights
         return _aggregate(ys.subset, ys.item, wt, self.sizes, self.d - self.s, jnp.asarray(rank_n))
 
+    def revealed_inputs(self, ys: UBDReport) -> jax.Array:
+        """``-1`` for a subset report (``Y_P``), else the disclosed non-sensitive item (``Y_I``)."""
+        return jnp.where(ys.item < 0, -1, ys.item).astype(jnp.int32)
+
+    def _support(self, ys: UBDReport) -> jax.Array:
+        """``reports().support``: ``bool[n, d]``, the reported subset's items (at their item indices), or the
+        disclosed item (``aggregate``'s statistic is per subset size, not per item)."""
+        sub = jnp.reshape(ys.subset, (-1, self.s))
+        item = jnp.reshape(ys.item, (-1,))
+        out = jnp.zeros((item.shape[0], self.d + 1), bool).at[:, jnp.asarray(self.sensitive, jnp.int32)].set(sub)
+        out = out.at[jnp.arange(item.shape[0]), jnp.where(item >= 0, item, self.d)].set(item >= 0)
+        return out[:, :self.d]
+
     def reports(self) -> _report_space.Reports:
         return _report_space.Reports(stats=len(self.sizes) * self.s + self.d - self.s, check=self._check,
-                                     bits=math.log2(self.num_outputs), columns=self._column_stats)
+                                     bits=math.log2(self.num_outputs), columns=self._column_stats,
+                                     support=self._support)
 
     def _check(self, ys: Any) -> None:
         if not isinstance(ys, UBDReport):

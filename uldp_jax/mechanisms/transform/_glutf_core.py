@@ -192,6 +192,11 @@ class GLUTFMixin(GLUTFChannel):
         memory = None if memory is None else 2.0 * float(memory) + 32.0 * self.d
         return _records.counts_record(self, iid=iid, draws=lambda iid_model: draws, memory=lambda iid_model: memory)
 
+    def revealed_inputs(self, ys: GLUTFReport) -> jax.Array:
+        """``-1`` for a protected output ``y_1`` (a base output, no item), else the disclosed non-sensitive item:
+        ``x`` alone and the pair ``<y_1, x>`` are both invertible (003 eqs 11-12)."""
+        return jnp.where(ys.has_base & (ys.item < 0), -1, ys.item).astype(jnp.int32)
+
     # ---- aggregation
     def aggregate(self, ys: GLUTFReport, weights: jax.Array | None = None) -> jax.Array:
         """Per-item support counts ``int32[d]`` (003 eqs 22, 29) for ``rule="pure"``.

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import _base, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _reports, _spec
+from uldp_jax.mechanisms.core import _base, _compact, _counts, _family, _fields, _nmse, _optima, _pytree, _records, _reports
+from uldp_jax.mechanisms.core import _spec
 from uldp_jax.mechanisms.unary import _ue
 
 
@@ -66,6 +67,13 @@ class URAP(_fields.ULDPFields):
         own = xs[..., None] == jnp.arange(self.d, dtype=xs.dtype)
         out = own & bit_n[..., None]
         return out.at[..., items].set(bits_s)
+
+    def revealed_inputs(self, ys: Any) -> jax.Array:
+        """``-1`` for a report with no non-sensitive bit set (``Y_P``), else that bit's item, the input it reveals
+        (a report with two such bits has probability 0; its first one is named)."""
+        bits = jnp.asarray(_compact.to_dense(ys)).astype(bool)
+        nonsens = bits & ~jnp.asarray(_spec.sensitive_mask(self.d, self.sensitive))
+        return jnp.where(jnp.any(nonsens, axis=-1), jnp.argmax(nonsens, axis=-1), -1).astype(jnp.int32)
 
     def counts(self) -> _records.Counts:
         """Exact: sensitive bits as UE (theta, d1); a non-sensitive bit j is ``Bin(n_j, 1 - d2)``."""
