@@ -46,6 +46,6 @@ def figure(rows: list):
     handles += [mlines.Line2D([], [], color="k", marker=marker[e], mfc="none", ls="", label=f"eps = {e:g}")
                 for e in eps_values]
     fig.suptitle("The field's frequency oracles: open markers closed form, dots simulated (+-2 SE)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.97))  # room for the suptitle
     _plot.legend_below(fig, handles, [h.get_label() for h in handles], 5.2 * cols)
     return fig
