@@ -136,7 +136,7 @@ def test_aggregate_chunks_and_weights(key):
 
 
 def test_large_domain_estimate_within_se(key):
-    d, eps, n = 2000, 1.0, 20_000
+    d, eps, n = 1000, 1.0, 10_000
     m = ul.RWS(d, eps)
     p = np.full(d, 1.0 / d)
     xs = jnp.arange(n, dtype=jnp.int32) % d
