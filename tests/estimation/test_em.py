@@ -181,7 +181,9 @@ def test_bad_inputs():
     grr, rap = ul.GRR(5, 1.0), ul.RAPPOR(5, 1.0)
     ys_item = _reports(grr, n=50)
     ys_bits = _reports(rap, n=50)
-    for bad, exc in ((0.0, ValueError), (-1e-3, ValueError), (float("inf"), ValueError), ("x", TypeError)):
+    # a string other than "stat" is a bad value (ValueError); a bool or a list a bad type
+    for bad, exc in ((0.0, ValueError), (-1e-3, ValueError), (float("inf"), ValueError), ("x", ValueError),
+                     (True, TypeError), ([1e-3], TypeError)):
         with pytest.raises(exc, match="tol"):
             ul.estimate(grr, ys_item, "em", tol=bad)
         with pytest.raises(exc, match="tol"):

@@ -50,6 +50,7 @@ def data():
     return p, xs
 
 
+@pytest.mark.slow  # two EM programs per mechanism (compiles)
 @pytest.mark.parametrize("name", sorted(MECHS))
 def test_stat_tol_is_the_mle_within_a_fraction_of_one_se(name, data):
     p, xs = data
