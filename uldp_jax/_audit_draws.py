@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax.mechanisms.core import counts_of, supported_items
+from uldp_jax.mechanisms.core import CompactBits, counts_of, supported_items, to_dense
 
 MAX_BITS = 16  # bit vectors up to this length can be enumerated (2^16 report columns; events="outputs")
 AUTO_BITS = 8  # events="auto" enumerates bit vectors up to this length; longer ones use support events, whose
@@ -236,5 +236,4 @@ def function_support(params: Any, fns: tuple[Callable, Callable | None], key: ja
 
 def _dense(ys: Any) -> jax.Array:
     """Dense bits of a bit-vector report batch (a ``CompactBits`` batch is expanded)."""
-    from_compact = getattr(ys, "to_dense", None)
-    return jnp.asarray(ys if from_compact is None else from_compact())
+    return to_dense(ys) if isinstance(ys, CompactBits) else jnp.asarray(ys)

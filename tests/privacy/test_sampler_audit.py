@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 import uldp_jax as ul
-from uldp_jax import testing
+from uldp_jax import _audit_draws, testing
 from uldp_jax.privacy import _clopper_pearson as cp
 from uldp_jax.privacy import _empirical_eps as emp
 
@@ -312,3 +312,10 @@ def test_counts_path_follows_the_report_path(key):
         ul.audit_sampler(key, ul.OUE(4, 1.0), path="counts")
     with pytest.raises(ValueError, match="path"):
         ul.audit_sampler(key, grr, path="fast")
+
+
+def test_compact_bit_reports_are_expanded_for_the_audit():
+    # a sampler may return CompactBits (positions of the ones); the audit reads them as the same dense bits
+    bits = jax.random.bernoulli(jax.random.key(0), 0.3, (50, 9))
+    np.testing.assert_array_equal(np.asarray(_audit_draws._dense(ul.to_compact(bits))), np.asarray(bits))
+    np.testing.assert_array_equal(np.asarray(_audit_draws._dense(bits)), np.asarray(bits))
