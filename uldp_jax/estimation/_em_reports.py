@@ -215,7 +215,9 @@ def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
 _pack_masked = jax.jit(_packed.pack_dense)
 
 
-def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=None, gap_tol=None):
+def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items, gap_tol):
+    """``gap_tol``: Newton's certificate tolerance (``_em_newton.gap_tol_of``: the passes' resolution, or ``inf``
+    under ``tol="stat"``)."""
     t, log_t = jnp.exp(-eps), -eps
     if solver in ("auto", "newton"):  # projected Newton on exact Hessian products (``_em_newton``; O(d) memory: any d)
         rows = None
@@ -231,8 +233,6 @@ def _solve_impl(eps, data, p0, tol, kind, max_iters, solver, pass_dtype, items=N
             grad, gain = dense_grad(t, bits, weight, inverted, kind, log_t), dense_gain(t, bits, weight, inverted, kind)
             run = dense_pass(bits, weight, kind)
         n = jnp.sum(weight) + jnp.sum(inverted)
-        if gap_tol is None:  # the passes' resolution (``inf``: tol="stat", no certificate)
-            gap_tol = _em_newton.default_gap_tol(p0.dtype if pass_dtype is None else pass_dtype)
         if items is not None:  # uRAP: Newton on the sensitive items and the non-sensitive total (``_em_reduced``)
             return _em_reduced.solve(grad, None, gain, items, inverted, n, p0, tol, max_iters, hessian_of(t, run),
                                      gap_tol, rows)
