@@ -2,6 +2,8 @@
 no dates or measured times in the help, and an unknown experiment gets "did you mean ...?"."""
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -34,6 +36,22 @@ def test_subcommand_help_has_no_dates_or_timings(capsys):
 
 def test_version(capsys):
     assert _help(["--version"], capsys).strip().startswith("uldp ")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["run", "--help"]])
+def test_help_and_version_start_without_jax(argv):
+    # A fresh process, as the console script runs it: the package's root binds its public names only on first use.
+    code = ("import sys; from uldp_jax import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('JAX LOADED' if 'jax' in sys.modules else 'no jax')")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "no jax", out
+
+
+def test_first_public_name_loads_the_package():
+    code = ("import sys, uldp_jax as ul; before = 'jax' in sys.modules; r = ul.audit(ul.URR(8, [0, 3], 1.0)); "
+            "from uldp_jax import *; print(before, r.ok, 'GRR' in ul.__all__, GRR is ul.GRR, 'simulate' in dir(ul))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True", "True", "True"], out
 
 
 @pytest.mark.parametrize("name,suggestion", [("001-fig55", "'001-fig5'"), ("demo2", "'demo'"), ("003-fig", "003-fig")])

@@ -1,8 +1,8 @@
 """JAX's persistent compilation cache for the toolkit's kernels: on by default, in a user cache directory.
 
 Compiling the engine's kernels costs seconds per process (most of a first call); with the cache on, a second
-process running the same call loads the compiled kernels from disk instead. ``import uldp_jax`` turns the cache on
-in ``cache_dir()``:
+process running the same call loads the compiled kernels from disk instead. The first use of a public name
+(``ul.simulate``, ``ul.GRR``, ...; ``uldp_jax/_public.py``) turns the cache on in ``cache_dir()``:
 
 * ``$ULDP_JAX_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/uldp_jax/jax``, else ``~/.cache/uldp_jax/jax``;
 * ``ULDP_JAX_CACHE=0`` (or ``false``/``off``/``no``) in the environment leaves it off, and
