@@ -2,7 +2,7 @@
 
 A leaf module (jax only) below estimation and the engine. ``sizing()`` returns a ``Sizing``: the per-device sizes
 (per-user chunks, repetition batches, counts-path chunks, EM column chunks, report batches) and the fixed budgets
-(report bytes ``perturb`` returns and ``simulate`` holds, EM row chunks, host slices, Newton's subsample, ...).
+(report bytes ``perturb`` returns and ``simulate`` holds, EM row chunks, host slices, ...).
 Code reads ``sizing().<field>``; tests and users override a field through ``SIZING_OVERRIDE`` (a dict of fields).
 Results never depend on the per-device sizes; the fixed budgets that set an order of float accumulations
 (``row_chunk_entries``, ``packed_chunk_bytes``) are the same on every backend for that reason.
@@ -86,9 +86,6 @@ class Sizing(NamedTuple):
     column_chunk: int = 256  # column segments per step of the column layout's second pass
     auto_columns_entries: int = 2**22  # layout="auto" builds the column layout from this many padded entries on
     host_rows: int = 4096  # rows per slice of host-side packing loops (bounds their int64 temporaries)
-    hessian_rows: int = 2**15  # reports in projected Newton's Hessian subsample (the gradient reads every report)
-    gram_block_rows: int = 2048  # rows per block of the subsampled Gram (bounds its temporaries)
-    newton_max_d: int = 2048  # domains up to which a dense d x d Newton model is built; larger ones keep SQUAREM
     dot_min_bytes: int = 8  # packed rows of at least this many bytes are unpacked and read by products (README (k))
     # The working memory of one ``ul.aggregate`` / ``ul.estimate`` / EM call (``uldp_jax/_memory.py``), sized from
     # static shapes and refused above ``call_memory_bytes`` before anything is allocated. The counts below are

@@ -59,3 +59,31 @@ def test_others_with_no_invertible_report_share_their_total_uniformly():
     with jax.enable_x64(True):
         se = float(np.sqrt(_estimation.debias_variance(mech, jnp.asarray(p), jnp.float64(xs.size))[5]))
     assert testing.at_most(1 / 3 - est[5], 0.0, se), (est[5], se)
+
+
+@pytest.mark.parametrize("mech", MECHS, ids=lambda m: type(m).__name__)
+def test_exact_hessian_products_and_model_against_the_explicit_likelihood_rows(mech):
+    """``ratio_hessian``: ``G v`` equals :math:`\\sum_i c_i (L_i \\cdot v) L_i` from the explicit ``n x d`` rows
+    :math:`L_i` (x64, to 1e-10 relative), and the model's diagonal is ``G``'s exact diagonal; in ``_em_reduced``'s
+    coordinates (``pick``) the model's off-diagonal all-items part is ``G``'s too."""
+    rng = np.random.default_rng(5)
+    with jax.enable_x64(True):
+        xs = jnp.asarray(rng.integers(0, D, N).astype(np.int32))
+        ys = ul.perturb(jax.random.key(2), mech, xs)
+        rep = _packed(mech, ys)
+        p = jnp.asarray(rng.dirichlet(np.ones(D)))
+        v = jnp.asarray(rng.normal(size=D))
+        hvp, model = _em_ratio.ratio_hessian(rep)
+        nb, items = rep.bits.shape[-1], np.asarray(rep.items)
+        bits = np.asarray(jax.vmap(lambda b: jnp.unpackbits(b, bitorder="little"))(rep.bits.reshape(-1, nb)))
+        bits = bits[:, : items.size].astype(bool)
+        low, high, other, w = (np.asarray(a).reshape(-1) for a in (rep.low, rep.high, rep.other, rep.weight))
+        L = np.repeat(other[:, None], D, axis=1)
+        L[:, items] = np.where(bits, high[:, None], low[:, None])
+        den = L @ np.asarray(p)
+        c = np.where(w > 0, w / np.where(w > 0, den, 1.0) ** 2, 0.0)
+        G = (L * c[:, None]).T @ L
+        np.testing.assert_allclose(np.asarray(hvp(p, v)), G @ np.asarray(v), rtol=1e-10, atol=1e-10 * np.abs(G).max())
+        m = model(p)
+        np.testing.assert_allclose(np.asarray(m.diagonal()), np.diag(G), rtol=1e-10)
+        np.testing.assert_allclose(float(m.c0), float(np.sum(c * low * low)), rtol=1e-10)

@@ -21,11 +21,11 @@ Newton step crosses 0) are *bound*: their step is :math:`-p_x` (to 0). The *free
 conjugate gradients (at most ``CG_ITERS`` products; relative residual :math:`\sqrt{gap}` clipped to
 [``CG_TOL_MIN``, ``CG_TOL``], Eisenstat & Walker's forcing term) with the preconditioner ``G``
 less the off-diagonal of its :math:`\sum_i c_i y_i y_i^\top` part (exact diagonal and all-items part, one pass).
-Otherwise ``G`` is taken from a fixed, deterministic subsample of at most ``sizing().hessian_rows`` reports (evenly
-strided rows, scaled up by the weights) and solved directly. The gradient stays exact either way, so this changes
-only the rate, never the answer; the subsample's model fails where a few reports with small :math:`p \cdot L_i`
-carry much of the curvature (RAPPOR at eps = 10 on 001's census: 431 steps, 1,175 passes; with conjugate
-gradients 6 steps). The step
+Otherwise a dense model of ``G`` given by the caller is solved directly (tests; the library's models all give exact
+products). The gradient stays exact either way, so this changes only the rate, never the answer: a model of ``G``
+from a subsample of the reports, used here before, fails where a few reports with small :math:`p \cdot L_i` carry
+much of the curvature (RAPPOR at eps = 10 on 001's census: 431 steps, 1,175 passes; with conjugate gradients 6
+steps; OLH and SS reports: tens of steps, with exact products 5-8). The step
 :math:`p(\alpha) = [p + \alpha\delta]_+` (normalised; items with invertible reports keep 1% of their mass) is
 backtracked (:math:`\alpha = 1, 1/4, \dots`) until the precise log-likelihood change (the model's *gain*,
 ``_em_core``) is ``>= 0``; if none is, the step is an EM step (monotone). So the log-likelihood never decreases
@@ -47,7 +47,6 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from uldp_jax import _sizing
 from uldp_jax.estimation import _em_core
 
 BOUND_EPS = 1e-6  # largest mass an item may have and still be bound to 0 in one step
@@ -95,26 +94,6 @@ class NewtonState(NamedTuple):
     stalls: jax.Array  # consecutive steps with |change| <= tol
     step: jax.Array  # max-norm of the last step
     rows: Any = None  # per-report s_i at p (``RowPasses``), else None
-
-
-def fits(d: int) -> bool:
-    """Whether Newton with a dense ``d x d`` model runs on a domain of ``d`` items (else SQUAREM: ``sizing().newton_max_d``);
-    with exact products and a ``LowRank`` model (bit vectors) it runs at any ``d``."""
-    return int(d) <= _sizing.sizing().newton_max_d
-
-
-def subsample(weight: jax.Array, limit: int | None = None) -> tuple[jax.Array, jax.Array]:
-    """``(rows int[m], scaled weights float[m])``: a fixed, deterministic subsample of at most ``limit`` of the
-    rows before the last weighted one (padding rows trail): every row when they fit, else a golden-ratio
-    (Weyl) sequence of rows (no aliasing with periodic data); weights scaled up to the total weight."""
-    rows = weight.shape[0]
-    m = min(rows, _sizing.sizing().hessian_rows if limit is None else limit)
-    used = jnp.max(jnp.where(weight > 0, jnp.arange(rows), -1)) + 1
-    j = jnp.arange(m)
-    weyl = jnp.floor(jnp.mod(j * 0.6180339887498949, 1.0) * used.astype(jnp.float32)).astype(jnp.int32)
-    idx = jnp.where(used <= m, j, jnp.minimum(weyl, used - 1))
-    w = jnp.where(j < used, weight[idx], 0.0)
-    return idx, w * (jnp.sum(weight) / jnp.maximum(jnp.sum(w), 1e-30))
 
 
 def as_update(grad: Grad, inverted: jax.Array, n: jax.Array) -> _em_core.Update:

@@ -25,9 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uldp_jax import _sizing
 from uldp_jax import _validate
-from uldp_jax.estimation import _em_core, _em_newton, _em_reduced, _packed
+from uldp_jax.estimation import _compensated, _em_core, _em_newton, _em_reduced, _packed
 from uldp_jax.estimation._em_passes import INV_CAP
 from uldp_jax.estimation._em_packed import _BITS, _flat_index, _table
 from uldp_jax.estimation._support import bucket
@@ -54,13 +53,16 @@ def _rows(rep: SupportRatio, dtype: Any):
 
 def ratio_grad(rep: SupportRatio) -> _em_newton.Grad:
     """The gradient pass on packed ``SupportRatio`` reports (``_em_newton``: ``g_x = sum_i r_i L_ix``, and
-    ``sum_i w_i log D_i``): one scan of table gathers and byte-bin scatter-adds."""
+    ``sum_i w_i log D_i``): one scan of table gathers and byte-bin scatter-adds. Its sums are ``_compensated``
+    (as the bit-vector passes'): a plain float32 scatter-add of ~1e5 reports drifted by ~1e-4 of ``g``, which held
+    Newton's certificate above its 1e-6 on uSS at eps = 4 while no step could gain."""
     nb = rep.bits.shape[-1]
 
     def grad(p):
-        data = _rows(rep, p.dtype)
+        dt = p.dtype
+        data = _rows(rep, dt)
         sens, p_items, total_s, total_n = _masses(p, rep.items)
-        table = _table(p_items, nb, p.dtype)
+        table = _table(p_items, nb, dt)
 
         def chunk_pass(carry, a):
             h_acc, a_acc, c_acc, l_acc = carry
@@ -72,14 +74,15 @@ def ratio_grad(rep: SupportRatio) -> _em_newton.Grad:
             safe = jnp.where(pos & (den > 0), den, 1.0)
             r = jnp.where(pos, jnp.minimum(w / safe, INV_CAP), 0.0)
             ll = jnp.sum(jnp.where(pos, w * jnp.log(safe), 0.0))
-            h = jnp.zeros(nb * 256, p.dtype).at[idx].add(jnp.broadcast_to((r * (high - low))[:, None], idx.shape))
-            return (h_acc + h, a_acc + jnp.sum(r * low), c_acc + jnp.sum(r * other), l_acc + ll), None
+            h = _compensated.scatter_add(nb * 256, idx, r * (high - low), dt)
+            return (_compensated.two_sum(h_acc, h), _compensated.two_sum(a_acc, _compensated.exact_sum(r * low)),
+                    _compensated.two_sum(c_acc, _compensated.exact_sum(r * other)), l_acc + ll), None
 
-        zero = jnp.zeros((), p.dtype)
-        init = (jnp.zeros(nb * 256, p.dtype), zero, zero, zero)
+        zero = _compensated.zeros((), dt)
+        init = (_compensated.zeros(nb * 256, dt), zero, zero, jnp.zeros((), dt))
         (h, a, c, l_rep), _ = jax.lax.scan(chunk_pass, init, data)
-        b = (h.reshape(nb, 256) @ jnp.asarray(_BITS, p.dtype)).reshape(-1)[: p_items.shape[0]]
-        return jnp.where(sens, a, c).at[rep.items].add(b), l_rep
+        b = _bins_to_items(_compensated.total(h), nb, p_items.shape[0])
+        return jnp.where(sens, _compensated.total(a), _compensated.total(c)).at[rep.items].add(b), l_rep
 
     return grad
 
@@ -91,53 +94,93 @@ def ratio_update(rep: SupportRatio) -> _em_core.Update:
     return _em_newton.as_update(ratio_grad(rep), rep.inverted, n)
 
 
-def ratio_gram(rep: SupportRatio, d: int) -> Callable[[jax.Array], jax.Array]:
-    r"""``p -> `` the Hessian's Gram part :math:`\sum_i w_i L_i L_i^\top / D_i^2` in the coordinates of
-    ``Reduced`` (the items, then the other items' total if there are any), on ``_em_newton.subsample``'s fixed rows
-    in blocks of ``sizing().gram_block_rows`` (``L_ix``: ``high_i``/``low_i`` on the items by the support bit, ``other_i`` for
-    the total)."""
-    nb, s = rep.bits.shape[-1], rep.items.shape[0]
-    bits = rep.bits.reshape(-1, nb)
-    low, high, other, weight = (a.reshape(-1) for a in (rep.low, rep.high, rep.other, rep.weight))
+def _bins_to_items(h: jax.Array, nb: int, s: int) -> jax.Array:
+    """Byte-bin sums ``float[nb * 256]`` -> per-item sums ``float[s]`` (one ``[B, 256] x [256, 8]`` product)."""
+    return (h.reshape(nb, 256) @ jnp.asarray(_BITS, h.dtype)).reshape(-1)[:s]
 
-    def gram(p):
+
+def ratio_hessian(rep: SupportRatio) -> tuple[_em_newton.Hvp, _em_newton.Model]:
+    r"""``(hvp, model)`` for ``_em_newton``'s conjugate gradients on packed ``SupportRatio`` reports, one pass each.
+
+    With :math:`c_i = w_i / D_i^2` and :math:`L_i = low_i 1_S + \Delta_i y_i + other_i 1_N`
+    (:math:`\Delta = high - low`), the product part of the negative Hessian is :math:`G = \sum_i c_i L_i L_i^\top`:
+
+    * ``hvp(p, v)``: :math:`G v = \sum_i c_i (L_i \cdot v) L_i`, exact, the gradient's pass with :math:`r_i`
+      replaced by :math:`c_i (L_i \cdot v)` (one gather of the stacked tables of ``p`` and ``v`` per report).
+    * ``model(p)``: ``_em_newton.LowRank`` with :math:`L_i = low_i 1 + z_i`, :math:`z_i = \Delta_i y_i +
+      (other_i - low_i) 1_N`, and the off-diagonal of :math:`\sum_i c_i z_i z_i^\top` dropped: :math:`a =
+      \sum_i c_i z_i^2`, :math:`c_0 = \sum_i c_i low_i^2`, :math:`u = \sum_i c_i low_i z_i`. It is held in the
+      full ``d`` so that ``_em_reduced``'s ``pick`` gives the same model in its coordinates (the others' total
+      ``T`` is the direction :math:`1_N`: their entries of ``a`` and ``u`` are ``T``'s).
+
+    The subsampled Gram this replaces (a direct solve on a fixed subsample of the reports) needed tens of
+    Newton steps on OLH and SS reports where the exact products need a few (experiments/benchmarks/README.md)."""
+    nb, num_items = rep.bits.shape[-1], rep.items.shape[0]
+
+    def hvp(p, v, model_at_p=None, cols=None):
+        del model_at_p, cols  # every item's entry comes out of the pass
         dt = p.dtype
-        _, p_items, total_s, total_n = _masses(p, rep.items)
-        idx, w = _em_newton.subsample(weight.astype(dt))
-        m = idx.shape[0]
-        blk = min(m, _sizing.sizing().gram_block_rows)
-        k = -(-m // blk)
-        idx = jnp.pad(idx, (0, k * blk - m)).reshape(k, blk)
-        w = jnp.pad(w, (0, k * blk - m)).reshape(k, blk)
+        data = _rows(rep, dt)
+        sens, p_items, ps, pn = _masses(p, rep.items)
+        _, v_items, vs, vn = _masses(v, rep.items)
+        both = jnp.stack([_table(p_items, nb, dt), _table(v_items, nb, dt)], axis=1)
 
-        def one(acc, a):
-            rows, wj = a
-            y = _packed.unpack_bytes(bits[rows], s).astype(dt)
-            lo, hi, ot = low[rows].astype(dt), high[rows].astype(dt), other[rows].astype(dt)
-            sp = y @ p_items
-            den = lo * (total_s - sp) + hi * sp + ot * total_n
-            ok = (wj > 0) & (den > 0)
-            c = jnp.where(ok, jnp.minimum(wj / jnp.where(ok, den, 1.0) ** 2, INV_CAP), 0.0)
-            cols = lo[:, None] + (hi - lo)[:, None] * y
-            if s < d:
-                cols = jnp.concatenate([cols, ot[:, None]], axis=1)
-            return acc + (cols * c[:, None]).T @ cols, None
+        def chunk_pass(carry, a):
+            h_acc, lo_acc, ot_acc = carry
+            by, low, high, other, w = a
+            idx = _flat_index(by)
+            sd = jnp.sum(both[idx], axis=1)
+            sp, sv = sd[:, 0], sd[:, 1]
+            den = low * (ps - sp) + high * sp + other * pn
+            ok = (w > 0) & (den > 0)
+            c = jnp.where(ok, jnp.minimum(w / jnp.where(ok, den, 1.0) ** 2, INV_CAP), 0.0)
+            f = c * (low * (vs - sv) + high * sv + other * vn)  # c_i (L_i . v)
+            h = jnp.zeros(nb * 256, dt).at[idx].add(jnp.broadcast_to((f * (high - low))[:, None], idx.shape))
+            return (h_acc + h, lo_acc + jnp.sum(f * low), ot_acc + jnp.sum(f * other)), None
 
-        size = s + (s < d)
-        out, _ = jax.lax.scan(one, jnp.zeros((size, size), dt), (idx, w))
-        return out
+        zero = jnp.zeros((), dt)
+        (h, lo, ot), _ = jax.lax.scan(chunk_pass, (jnp.zeros(nb * 256, dt), zero, zero), data)
+        return jnp.where(sens, lo, ot).at[rep.items].add(_bins_to_items(h, nb, num_items))
 
-    return gram
+    def model(p, rows=None, cols=None):
+        del rows, cols
+        dt = p.dtype
+        data = _rows(rep, dt)
+        sens, p_items, ps, pn = _masses(p, rep.items)
+        table = _table(p_items, nb, dt)
+
+        def chunk_pass(carry, a):
+            h_acc, sums = carry
+            by, low, high, other, w = a
+            idx = _flat_index(by)
+            sp = jnp.sum(table[idx], axis=1)
+            den = low * (ps - sp) + high * sp + other * pn
+            ok = (w > 0) & (den > 0)
+            c = jnp.where(ok, jnp.minimum(w / jnp.where(ok, den, 1.0) ** 2, INV_CAP), 0.0)
+            dl, on = high - low, other - low
+            terms = jnp.stack([c * dl * dl, c * low * dl], axis=1)  # a and u on the items, by support bit
+            h = jnp.zeros((nb * 256, 2), dt).at[idx].add(jnp.broadcast_to(terms[:, None, :], idx.shape + (2,)))
+            s = jnp.stack([jnp.sum(c * low * low), jnp.sum(c * on * on), jnp.sum(c * low * on)])
+            return (h_acc + h, sums + s), None
+
+        init = (jnp.zeros((nb * 256, 2), dt), jnp.zeros(3, dt))
+        (h, (c0, a_n, u_n)), _ = jax.lax.scan(chunk_pass, init, data)
+        a_items, u_items = _bins_to_items(h[:, 0], nb, num_items), _bins_to_items(h[:, 1], nb, num_items)
+        a = jnp.where(sens, 0.0, a_n).at[rep.items].set(a_items)
+        u = jnp.where(sens, 0.0, u_n).at[rep.items].set(u_items)
+        return _em_newton.LowRank(a, c0, u)
+
+    return hvp, model
 
 
 def newton_solve(rep: SupportRatio, p0: jax.Array, tol: Any, max_iters: int,
                  gap_tol: Any = None) -> tuple[jax.Array, _em_core.EMInfo]:
     """Projected Newton (``_em_newton.solve``, SQUAREM past it) on the ``_em_reduced`` problem (the items and the
     others' total), expanded to ``d``; ``gap_tol`` as in ``_em_newton.run``."""
-    d, dt = p0.shape[-1], p0.dtype
+    dt = p0.dtype
     n = jnp.sum(rep.weight.astype(dt)) + jnp.sum(rep.inverted.astype(dt))
-    return _em_reduced.solve(ratio_grad(rep), ratio_gram(rep, d), ratio_gain(rep), rep.items, rep.inverted, n, p0,
-                             tol, max_iters, gap_tol=gap_tol)
+    return _em_reduced.solve(ratio_grad(rep), None, ratio_gain(rep), rep.items, rep.inverted, n, p0, tol, max_iters,
+                             hessian=ratio_hessian(rep), gap_tol=gap_tol)
 
 
 def ratio_gain(rep: SupportRatio) -> _em_core.Gain:
@@ -194,8 +237,8 @@ def _packed_terms(mech: Any, ys: Any, n_valid: jax.Array, chunk: int) -> Support
 def _solve_impl(mech, ys, n_valid, p0, tol, chunk, max_iters, solver, gap_tol=None):
     """``ys``: reports padded (with copies of report 0) to a multiple of ``chunk`` rows; ``n_valid`` real ones."""
     rep = _packed_terms(mech, ys, n_valid, chunk)
-    if solver in ("auto", "newton") and _em_newton.fits(rep.items.shape[0] + 1):  # projected Newton (``Reduced``),
-        return newton_solve(rep, p0, tol, max_iters, gap_tol)  # SQUAREM past its domain
+    if solver in ("auto", "newton"):  # projected Newton (``Reduced``) with exact Hessian products, at any d
+        return newton_solve(rep, p0, tol, max_iters, gap_tol)
     return _em_core.run(ratio_update(rep), p0, tol, max_iters, solver != "em", ratio_gain(rep))
 
 
