@@ -1,0 +1,14 @@
+"""Multidimensional collection (issue 52): a user holds one value per attribute of a product domain.
+
+``SPL`` (split the budget), ``SMP`` (sample one attribute) and ``RSFD`` (random sampling plus fake data, Arcolezi et
+al. 2021), each a ``ul.Mechanism`` over the flat product domain (``encode``/``decode``), with exact channels for
+small products; ``marginals`` gives each attribute's estimate and closed-form variance. See docs/multidim.md.
+"""
+
+from uldp_jax.multidim._marginals import marginal_variance, marginals, marginals_of
+from uldp_jax.multidim._product import decode, encode
+from uldp_jax.multidim._spl import SPL, spl
+from uldp_jax.multidim._smp import SMP, smp
+from uldp_jax.multidim._rsfd import RSFD, amplified_eps, rsfd
+
+__all__ = ["RSFD", "SMP", "SPL", "amplified_eps", "decode", "encode", "marginal_variance", "marginals", "marginals_of", "rsfd", "smp", "spl"]
