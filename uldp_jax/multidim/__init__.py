@@ -5,10 +5,11 @@ al. 2021), each a ``ul.Mechanism`` over the flat product domain (``encode``/``de
 small products; ``marginals`` gives each attribute's estimate and closed-form variance. See docs/multidim.md.
 """
 
+from uldp_jax.multidim._audit import AttributeAudit, audit_attributes
 from uldp_jax.multidim._marginals import marginal_variance, marginals, marginals_of
 from uldp_jax.multidim._product import decode, encode
 from uldp_jax.multidim._spl import SPL, spl
 from uldp_jax.multidim._smp import SMP, smp
 from uldp_jax.multidim._rsfd import RSFD, amplified_eps, rsfd
 
-__all__ = ["RSFD", "SMP", "SPL", "amplified_eps", "decode", "encode", "marginal_variance", "marginals", "marginals_of", "rsfd", "smp", "spl"]
+__all__ = ["AttributeAudit", "RSFD", "SMP", "SPL", "amplified_eps", "audit_attributes", "decode", "encode", "marginal_variance", "marginals", "marginals_of", "rsfd", "smp", "spl"]

@@ -1,6 +1,7 @@
 r"""Per-attribute (marginal) estimators and their closed-form iid variances, one per protocol.
 
-Each protocol's class calls these from its ``marginals(ys)`` and ``marginal_variance(ps, n)`` members (the
+Each protocol's class calls these from its ``marginals(stats, n)`` (``stats``: the histogram of flat reports,
+``mech.aggregate(ys)``, which is also what ``ul.simulate`` returns per repetition) and ``marginal_variance(ps, n)`` members (the
 capability belongs to the mechanism); ``marginals(mech, ys)`` below is the public spelling. Estimates are the
 oracles' own unbiased debiasing (``ul.mechanisms.core.debias``), not clipped or normalised (multi-freq-ldpy clips at
 0 and renormalises; tests compare before that step).
@@ -17,15 +18,24 @@ from uldp_jax.mechanisms.core import affine, debias, debias_variance
 from uldp_jax.multidim import _product
 
 
-def split_stats(oracles: Sequence[Mechanism], ys: Any) -> list[Any]:
-    """Each attribute's statistic (its oracle's ``aggregate``) from flat tuple reports (SPL, RS+FD)."""
-    parts = _product.decode(ys, _product.columns_per_attribute(oracles))
-    return [o.aggregate(_product.from_column(o, c)) for o, c in zip(oracles, parts)]
+def column_stat(o: Mechanism, hist: Any) -> Any:
+    """The oracle's own statistic from a histogram of its channel columns (items: itself; bits: bit sums)."""
+    if o.report_kind == "item":
+        return hist
+    bits = (jnp.arange(o.num_outputs)[:, None] >> jnp.arange(o.d)[None, :]) & 1
+    return hist @ bits.astype(hist.dtype)
 
 
-def spl_marginals(oracles: Sequence[Mechanism], ys: Any) -> tuple[Any, ...]:
-    n = jnp.shape(ys)[0]
-    return tuple(debias(o, s, n) for o, s in zip(oracles, split_stats(oracles, ys)))
+def split_stats(oracles: Sequence[Mechanism], stats: Any) -> list[Any]:
+    """Each attribute's statistic from the histogram ``stats`` of flat tuple reports (SPL, RS+FD)."""
+    sizes = _product.columns_per_attribute(oracles)
+    H = jnp.reshape(jnp.asarray(stats), sizes)
+    k = len(sizes)
+    return [column_stat(o, jnp.sum(H, axis=tuple(i for i in range(k) if i != j))) for j, o in enumerate(oracles)]
+
+
+def spl_marginals(oracles: Sequence[Mechanism], stats: Any, n: Any) -> tuple[Any, ...]:
+    return tuple(debias(o, s, n) for o, s in zip(oracles, split_stats(oracles, stats)))
 
 
 def spl_variance(oracles: Sequence[Mechanism], ps: Sequence[Any], n: Any) -> tuple[Any, ...]:
@@ -33,15 +43,13 @@ def spl_variance(oracles: Sequence[Mechanism], ps: Sequence[Any], n: Any) -> tup
     return tuple(debias_variance(o, jnp.asarray(p), n) for o, p in zip(oracles, ps))
 
 
-def smp_marginals(oracles: Sequence[Mechanism], offsets: Sequence[int], ys: Any) -> tuple[Any, ...]:
+def smp_marginals(oracles: Sequence[Mechanism], offsets: Sequence[int], stats: Any) -> tuple[Any, ...]:
     """Attribute ``j``'s estimate from the ``n_j`` users who sampled it (multi-freq-ldpy's estimator)."""
-    ys = jnp.asarray(ys, jnp.int32)
-    att = jnp.searchsorted(jnp.asarray(offsets[1:], jnp.int32), ys, side="right")
+    stats = jnp.asarray(stats)
     out = []
-    for j, (o, off) in enumerate(zip(oracles, offsets)):
-        w = (att == j).astype(jnp.int32)
-        cols = jnp.clip(ys - off, 0, o.num_outputs - 1)
-        out.append(debias(o, o.aggregate(_product.from_column(o, cols), w), jnp.sum(w)))
+    for o, off in zip(oracles, offsets):
+        hist = stats[off:off + o.num_outputs]
+        out.append(debias(o, column_stat(o, hist), jnp.sum(hist)))
     return tuple(out)
 
 
@@ -66,12 +74,12 @@ def _affine(o: Mechanism) -> tuple[Any, Any]:
     return form
 
 
-def rsfd_marginals(oracles: Sequence[Mechanism], fake: str, ys: Any) -> tuple[Any, ...]:
+def rsfd_marginals(oracles: Sequence[Mechanism], fake: str, stats: Any, n: Any) -> tuple[Any, ...]:
     r"""Arcolezi et al.'s estimator :math:`\hat f = (k S/n - (k-1)\phi - b) / a` per attribute (``(a, b)`` the
     oracle's affine form at ``eps'``: RS+FD[GRR] ``(p - q, q)``, ``phi = 1/d_j``)."""
-    n, k = jnp.shape(ys)[0], len(oracles)
+    k = len(oracles)
     out = []
-    for o, s in zip(oracles, split_stats(oracles, ys)):
+    for o, s in zip(oracles, split_stats(oracles, stats)):
         a, b = _affine(o)
         out.append((k * s / n - (k - 1) * fake_support(o, fake) - b) / a)
     return tuple(out)
@@ -92,7 +100,7 @@ def rsfd_variance(oracles: Sequence[Mechanism], fake: str, ps: Sequence[Any], n:
 
 def marginals(mech: Any, ys: Any) -> tuple[Any, ...]:
     """Each attribute's unbiased frequency estimate ``float[d_j]`` from a multidimensional protocol's reports."""
-    return mech.marginals(ys)
+    return mech.marginals(mech.aggregate(ys), jnp.shape(ys)[0])
 
 
 def marginal_variance(mech: Any, ps: Sequence[Any], n: Any) -> tuple[Any, ...]:

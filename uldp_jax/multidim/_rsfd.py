@@ -119,9 +119,9 @@ class RSFD(Mechanism):
             Q = Q + term / k
         return Q, np.ones(self.num_outputs, bool)
 
-    def marginals(self, ys: jax.Array) -> tuple[jax.Array, ...]:
-        """Arcolezi et al.'s unbiased per-attribute estimator (``_marginals.rsfd_marginals``)."""
-        return _marginals.rsfd_marginals(self.oracles, self.fake, ys)
+    def marginals(self, stats: jax.Array, n: Any) -> tuple[jax.Array, ...]:
+        """Arcolezi et al.'s unbiased per-attribute estimator from the report histogram (``rsfd_marginals``)."""
+        return _marginals.rsfd_marginals(self.oracles, self.fake, stats, n)
 
     def marginal_variance(self, ps: Sequence[Any], n: Any) -> tuple[jax.Array, ...]:
         """``Variance_RSpFD`` per item (``_marginals.rsfd_variance``)."""
@@ -133,7 +133,7 @@ class RSFD(Mechanism):
 
     @property
     def target_eps(self) -> float:
-        """The paper's ``eps`` behind ``eps'`` (:math:`\ln((e^{\varepsilon'} - 1)/k + 1)`), for reference."""
+        r"""The paper's ``eps`` behind ``eps'`` (:math:`\ln((e^{\varepsilon'} - 1)/k + 1)`), for reference."""
         amp = float(self.oracles[0].privacy_spec().eps)
         return math.log(math.expm1(amp) / len(self.oracles) + 1.0)
 

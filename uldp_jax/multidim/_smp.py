@@ -80,9 +80,10 @@ class SMP(Mechanism):
             prot.append(pj)
         return np.concatenate(blocks, axis=1), np.concatenate(prot)
 
-    def marginals(self, ys: jax.Array) -> tuple[jax.Array, ...]:
-        """Each attribute's estimate from the ``n_j`` users who sampled it (unbiased given ``n_j > 0``)."""
-        return _marginals.smp_marginals(self.oracles, offsets(_product.columns_per_attribute(self.oracles)), ys)
+    def marginals(self, stats: jax.Array, n: Any = None) -> tuple[jax.Array, ...]:
+        """Each attribute's estimate from the ``n_j`` users who sampled it (unbiased given ``n_j > 0``; ``n_j`` is
+        read off the histogram ``stats``, so ``n`` is not needed)."""
+        return _marginals.smp_marginals(self.oracles, offsets(_product.columns_per_attribute(self.oracles)), stats)
 
     def marginal_variance(self, ps: Sequence[Any], n: Any) -> tuple[jax.Array, ...]:
         """Per-item iid variance: each oracle's at the full eps with ``n / k`` users (``E[n_j]``; first order)."""

@@ -87,9 +87,10 @@ class SPL(Mechanism):
             Q, prot = np.kron(Q, Qj), np.logical_and.outer(prot, pj).reshape(-1)
         return Q, prot
 
-    def marginals(self, ys: jax.Array) -> tuple[jax.Array, ...]:
-        """Each attribute's estimate ``float[d_j]``: its oracle's debiasing of its statistic over all ``n`` users."""
-        return _marginals.spl_marginals(self.oracles, ys)
+    def marginals(self, stats: jax.Array, n: Any) -> tuple[jax.Array, ...]:
+        """Each attribute's estimate ``float[d_j]`` from the report histogram ``stats`` of ``n`` users: its oracle's
+        debiasing of its statistic."""
+        return _marginals.spl_marginals(self.oracles, stats, n)
 
     def marginal_variance(self, ps: Sequence[Any], n: Any) -> tuple[jax.Array, ...]:
         """Per-item iid variance of ``marginals``: each oracle's at its own eps (``eps / k``) with ``n`` users."""
