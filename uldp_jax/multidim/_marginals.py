@@ -1,10 +1,10 @@
 r"""Per-attribute (marginal) estimators and their closed-form iid variances, one per protocol.
 
 Each protocol's class calls these from its ``marginals(stats, n)`` (``stats``: the histogram of flat reports,
-``mech.aggregate(ys)``, which is also what ``ul.simulate`` returns per repetition) and ``marginal_variance(ps, n)`` members (the
-capability belongs to the mechanism); ``marginals(mech, ys)`` below is the public spelling. Estimates are the
-oracles' own unbiased debiasing (``ul.mechanisms.core.debias``), not clipped or normalised (multi-freq-ldpy clips at
-0 and renormalises; tests compare before that step).
+``mech.aggregate(ys)``, also what ``ul.simulate`` returns per repetition) and ``marginal_variance(ps, n)``
+members (the capability belongs to the mechanism); ``marginals(mech, ys)`` below is the public spelling. Estimates
+are the oracles' own unbiased debiasing (``ul.mechanisms.core.debias``), not clipped or normalised
+(multi-freq-ldpy clips at 0 and renormalises; tests compare after applying that step to ours).
 """
 
 from __future__ import annotations
