@@ -56,13 +56,13 @@ def _flat(m, cols):
 
 def test_rsfd_grr_estimator_matches_the_ported_reference():
     m = md.rsfd(ul.GRR, DOMAINS, EPS)
-    xs = md.encode(np.random.default_rng(0).integers(0, DOMAINS, (5000, 3)), DOMAINS)
+    xs = md.encode(np.random.default_rng(0).integers(0, DOMAINS, (2000, 3)), DOMAINS)
     ys = m.perturb_batch(jax.random.key(0), jnp.asarray(xs))
     ours = md.marginals(m, ys)
     parts = md.decode(ys, DOMAINS)
     for j, d_j in enumerate(DOMAINS):
         count = np.bincount(np.asarray(parts[j]), minlength=d_j)
-        np.testing.assert_allclose(np.asarray(ours[j]), _ref_rspfd_grr(count, 5000, 3, d_j, EPS), rtol=1e-9)
+        np.testing.assert_allclose(np.asarray(ours[j]), _ref_rspfd_grr(count, 2000, 3, d_j, EPS), rtol=1e-9)
 
 
 @pytest.mark.parametrize("oracle,fake", [(ul.GRR, "r"), (ul.OUE, "z"), (ul.SUE, "z")])

@@ -58,11 +58,10 @@ def test_rsfd_whole_report_is_the_amplified_eps_not_the_papers():
     assert R[one].max() == pytest.approx(1.0, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["spl-grr-34", "spl-oue-232", "smp-grr-34", "smp-oue-232", "rsfd-grr-232",
-                                  "rsfd-ouez-232", "rsfd-suer-34"])
+@pytest.mark.parametrize("name", ["spl-oue-232", "smp-grr-34", "rsfd-grr-232", "rsfd-ouez-232", "rsfd-suer-34"])
 def test_sampler_matches_channel(name, key):
     m = CASES[name]()
-    for x, k in zip((0, m.d - 1, m.d // 2), jax.random.split(key, 3)):
+    for x, k in zip((0, m.d - 1), jax.random.split(key, 2)):
         assert testing.fits(testing.sampler_vs_channel(k, m, x, 30_000))
 
 
@@ -153,7 +152,7 @@ def test_simulate_runs_on_the_engine_and_marginals_within_se(name, key):
 
 def test_same_key_same_reports_and_different_keys_differ(key):
     m = md.rsfd(ul.GRR, (3, 4), 1.0)
-    xs = jnp.arange(12, dtype=jnp.int32).repeat(50)
+    xs = jnp.arange(12, dtype=jnp.int32).repeat(10)
     a, b = m.perturb_batch(key, xs), m.perturb_batch(key, xs)
     c = m.perturb_batch(jax.random.fold_in(key, 1), xs)
     assert a.dtype == jnp.int32 and a.shape == xs.shape

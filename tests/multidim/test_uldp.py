@@ -51,7 +51,7 @@ def test_attribute_audit_catches_too_much_eps():
 @pytest.mark.parametrize("proto", [md.spl, md.smp])
 def test_uldp_sampler_matches_channel_and_marginals_unbiased(proto):
     m = proto(MAKERS["urr-urap"], (3, 4), 1.0)
-    for x, k in zip((0, 7, 11), jax.random.split(jax.random.key(2), 3)):
+    for x, k in zip((0, 11), jax.random.split(jax.random.key(2), 2)):
         assert testing.fits(testing.sampler_vs_channel(k, m, x, 30_000))
     with jax.enable_x64(True):
         Q, _ = m.channel_matrix()
