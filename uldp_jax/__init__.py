@@ -12,8 +12,8 @@ _loading = False  # while ``_public`` imports the layers: their ``from uldp_jax 
 # The package's public submodules. ``ul.testing`` or ``from uldp_jax import testing`` (also inside the package, while
 # another module is importing) loads that submodule only: loading every public name there could re-enter a module
 # that is half imported.
-_SUBMODULES = frozenset({"checks", "cli", "data", "engine", "estimation", "experiments", "mechanisms", "metrics", "multidim",
-                         "privacy", "pum", "studies", "testing", "theory", "tuning"})
+_SUBMODULES = frozenset({"checks", "cli", "data", "engine", "estimation", "experiments", "mechanisms", "metrics",
+                         "multidim", "privacy", "pum", "studies", "testing", "theory", "tuning"})
 
 
 def _load() -> None:
