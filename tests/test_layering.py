@@ -36,7 +36,6 @@ ALLOWED = {
     ("local-import", "uldp_jax.experiments._runner", "uldp_jax"),
     # the root binds its public names on first use (PEP 562), so `uldp --help` starts without JAX
     ("local-import", "uldp_jax", "uldp_jax._public"),
-    ("importlib", "uldp_jax", "__import__"),  # ... and `ul.<submodule>` imports that submodule only (its own imports)
 }
 
 

@@ -4,16 +4,12 @@ The public names live in ``uldp_jax._public`` and are bound here on the first us
 importing the package, or its command line for ``uldp --help``/``--version``, does not import JAX.
 """
 
+import sys as _sys
 import typing as _typing
 
 from uldp_jax._version import __version__
 
 _loading = False  # while ``_public`` imports the layers: their ``from uldp_jax import <submodule>`` must not recurse
-# The package's public submodules. ``ul.testing`` or ``from uldp_jax import testing`` (also inside the package, while
-# another module is importing) loads that submodule only: loading every public name there could re-enter a module
-# that is half imported.
-_SUBMODULES = frozenset({"checks", "cli", "data", "engine", "estimation", "experiments", "mechanisms", "metrics",
-                         "multidim", "privacy", "pum", "studies", "testing", "theory", "tuning"})
 
 
 def _load() -> None:
@@ -27,12 +23,17 @@ def _load() -> None:
     globals()["__all__"] = list(_public.__all__)
 
 
+def _asked_by_the_import_system() -> bool:
+    caller = _sys._getframe(2)  # 0: this function, 1: __getattr__, 2: whoever read the attribute
+    return caller.f_code.co_filename.startswith("<frozen importlib")
+
+
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return __import__(f"{__name__}.{name}", fromlist=["__name__"])
-    # A private or dunder name, or any name while ``_public`` is loading, is not a public attribute: Python's import
-    # system then imports the submodule of that name itself (``from uldp_jax import _progress``).
-    if _loading or name.startswith("_") and name != "__all__":
+    # A private or dunder name, any name while ``_public`` is loading, and any name the import system asks for
+    # (``from uldp_jax import cli``, or ``testing`` inside a module that ``_public`` may be importing) is not bound
+    # here: the import system then imports the submodule of that name itself, or, for a public function, reads the
+    # attribute again from the importing code, which loads the public names.
+    if _loading or name.startswith("_") and name != "__all__" or _asked_by_the_import_system():
         raise AttributeError(f"module 'uldp_jax' has no attribute {name!r}")
     _load()
     try:

@@ -13,7 +13,7 @@ from uldp_jax.mechanisms import Mechanism, PrivacySpec, replace, static_field
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.pum import PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
-from uldp_jax import pum
+from uldp_jax import multidim, pum
 from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
@@ -69,6 +69,7 @@ __all__ = [
     "load_result",
     "mechanisms",
     "metrics",
+    "multidim",
     "perturb",
     "privacy",
     "privacy_tradeoff",
