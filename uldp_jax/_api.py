@@ -41,7 +41,7 @@ def perturb(key: jax.Array, mech: Mechanism, xs: Any, *args: Any) -> Any:
       *args: extra per-user inputs some mechanisms take (e.g. PUM's personal items).
 
     Returns:
-      The reports: ``int32[n]`` for item mechanisms; for bit-vector mechanisms ``bool[n, m]``, or
+      ``int32[n]`` reports for item mechanisms; for bit-vector mechanisms ``bool[n, m]``, or
       ``ul.CompactBits`` (the positions of the ones, same law) when ``mech.compact().preferred`` (a compact
       sampler, ``d >= 1024`` and at most ``d / 8`` ones expected; convert with ``ul.to_dense`` /
       ``ul.to_compact``); or the mechanism's documented report pytree (uUE at that size: a ``GLUTFReport``

@@ -185,7 +185,7 @@ def simulate(key: jax.Array, mech: Mechanism, *, xs: Any = None, p: Any = None, 
              progress: Any = "auto") -> SimResult:
     """Runs a Monte Carlo study: perturb every user, aggregate on device, estimate, for ``reps`` repetitions.
 
-    One plan per call (``_plan.make_plan``): the arguments are checked once, each method is resolved once, the
+    One plan per call: the arguments are checked once, each method is resolved once, the
     path, the sizes and the grid signature are decided once; then the plan runs.
 
     Args:

@@ -19,11 +19,11 @@ from uldp_jax.mechanisms.core._revealed import supported_items
 # What the estimators and the engine read of a mechanism's records, with their defaults filled in.
 from uldp_jax.mechanisms.core._compact import CompactBits, to_dense
 from uldp_jax.mechanisms.core._host import host_array
-from uldp_jax.mechanisms.core._likelihood import SupportRatio, product_log_odds
+from uldp_jax.mechanisms.core._likelihood import SupportRatio, bit_log_odds, product_log_odds
 from uldp_jax.mechanisms.core._records import counts_of, likelihood_of
 
 __all__ = [
-    "CompactBits", "SupportRatio", "affine", "check_reports", "comm_bits", "counts_of", "debias", "debias_variance",
-    "grid_shape", "grid_shape_or_none", "host_array", "likelihood_of", "num_stats", "own_debias", "product_log_odds", "sample_stats",
-    "stats_matrix", "supported_items", "to_dense", "validate_grid",
+    "CompactBits", "SupportRatio", "affine", "bit_log_odds", "check_reports", "comm_bits", "counts_of", "debias",
+    "debias_variance", "grid_shape", "grid_shape_or_none", "host_array", "likelihood_of", "num_stats", "own_debias",
+    "product_log_odds", "sample_stats", "stats_matrix", "supported_items", "to_dense", "validate_grid",
 ]
