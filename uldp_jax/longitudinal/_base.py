@@ -30,6 +30,11 @@ def logphi(p1, q1, log_u):
     It is the log-ratio between a value whose PRR kept it (prob ``p1``) and one that did not (``q1``), after
     evidence of likelihood ratio ``u`` for the memo: ``u = 1`` gives 0, ``u -> inf`` gives ``ln(p1/q1)``."""
     log_u = np.asarray(log_u, np.float64)
+    with np.errstate(divide="ignore"):  # p1 = 1 (a deterministic memo) gives log1p(-1) = -inf, which is exact
+        return _logphi(p1, q1, log_u)
+
+
+def _logphi(p1, q1, log_u):
     num = np.logaddexp(np.log(p1) + log_u, np.log1p(-p1))
     den = np.logaddexp(np.log(q1) + log_u, np.log1p(-q1))
     return num - den

@@ -155,7 +155,7 @@ class LURAP(_BitMemo):
 
     Privacy: one report is (X_S, eps_1)-ULDP. A sequence with a non-sensitive one reveals that (non-sensitive)
     item; protected sequences cost at most ``eps_perm`` over any ``tau`` (``closed_form_eps``: the larger of the
-    sensitive-vs-sensitive unary form and the sensitive-vs-non-sensitive form).
+    sensitive-vs-sensitive unary form and the sensitive-vs-non-sensitive form; one of them when only one applies).
     """
 
     d: int
@@ -191,7 +191,8 @@ class LURAP(_BitMemo):
         top = _base.logphi(theta, d1, tau * math.log(p2 / q2))
         ss = top - _base.logphi(theta, d1, tau * math.log((1 - p2) / (1 - q2)))
         sn = top - np.log1p(-c1 + c1 * (1 - k2) ** tau)
-        return np.maximum(ss, sn) if len(self.sensitive) < self.d else ss
+        s = len(self.sensitive)
+        return ss if s == self.d else sn if s == 1 else np.maximum(ss, sn)
 
 
 @dataclasses.dataclass(frozen=True)
