@@ -73,6 +73,10 @@ def compositions(total: int, parts: int) -> np.ndarray:
 class Memoized:
     """Base of the memoized protocols (see the module docstring for the members a subclass provides)."""
 
+    def sensitive_set(self) -> tuple:
+        """``X_S``: the whole domain for LDP protocols; uRR/uRAP override with their ``sensitive``."""
+        return tuple(range(self.d))
+
     def hash_row(self, key: jax.Array):
         """The user's public hash table ``int32[d]``; ``None`` for protocols without hashing."""
         del key

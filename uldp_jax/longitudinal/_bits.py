@@ -178,6 +178,9 @@ class LURAP(_BitMemo):
         for k, v in dict(d=d, sensitive=sens, eps_perm=eps_perm, eps_1=eps_1, p=(theta, d1, c1, p2, q2, k2)).items():
             object.__setattr__(self, k, v)
 
+    def sensitive_set(self):
+        return self.sensitive
+
     @property
     def vec(self):
         theta, d1, c1, p2, q2, k2 = self.p

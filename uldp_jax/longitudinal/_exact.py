@@ -64,7 +64,7 @@ def audit_sequence(mech, tau: int, sensitive=None) -> SequenceAudit:
     some = reach.any(axis=1) & ~full
     eps = float(np.max(ll[full].max(1) - ll[full].min(1))) if full.any() else 0.0
     sens = np.zeros(q1.shape[0], bool)
-    sens[list(getattr(mech, "sensitive", range(q1.shape[0])) if sensitive is None else sensitive)] = True
+    sens[list(mech.sensitive_set() if sensitive is None else sensitive)] = True
     one = reach[some].sum(1) == 1
     nonsens = ~(reach[some] & sens[None]).any(1)
     return SequenceAudit(eps, bool(np.all(one & nonsens)), int(full.sum()), int(some.sum()))

@@ -259,6 +259,9 @@ class LURR(_ItemMemo):
     def g(self) -> int:
         return self.d
 
+    def sensitive_set(self):
+        return self.sensitive
+
     def naive(self, eps):
         return dataclasses.replace(self, naive_eps=eps)
 
