@@ -13,7 +13,7 @@ from uldp_jax.mechanisms import Mechanism, PrivacySpec, replace, static_field
 from uldp_jax.privacy import Tradeoff, privacy_tradeoff, tradeoff_curve
 from uldp_jax.privacy import AuditReport, Channel, audit, bsldp_matrix, channel, hlldp_matrix, ldp_matrix
 from uldp_jax.pum import PUMEstimate, audit_pum, pum_estimate, pum_loss, pum_truth, simulate_pum
-from uldp_jax import multidim, pum
+from uldp_jax import longitudinal, multidim, pum
 from uldp_jax import testing, theory, tuning
 from uldp_jax.studies import StudyResult, study
 from uldp_jax.tuning import recommend, tune
@@ -67,6 +67,7 @@ __all__ = [
     "hlldp_matrix",
     "ldp_matrix",
     "load_result",
+    "longitudinal",
     "mechanisms",
     "metrics",
     "multidim",
