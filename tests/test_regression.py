@@ -1,8 +1,9 @@
 """Bit-identity with the reports and estimates recorded before the protocol redesign (tests/data/regression.npz).
 
 Reports, stats and non-EM estimates must match bit for bit. EM estimates (keys ending in ``est_em...``) must stay
-within 1e-6 of the recorded ones: the same maximum-likelihood estimate, reached by whatever solver and pass the
-code uses (issue 47 reorganises them).
+within ``EM_ATOL`` of the recorded ones: the same maximum-likelihood estimate, reached by whatever solver and pass
+the code uses (issue 47 reorganises them). The EM keys were re-recorded when issue 54's exact-Hessian Newton landed
+(the largest change 8.3e-7, reports unchanged).
 
 A sampler that changes on purpose must re-record the file (``python tests/data/make_regression.py``) and list
 the change in the commit message.
@@ -25,6 +26,12 @@ _spec.loader.exec_module(make_regression)
 # The snapshot's subprocess draws every family, path and report-EM route at once (issue 47's extended snapshot): it
 # took longer than the default per-test limit on a loaded machine, so the module carries a limit of its own.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+
+# A float32 EM on 500 reports fixes its MLE to a few 1e-7 only: CPUs of another vector width sum in another
+# order, and the same code lands 1.1e-6 from this machine's answer (seen in CI). The tolerance stays a thousand
+# times below these estimates' standard error (about 1e-2 at n = 500).
+EM_ATOL = 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +67,6 @@ def test_bit_identical(recorded, current, name):
     for k in keys:
         assert k in current, k
         if _is_em(k):
-            np.testing.assert_allclose(current[k], recorded[k], rtol=0, atol=1e-6, err_msg=k)
+            np.testing.assert_allclose(current[k], recorded[k], rtol=0, atol=EM_ATOL, err_msg=k)
         else:
             np.testing.assert_array_equal(current[k], recorded[k], err_msg=k)
