@@ -3,6 +3,7 @@ per-round estimator against the exact moments, privacy over tau (exact against c
 ULDP audit of memoized uRR/uRAP, the MAP attack against its exact value, and bad inputs."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -136,6 +137,18 @@ def test_bad_inputs_name_the_argument():
         lg.changing_values(jax.random.key(0), np.zeros(3, np.int32), 4, D, 1.5)
     with pytest.raises(ValueError, match="tau"):
         lg.sequence_eps(lg.LGRR(D, 2.0, 1.0), 0)
+
+
+@pytest.mark.parametrize("make", [lambda e: lg.LGRR(D, e, e / 2), lambda e: lg.LOLH(8, e, e / 2),
+                                  lambda e: lg.l_oue(D, e, e / 2), lambda e: lg.LURR(D, [0, 1], e, e / 2),
+                                  lambda e: lg.LURAP(D, [0, 1], e, e / 2), lambda e: lg.DBitFlipPM(8, e, 4),
+                                  lambda e: lg.LGRR(D, 3.0, 1.0).naive(e)])
+def test_an_eps_grid_is_refused_by_name(make):
+    """The protocols derive their probabilities in float64 Python at construction: a ``jax.vmap``-built grid is
+    refused with a TypeError that names the argument and says what to do, never a ConcretizationTypeError."""
+    make(1.0)
+    with pytest.raises(TypeError, match=r"Expected eps(_perm)? to be a concrete number.*one protocol per point"):
+        jax.vmap(make)(jnp.array([1.0, 2.0]))
 
 
 # ---- against multi-freq-ldpy (long_freq_est): a ported reference runs without it; the package itself if installed

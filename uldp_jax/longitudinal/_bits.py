@@ -110,7 +110,7 @@ class LUE(_BitMemo):
             p1, q1 = _PRR[self.prr](eps_perm)
             p2, q2 = _params.ue_irr(p1, q1, eps_1, self.irr_kind)
         else:
-            (p1, q1), (p2, q2) = (1.0, 0.0), _PRR[self.prr](float(_validate.check_eps(self.naive_eps, "eps")))
+            (p1, q1), (p2, q2) = (1.0, 0.0), _PRR[self.prr](_params.concrete_eps(self.naive_eps, "eps"))
         for k, v in dict(d=d, eps_perm=eps_perm, eps_1=eps_1, p=(p1, q1, p2, q2)).items():
             object.__setattr__(self, k, v)
 
@@ -222,7 +222,7 @@ class DBitFlipPM(_base.Memoized):
         d = _validate.check_int("d", self.d, minimum=2)
         b = _validate.check_int("b", d if self.b is None else self.b, minimum=2, maximum=d)
         db = _validate.check_int("d_bits", self.d_bits, minimum=1, maximum=b)
-        eps = float(_validate.check_eps(self.eps_perm, "eps_perm"))
+        eps = _params.concrete_eps(self.eps_perm, "eps_perm")
         for k, v in dict(d=d, b=b, d_bits=db, eps_perm=eps, p=_params.sue_keep(eps)).items():
             object.__setattr__(self, k, v)
 

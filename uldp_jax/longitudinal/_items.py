@@ -121,7 +121,7 @@ class LGRR(_ItemMemo):
             p1, q1 = _params.grr_keep(eps_perm, d)
             p2, q2 = _params.grr_irr(p1, q1, eps_1, d)
         else:
-            (p1, q1), (p2, q2) = (1.0, 0.0), _params.grr_keep(float(_validate.check_eps(self.naive_eps, "eps")), d)
+            (p1, q1), (p2, q2) = (1.0, 0.0), _params.grr_keep(_params.concrete_eps(self.naive_eps, "eps"), d)
         for k, v in dict(d=d, eps_perm=eps_perm, eps_1=eps_1, p1=p1, q1=q1, p2=p2, q2=q2).items():
             object.__setattr__(self, k, v)
 
@@ -250,7 +250,7 @@ class LURR(_ItemMemo):
             k1, k2 = _params.grr_irr(c1, c2, eps_1, s)
             rr = k1 / k2
         else:
-            c1, c2, rr = 1.0, 0.0, math.exp(float(_validate.check_eps(self.naive_eps, "eps")))
+            c1, c2, rr = 1.0, 0.0, math.exp(_params.concrete_eps(self.naive_eps, "eps"))
         for k, v in dict(d=d, sensitive=sens, eps_perm=eps_perm, eps_1=eps_1,
                          c=(c1, c2, rr / (s + rr - 1), 1.0 / (s + rr - 1))).items():
             object.__setattr__(self, k, v)

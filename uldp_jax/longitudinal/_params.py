@@ -16,15 +16,26 @@ from __future__ import annotations
 
 import math
 
+import jax
 import numpy as np
 
 from uldp_jax import _validate
 
 
+def concrete_eps(value, name: str) -> float:
+    """A valid, concrete ``eps`` as a float. A traced one (``jax.vmap`` over a constructor) is refused by name:
+    the protocols derive their PRR/IRR probabilities in float64 Python at construction."""
+    if isinstance(value, jax.core.Tracer):
+        raise TypeError(f"Expected {name} to be a concrete number, got a traced value ({value.aval}): longitudinal "
+                        "protocols are not built under jax.vmap; for an eps grid build one protocol per point, e.g. "
+                        "[LGRR(d, e, e / 2) for e in eps_grid].")
+    return float(_validate.check_eps(value, name))
+
+
 def check_pair(eps_perm, eps_1) -> tuple[float, float]:
     """Validates ``0 < eps_1 < eps_perm`` (both finite); returns them as floats."""
-    eps_perm = float(_validate.check_eps(eps_perm, "eps_perm"))
-    eps_1 = float(_validate.check_eps(eps_1, "eps_1"))
+    eps_perm = concrete_eps(eps_perm, "eps_perm")
+    eps_1 = concrete_eps(eps_1, "eps_1")
     if not eps_1 < eps_perm:
         raise ValueError(f"Expected eps_1={eps_1!r} < eps_perm={eps_perm!r}: a memoized protocol spends eps_1 on "
                          "one report and at most eps_perm on infinitely many reports of one value.")
