@@ -81,6 +81,49 @@ def pytest_handlecrashitem(crashitem, report, sched):
 _SECONDS = {}  # node id -> [setup + call + teardown seconds, marked slow]
 
 
+# ``ULDP_JAX_TIMES=path``: each process writes ``path.<worker>.json`` with, per test, its wall seconds and the
+# seconds JAX spent tracing, lowering and compiling inside it (jax.monitoring's compile events), for issue 48's
+# "where the time goes" table (experiments/benchmarks/suite_times.py reads them).
+_TIMES_PATH = os.environ.get("ULDP_JAX_TIMES")
+_COMPILE = {"trace_lower_s": 0.0, "backend_s": 0.0, "compiles": 0}
+_TIMES = {}
+
+
+def _on_jax_duration(event, duration, **kwargs):
+    if event == "/jax/core/compile/backend_compile_duration":
+        _COMPILE["backend_s"] += duration
+        _COMPILE["compiles"] += 1
+    elif event in ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration"):
+        _COMPILE["trace_lower_s"] += duration
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _TIMES_PATH:
+        yield
+        return
+    import time
+
+    if not _TIMES:
+        import jax.monitoring
+
+        jax.monitoring.register_event_duration_secs_listener(_on_jax_duration)
+        _TIMES["__registered__"] = True
+    before, start = dict(_COMPILE), time.perf_counter()
+    yield
+    _TIMES[item.nodeid] = {"wall_s": time.perf_counter() - start,
+                           **{k: _COMPILE[k] - before[k] for k in _COMPILE}}
+
+
+def _write_times(config):
+    import json
+
+    worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else "main"
+    rows = {k: v for k, v in _TIMES.items() if k != "__registered__"}
+    with open(f"{_TIMES_PATH}.{worker}.json", "w") as f:
+        json.dump(rows, f)
+
+
 def pytest_runtest_logreport(report):
     """Adds up each test's time (on the xdist controller too: worker reports carry durations and keywords)."""
     entry = _SECONDS.setdefault(report.nodeid, [0.0, "slow" in report.keywords])
@@ -197,6 +240,8 @@ def pytest_sessionfinish(session, exitstatus):
     from uldp_jax import testing
 
     config = session.config
+    if _TIMES_PATH and _TIMES:
+        _write_times(config)
     if hasattr(config, "workerinput"):  # an xdist worker: report, the controller judges
         config.workeroutput["uldp_stat_checks"] = testing.checks_run()
         return

@@ -2,6 +2,8 @@
 agrees with its closed form within standard errors (the budgeted check of ``uldp_jax.testing``)."""
 
 import csv
+import json
+import os
 
 import numpy as np
 import pytest
@@ -23,11 +25,15 @@ def test_every_registered_constructor_has_a_row_or_a_reason():
         assert type(make(16, (0, 1, 2), 1.0)) is type(getattr(ul, label)(16, (0, 1, 2), 1.0)), label
 
 
-def _rows(tmp_path, **overrides):
+def _run(tmp_path, **overrides):
     out = experiments.run_experiment("field-table", quick=True, out=str(tmp_path), progress=False, echo=None,
                                      overrides=overrides)
     with open(out["csv"]) as fh:
-        return list(csv.DictReader(fh))
+        return out, list(csv.DictReader(fh))
+
+
+def _rows(tmp_path, **overrides):
+    return _run(tmp_path, **overrides)[1]
 
 
 def _check_against_closed_form(rows):
@@ -62,7 +68,16 @@ def test_small_table_simulation_matches_closed_form(tmp_path):
 
 @pytest.mark.slow
 def test_quick_table_covers_every_oracle_and_matches_closed_form(tmp_path):
-    rows = _rows(tmp_path)
+    """``uldp run field-table --quick``: its outputs (as tests/experiments/test_quick_experiments.py checks every
+    other experiment's) and its numbers."""
+    out, rows = _run(tmp_path)
+    assert out["figures"] and all(os.path.getsize(f) > 1000 for f in out["figures"])
+    with open(os.path.join(out["folder"], "run_config.json")) as fh:
+        meta = json.load(fh)
+    assert meta["config"] and meta["versions"]["uldp_jax"] and meta["experiment"] == "field-table"
+    assert os.path.exists(os.path.join(out["folder"], "summary.md"))
+    assert not open(out["csv"]).read().startswith("#")
+    assert all(np.isfinite(float(r["value"])) and float(r["se"]) >= 0 for r in rows)
     assert {r["mechanism"] for r in rows} == set(ft.LDP_ORACLES) | set(ft.ULDP_ORACLES)
     _check_against_closed_form(rows)
 
