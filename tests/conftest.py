@@ -1,14 +1,12 @@
-"""Session-wide test set-up: compile the tests' XLA programs at LLVM optimisation level 0.
+"""Session-wide test set-up: compile the tests' XLA programs with the flags that cut compile time.
 
-Most of the suite's time is XLA compilation of small programs that then run briefly, so the backend's LLVM
-optimisation costs far more than it saves (about 40% of the CPU time of tests/engine). The controlling pytest
-process appends ``--xla_backend_optimization_level=0`` to ``XLA_FLAGS`` before any backend starts; pytest-xdist
-workers and the subprocesses some tests start (CLI, notebooks) inherit it, and the variable is restored when the
-run ends, so nothing leaks into the user's environment.
-
-The programs compute the same thing: XLA's CPU fast-math is off by default, so LLVM may not reorder
-floating-point arithmetic at any level (the bit-exact jit-vs-eager, chunking and sharding checks pass either way).
-A user-set ``xla_backend_optimization_level`` is kept; ``ULDP_JAX_TEST_XLA_O0=0`` turns this off.
+Most of the suite's time is XLA compilation of small programs that then run briefly. The controlling pytest
+process appends ``tests/xla_test_flags.py``'s flags (LLVM optimisation level 0, fusion emitters off) to
+``XLA_FLAGS`` before any backend starts; pytest-xdist workers and the subprocesses some tests start (CLI,
+notebooks, the regression snapshot) inherit them, and the variable is restored when the run ends, so nothing
+leaks into the user's environment. The programs compute the same thing (``tests/xla_test_flags.py`` says why;
+the bit-exact jit-vs-eager, chunking and sharding checks pass either way). A flag the user set is kept;
+``ULDP_JAX_TEST_XLA_O0=0`` turns this off.
 
 The suite runs with uldp_jax's persistent compilation cache off (``ULDP_JAX_CACHE=0``, set the same way unless the
 variable is already set): tests never write to the user's cache directory, and compile counts do not depend on
@@ -34,6 +32,8 @@ import warnings
 
 import pytest
 
+from tests.xla_test_flags import with_test_flags
+
 # Per-test time limit in seconds, on setup (fixtures) and call each (a hung test fails instead of stalling the run);
 # ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
 # against hangs, it is not a speed assertion (timings belong in experiments/benchmarks/; tests/test_time_limits.py).
@@ -43,7 +43,6 @@ TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
 # SLOW_S at its end (a report, not a failure: timings move with the machine's load).
 SLOW_S = float(os.environ.get("ULDP_JAX_SLOW_S", "10"))
 
-_FLAG = "--xla_backend_optimization_level=0"
 _SAVED = []  # the previous XLA_FLAGS, when this process changed it
 _CACHE_SET = []  # True when this process set ULDP_JAX_CACHE
 
@@ -59,10 +58,10 @@ def pytest_configure(config):
         os.environ["ULDP_JAX_CACHE"] = "0"
         _CACHE_SET.append(True)
     flags = os.environ.get("XLA_FLAGS")
-    if os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") == "0" or "xla_backend_optimization_level" in (flags or ""):
+    if os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") == "0" or with_test_flags(flags) == (flags or "").strip():
         return
     _SAVED.append(flags)
-    os.environ["XLA_FLAGS"] = f"{flags or ''} {_FLAG}".strip()
+    os.environ["XLA_FLAGS"] = with_test_flags(flags)
 
 
 _CRASHED = []  # node ids whose worker crashed once and that were re-queued

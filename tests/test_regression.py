@@ -3,7 +3,8 @@
 Reports, stats and non-EM estimates must match bit for bit. EM estimates (keys ending in ``est_em...``) must stay
 within ``EM_ATOL`` of the recorded ones: the same maximum-likelihood estimate, reached by whatever solver and pass
 the code uses (issue 47 reorganises them). The EM keys were re-recorded when issue 54's exact-Hessian Newton landed
-(the largest change 8.3e-7, reports unchanged).
+(the largest change 8.3e-7) and when the tests' XLA flags turned the fusion emitters off (8.0e-6, GRR's
+histogram EM); the reports did not change.
 
 A sampler that changes on purpose must re-record the file (``python tests/data/make_regression.py``) and list
 the change in the commit message.
@@ -28,10 +29,10 @@ _spec.loader.exec_module(make_regression)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
-# A float32 EM on 500 reports fixes its MLE to a few 1e-7 only: CPUs of another vector width sum in another
-# order, and the same code lands 1.1e-6 from this machine's answer (seen in CI). The tolerance stays a thousand
-# times below these estimates' standard error (about 1e-2 at n = 500).
-EM_ATOL = 1e-5
+# A float32 EM on 500 reports fixes its MLE to about 1e-5 only: CPUs of another vector width sum in another order
+# (the same code landed 1.1e-6 from this machine's answer in CI) and another codegen moved GRR's histogram EM by
+# 8e-6. The tolerance stays two hundred times below these estimates' standard error (about 1e-2 at n = 500).
+EM_ATOL = 5e-5
 
 
 @pytest.fixture(scope="module")

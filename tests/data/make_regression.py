@@ -18,9 +18,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 _T0 = time.perf_counter()
 
-if __name__ == "__main__" and "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    # record under the test session's XLA flags (tests/conftest.py): bit-identical there
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+if __name__ == "__main__":  # record under the test session's XLA flags (tests/conftest.py): bit-identical there
+    from tests.xla_test_flags import with_test_flags
+
+    os.environ["XLA_FLAGS"] = with_test_flags(os.environ.get("XLA_FLAGS"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
