@@ -1,12 +1,22 @@
-"""Session-wide test set-up: compile the tests' XLA programs with the flags that cut compile time.
+"""Session-wide test set-up: compile the tests' XLA programs with flags that cut compile time.
 
 Most of the suite's time is XLA compilation of small programs that then run briefly. The controlling pytest
-process appends ``tests/xla_test_flags.py``'s flags (LLVM optimisation level 0, fusion emitters off) to
-``XLA_FLAGS`` before any backend starts; pytest-xdist workers and the subprocesses some tests start (CLI,
-notebooks, the regression snapshot) inherit them, and the variable is restored when the run ends, so nothing
-leaks into the user's environment. The programs compute the same thing (``tests/xla_test_flags.py`` says why;
-the bit-exact jit-vs-eager, chunking and sharding checks pass either way). A flag the user set is kept;
+process appends ``TEST_XLA_FLAGS`` to ``XLA_FLAGS`` before any backend starts; pytest-xdist workers and the
+subprocesses some tests start (CLI, notebooks, the regression snapshot) inherit them, and the variable is restored
+when the run ends, so nothing leaks into the user's environment. A flag the user set is kept;
 ``ULDP_JAX_TEST_XLA_O0=0`` turns this off.
+
+* ``--xla_backend_optimization_level=0``: LLVM's optimisation pipeline off. XLA's CPU fast-math is off by
+  default, so LLVM may not reorder floating-point arithmetic at any level: the same values.
+* ``--xla_cpu_use_fusion_emitters=false``: fusions go through XLA's element-wise emitter instead of the MLIR fusion
+  emitters, which cost more to compile for the suite's many small programs. Each result is still an IEEE
+  computation of the same program (the regression snapshot's reports and non-EM estimates are bit-identical
+  either way), but the element-wise emitter may order a reduction by the shape of its loop: float32 EM sums of
+  one report set batched differently round differently. The checks that results are bit-identical under the
+  library's own (default) code generation are marked ``@pytest.mark.default_codegen``: this run deselects them
+  and ``tests/test_default_codegen.py`` runs them together in one process with the default flags.
+
+Measured: experiments/benchmarks/README.md, "(t) The test suite".
 
 The suite runs with uldp_jax's persistent compilation cache off (``ULDP_JAX_CACHE=0``, set the same way unless the
 variable is already set): tests never write to the user's cache directory, and compile counts do not depend on
@@ -32,7 +42,28 @@ import warnings
 
 import pytest
 
-from tests.xla_test_flags import with_test_flags
+TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+DEFAULT_CODEGEN = "default_codegen"  # the marker of checks that need the library's default code generation
+
+
+def with_test_flags(flags: str | None) -> str:
+    """``flags`` (an ``XLA_FLAGS`` value) with each of ``TEST_XLA_FLAGS`` appended that it does not set already."""
+    out = (flags or "").strip()
+    for flag in TEST_XLA_FLAGS:
+        if flag.split("=")[0] not in out:
+            out = f"{out} {flag}".strip()
+    return out
+
+
+def without_test_flags(flags: str | None) -> str:
+    """``flags`` without ``TEST_XLA_FLAGS`` (what a default-codegen process runs under)."""
+    return " ".join(f for f in (flags or "").split() if f not in TEST_XLA_FLAGS)
+
+
+def uses_test_codegen() -> bool:
+    """Whether this session compiles under ``TEST_XLA_FLAGS`` (then ``default_codegen`` checks run elsewhere)."""
+    return os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") != "0" and "--xla_cpu_use_fusion_emitters=false" in \
+        os.environ.get("XLA_FLAGS", "").split()
 
 # Per-test time limit in seconds, on setup (fixtures) and call each (a hung test fails instead of stalling the run);
 # ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
@@ -49,6 +80,8 @@ _CACHE_SET = []  # True when this process set ULDP_JAX_CACHE
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "timeout(seconds): this test's time limit (default TEST_TIMEOUT_S)")
+    config.addinivalue_line("markers", f"{DEFAULT_CODEGEN}: a bit-identity check under the library's default XLA "
+                                       "code generation (run by tests/test_default_codegen.py; module docstring)")
     shift = config.workerinput.get("uldp_seed_shift", 0) if hasattr(config, "workerinput") else seed_shift(config)
     if shift:
         _install_seed_shift(shift)
@@ -62,6 +95,17 @@ def pytest_configure(config):
         return
     _SAVED.append(flags)
     os.environ["XLA_FLAGS"] = with_test_flags(flags)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under ``TEST_XLA_FLAGS`` the ``default_codegen`` checks are deselected here: tests/test_default_codegen.py
+    runs them in a process with the default flags (never skipped, never lost)."""
+    if not uses_test_codegen():
+        return
+    elsewhere = [item for item in items if item.get_closest_marker(DEFAULT_CODEGEN)]
+    if elsewhere:
+        config.hook.pytest_deselected(items=elsewhere)
+        items[:] = [item for item in items if not item.get_closest_marker(DEFAULT_CODEGEN)]
 
 
 _CRASHED = []  # node ids whose worker crashed once and that were re-queued

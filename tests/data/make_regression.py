@@ -19,9 +19,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 _T0 = time.perf_counter()
 
 if __name__ == "__main__":  # record under the test session's XLA flags (tests/conftest.py): bit-identical there
-    from tests.xla_test_flags import with_test_flags
+    import importlib.util
 
-    os.environ["XLA_FLAGS"] = with_test_flags(os.environ.get("XLA_FLAGS"))
+    _spec = importlib.util.spec_from_file_location("_suite_conftest", pathlib.Path(__file__).parents[1] / "conftest.py")
+    _conftest = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_conftest)
+    os.environ["XLA_FLAGS"] = _conftest.with_test_flags(os.environ.get("XLA_FLAGS"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -49,23 +49,6 @@ def _check_against_closed_form(rows):
     return theory
 
 
-@pytest.mark.slow  # compile-bound: 68-90 s on the loaded 2-core machine (three mechanisms, two eps)
-def test_small_table_simulation_matches_closed_form(tmp_path):
-    rows = _rows(tmp_path, mechanisms=["GRR", "RWS", "URR"], n=1000, reps=10, time_n=200)
-    _check_against_closed_form(rows)
-    assert {r["mechanism"] for r in rows} == {"GRR", "RWS", "URR"}
-    for r in rows:
-        assert float(r["decode_s"]) > 0 and int(r["decode_n"]) >= 100
-        if r["mechanism"] == "RWS":
-            assert float(r["bits"]) == 4 + 32  # ceil(log2 16) + the seed
-        if r["group"] == "ULDP":
-            assert r["guarantee"] == "uldp" and int(r["s"]) == ft.sensitive_size(16, 0.5) == 8
-        if r["group"] == "LDP" and r["method"] == "theory":  # ul.theory's closed form; RWS's is SS's
-            p, eps = ft._dist(r["distribution"], 16), float(r["eps"])
-            mech = ul.SS(16, eps) if r["mechanism"] == "RWS" else ft.LDP_ORACLES[r["mechanism"]][0](16, eps)
-            np.testing.assert_allclose(float(r["value"]), ft.closed_form(mech, p, int(r["n"])), rtol=1e-5)
-
-
 @pytest.mark.slow
 def test_quick_table_covers_every_oracle_and_matches_closed_form(tmp_path):
     """``uldp run field-table --quick``: its outputs (as tests/experiments/test_quick_experiments.py checks every
@@ -80,6 +63,23 @@ def test_quick_table_covers_every_oracle_and_matches_closed_form(tmp_path):
     assert all(np.isfinite(float(r["value"])) and float(r["se"]) >= 0 for r in rows)
     assert {r["mechanism"] for r in rows} == set(ft.LDP_ORACLES) | set(ft.ULDP_ORACLES)
     _check_against_closed_form(rows)
+    for r in rows:
+        assert float(r["decode_s"]) > 0 and int(r["decode_n"]) >= 100
+        if r["mechanism"] == "RWS":
+            assert float(r["bits"]) == 4 + 32  # ceil(log2 16) + the seed
+        if r["group"] == "ULDP":
+            assert r["guarantee"] == "uldp" and int(r["s"]) == ft.sensitive_size(16, 0.5) == 8
+        if r["group"] == "LDP" and r["method"] == "theory":  # ul.theory's closed form; RWS's is SS's
+            p, eps = ft._dist(r["distribution"], 16), float(r["eps"])
+            mech = ul.SS(16, eps) if r["mechanism"] == "RWS" else ft.LDP_ORACLES[r["mechanism"]][0](16, eps)
+            np.testing.assert_allclose(float(r["value"]), ft.closed_form(mech, p, int(r["n"])), rtol=1e-5)
+
+
+def test_settings_pick_the_mechanisms_and_sizes(tmp_path):
+    rows = _rows(tmp_path, mechanisms=["GRR", "URR"], eps=[1.0], n=200, reps=2, time_n=100)
+    assert {(r["mechanism"], r["group"]) for r in rows} == {("GRR", "LDP"), ("URR", "ULDP")}
+    assert {float(r["eps"]) for r in rows} == {1.0} and {int(r["n"]) for r in rows} == {200}
+    assert {r["reps"] for r in rows if r["method"] == "emp"} == {"2"}
 
 
 def test_bad_settings_are_refused():

@@ -48,12 +48,6 @@ def _check(res):
 
 
 @pytest.mark.slow
-def test_z_within_budget_quick():
-    quick = {k: COUNTS[k] for k in ("GRR", "OUE", "uRR")}
-    _check(ul.study(jax.random.key(3), quick, eps=[1.0], n=[20_000], reps=REPS, p=P, metrics=("mse", "l1")))
-
-
-@pytest.mark.slow
 def test_z_within_budget_counts_path():
     _check(ul.study(jax.random.key(0), COUNTS, eps=[0.5, 2.0], n=[20_000], reps=REPS, p=P,
                     metrics=("mse", "l2", "l1", "tv")))
