@@ -62,8 +62,8 @@ def without_test_flags(flags: str | None) -> str:
 
 def uses_test_codegen() -> bool:
     """Whether this session compiles under ``TEST_XLA_FLAGS`` (then ``default_codegen`` checks run elsewhere)."""
-    return os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") != "0" and "--xla_cpu_use_fusion_emitters=false" in \
-        os.environ.get("XLA_FLAGS", "").split()
+    active = os.environ.get("XLA_FLAGS", "").split()
+    return os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") != "0" and all(f in active for f in TEST_XLA_FLAGS)
 
 # Per-test time limit in seconds, on setup (fixtures) and call each (a hung test fails instead of stalling the run);
 # ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
@@ -130,6 +130,7 @@ _SECONDS = {}  # node id -> [setup + call + teardown seconds, marked slow]
 _TIMES_PATH = os.environ.get("ULDP_JAX_TIMES")
 _COMPILE = {"trace_lower_s": 0.0, "backend_s": 0.0, "compiles": 0}
 _TIMES = {}
+_LISTENING = []  # True once this process listens to JAX's compile events
 
 
 def _on_jax_duration(event, duration, **kwargs):
@@ -147,11 +148,11 @@ def pytest_runtest_protocol(item, nextitem):
         return
     import time
 
-    if not _TIMES:
+    if not _LISTENING:
         import jax.monitoring
 
         jax.monitoring.register_event_duration_secs_listener(_on_jax_duration)
-        _TIMES["__registered__"] = True
+        _LISTENING.append(True)
     before, start = dict(_COMPILE), time.perf_counter()
     yield
     _TIMES[item.nodeid] = {"wall_s": time.perf_counter() - start,
@@ -162,9 +163,8 @@ def _write_times(config):
     import json
 
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else "main"
-    rows = {k: v for k, v in _TIMES.items() if k != "__registered__"}
     with open(f"{_TIMES_PATH}.{worker}.json", "w") as f:
-        json.dump(rows, f)
+        json.dump(_TIMES, f)
 
 
 def pytest_runtest_logreport(report):

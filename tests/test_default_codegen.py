@@ -1,7 +1,7 @@
 """The checks marked ``@pytest.mark.default_codegen`` run here, in one process compiled with XLA's default flags.
 
-The suite compiles under ``tests/conftest.py``'s ``TEST_XLA_FLAGS`` (cheaper compiles, same values), whose
-element-wise emitter may order a float32 reduction by the shape of its loop. A check that results are
+The suite compiles under ``tests/conftest.py``'s ``TEST_XLA_FLAGS`` (cheaper compiles), whose element-wise
+emitter may order a float32 reduction by the shape of its loop. A check that results are
 bit-identical under the library's own code generation (EM estimates of one report set batched two ways) is
 therefore deselected from the main run and run by this test in a fresh pytest process without those flags: it
 is never skipped, and a failure there fails this test with the inner run's report.
