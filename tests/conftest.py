@@ -87,6 +87,8 @@ def pytest_configure(config):
         _install_seed_shift(shift)
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has set the environment
         return
+    if _TIMES_PATH and _TIMES_OWNER not in os.environ:
+        os.environ[_TIMES_OWNER] = str(os.getpid())
     if "ULDP_JAX_CACHE" not in os.environ:
         os.environ["ULDP_JAX_CACHE"] = "0"
         _CACHE_SET.append(True)
@@ -128,6 +130,7 @@ _SECONDS = {}  # node id -> [setup + call + teardown seconds, marked slow]
 # seconds JAX spent tracing, lowering and compiling inside it (jax.monitoring's compile events), for issue 48's
 # "where the time goes" table (experiments/benchmarks/suite_times.py reads them).
 _TIMES_PATH = os.environ.get("ULDP_JAX_TIMES")
+_TIMES_OWNER = "ULDP_JAX_TIMES_OWNER"  # the pid of the controller whose run is being timed (``_owns_times``)
 _COMPILE = {"trace_lower_s": 0.0, "backend_s": 0.0, "compiles": 0}
 _TIMES = {}
 _LISTENING = []  # True once this process listens to JAX's compile events
@@ -159,9 +162,21 @@ def pytest_runtest_protocol(item, nextitem):
                            **{k: _COMPILE[k] - before[k] for k in _COMPILE}}
 
 
+def _owns_times(config) -> bool:
+    """Whether this process belongs to the run that set ``ULDP_JAX_TIMES``: the tests that start a pytest of their
+    own (tests/test_time_limits.py, tests/test_crash_requeue.py) inherit the variable, and their files would
+    otherwise overwrite the outer run's (seen in a full run). The outer controller records its pid; its xdist
+    workers are its children."""
+    owner = os.environ.get(_TIMES_OWNER)
+    pid = os.getppid() if hasattr(config, "workerinput") else os.getpid()
+    return owner == str(pid)
+
+
 def _write_times(config):
     import json
 
+    if not _owns_times(config):
+        return
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else "main"
     with open(f"{_TIMES_PATH}.{worker}.json", "w") as f:
         json.dump(_TIMES, f)
@@ -304,6 +319,8 @@ def pytest_report_header(config):
 
 
 def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput") and os.environ.get(_TIMES_OWNER) == str(os.getpid()):
+        os.environ.pop(_TIMES_OWNER)
     if _CACHE_SET:
         os.environ.pop("ULDP_JAX_CACHE", None)
         _CACHE_SET.clear()
