@@ -36,8 +36,9 @@ def _debias_row(mech):
 
 @pytest.mark.parametrize("make", [lambda: ul.OLH(5, 1.0, g=3, family="full"), lambda: ul.SS(6, 1.0, k=2),
                                   lambda: ul.ULH(5, SENS, 1.0, g=3, family="full"), lambda: ul.USS(6, SENS, 1.0, k=2),
-                                  lambda: ul.GRR(5, 1.0), lambda: ul.OUE(4, 1.0), lambda: ul.HR(5, 1.0)],
-                         ids=["OLH", "SS", "ULH", "USS", "GRR", "OUE", "HR"])
+                                  lambda: ul.GRR(5, 1.0), lambda: ul.OUE(4, 1.0), lambda: ul.HR(5, 1.0),
+                                  lambda: ul.URR(5, SENS, 1.0), lambda: ul.URAP(5, SENS, 1.0)],
+                         ids=["OLH", "SS", "ULH", "USS", "GRR", "OUE", "HR", "URR", "URAP"])
 def test_decoder_inverts_the_exact_channel(make):
     row = _debias_row(make())
     assert row.status == "pass", row
