@@ -69,8 +69,8 @@ def uses_test_codegen() -> bool:
 # ``@pytest.mark.timeout(s)`` overrides it for one test, ``ULDP_JAX_TEST_TIMEOUT=0`` turns it off. Generous: it guards
 # against hangs, it is not a speed assertion (timings belong in experiments/benchmarks/; tests/test_time_limits.py).
 TEST_TIMEOUT_S = int(os.environ.get("ULDP_JAX_TEST_TIMEOUT", "600"))
-# A test whose setup + call + teardown take more than SLOW_S seconds belongs under ``@pytest.mark.slow`` (slow tests
-# still run by default; ``-m "not slow"`` is the quick local loop). Every run lists the unmarked ones it timed over
+# A test whose setup + call + teardown take more than SLOW_S seconds belongs under ``@pytest.mark.slow``: the second
+# tier (``python -m pytest -m slow``; the default run deselects it, pyproject.toml's addopts, and CI runs both). Every run lists the unmarked ones it timed over
 # SLOW_S at its end (a report, not a failure: timings move with the machine's load).
 SLOW_S = float(os.environ.get("ULDP_JAX_SLOW_S", "10"))
 
