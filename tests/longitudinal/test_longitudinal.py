@@ -39,6 +39,18 @@ def test_two_rounds_follow_the_memoized_channel(name):
     assert not testing.fits(testing.chi_square(observed, np.outer(one, one).reshape(-1)), alpha=1e-3)
 
 
+def test_users_memos_are_independent():
+    """Users 2k and 2k + 1 hold one value: their round-0 reports are independent draws of the one-round channel
+    (a memo key shared between users would tie their permanent responses), by chi-square on the pairs."""
+    mech = PROTOCOLS["L-GRR"]()
+    n, x = 80_000, 2
+    ys, _ = lg.sample_reports(jax.random.key(8), mech, lg.fixed_values(np.full(n, x), 1, D))
+    pairs = np.asarray(ys)[0].reshape(-1, 2)
+    observed = np.bincount(pairs[:, 0] * D + pairs[:, 1], minlength=D * D)
+    one = mech.round_channel()[x]
+    assert testing.fits(testing.chi_square(observed, np.outer(one, one).reshape(-1)))
+
+
 @pytest.mark.parametrize("name", list(PROTOCOLS))
 def test_estimator_is_exactly_unbiased_and_its_variance_is_the_channels(name):
     """For a fixed population: the estimate of the exact mean support counts is the true frequency, and the
@@ -66,7 +78,7 @@ def test_simulated_round_counts_match_the_exact_moments(name):
     assert testing.within_se(counts, np.broadcast_to(mean, counts.shape), np.sqrt(np.broadcast_to(var, counts.shape)))
 
 
-@pytest.mark.parametrize("name", ["L-GRR", "L-OUE", "L-OSUE", "L-uRR"])
+@pytest.mark.parametrize("name", ["L-GRR", "L-SUE", "L-OUE", "L-OSUE", "L-SOUE", "L-uRR"])
 def test_privacy_over_tau_exact_equals_closed_form_and_brute_force(name):
     """One report costs eps_1; tau reports of one value cost the closed form, which rises with tau and stays
     below eps_perm; the histogram enumeration equals every sequence enumerated."""
@@ -94,8 +106,10 @@ def test_memoized_utility_optimized_sequences_are_uldp(name):
 
 
 def test_dbitflip_costs_eps_perm_whatever_tau():
+    """The closed form, and the exact channel of its sequences (its SUE bits keep with e^{eps/2}/(e^{eps/2}+1))."""
     mech = lg.DBitFlipPM(8, 1.5, b=4, d_bits=2)
     assert [float(mech.closed_form_eps(t)) for t in (1, 10, 100)] == [1.5, 1.5, 1.5]
+    assert [lg.sequence_eps(mech, t) for t in (1, 2)] == pytest.approx([1.5, 1.5], abs=1e-9)
     assert float(lg.DBitFlipPM(8, 1.5, b=4, d_bits=1).closed_form_eps(5)) == pytest.approx(0.75)
 
 
