@@ -16,10 +16,6 @@ when the run ends, so nothing leaks into the user's environment. A flag the user
   library's own (default) code generation are marked ``@pytest.mark.default_codegen``: this run deselects them
   and ``tests/test_default_codegen.py`` runs them together in one process with the default flags.
 
-The second tier, ``python -m pytest -m slow``, keeps XLA's default flags (``slow_tier``): its tests run compiled
-programs far longer than they compile them, and the default codegen runs them faster. The ``default_codegen``
-checks, all marked slow, run in place there.
-
 Measured: experiments/benchmarks/README.md, "(t) The test suite".
 
 The suite runs with uldp_jax's persistent compilation cache off (``ULDP_JAX_CACHE=0``, set the same way unless the
@@ -64,16 +60,6 @@ def without_test_flags(flags: str | None) -> str:
     return " ".join(f for f in (flags or "").split() if f not in TEST_XLA_FLAGS)
 
 
-def slow_tier(config) -> bool:
-    """Whether this run is the second tier, ``-m slow``: it compiles with XLA's default flags, not ``TEST_XLA_FLAGS``.
-
-    The slow tests spend most of their time running compiled programs (EM to convergence, large simulations), not
-    compiling small ones, and LLVM at level 0 runs them up to 2x slower (experiments/benchmarks/README.md, "(t)").
-    Under the default flags the ``default_codegen`` checks (all marked slow) run in place.
-    """
-    return (config.option.markexpr or "").strip() == "slow"
-
-
 def uses_test_codegen() -> bool:
     """Whether this session compiles under ``TEST_XLA_FLAGS`` (then ``default_codegen`` checks run elsewhere)."""
     active = os.environ.get("XLA_FLAGS", "").split()
@@ -107,8 +93,6 @@ def pytest_configure(config):
         os.environ["ULDP_JAX_CACHE"] = "0"
         _CACHE_SET.append(True)
     flags = os.environ.get("XLA_FLAGS")
-    if slow_tier(config):  # its time is running compiled programs, which the default codegen runs faster
-        return
     if os.environ.get("ULDP_JAX_TEST_XLA_O0", "1") == "0" or with_test_flags(flags) == (flags or "").strip():
         return
     _SAVED.append(flags)
