@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = [
     "tests/test_conformance.py::test_sampler_matches_channel",
     "tests/test_conformance.py::test_emp_mean_matches_the_exact_moments",
-    "tests/estimation/test_compact.py::test_compact_sampler_matches_channel",
-    "tests/estimation/test_compact.py::test_number_of_ones_is_binomial",
+    "tests/mechanisms/core/test_compact.py::test_compact_sampler_matches_channel",
+    "tests/mechanisms/core/test_compact.py::test_number_of_ones_is_binomial",
     "tests/engine/test_engine.py::test_iid_sampling_follows_p",
     "tests/engine/test_counts_path.py",
     "tests/mechanisms/transform/test_glutf_counts.py",
