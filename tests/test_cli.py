@@ -209,3 +209,10 @@ def test_a_huge_d_is_refused_before_allocating(tmp_path):
     rc, peak_kib = int(out[0]), int(out[1])
     assert rc == 2 and "--set d" in out[2] and "Traceback" not in out[2]
     assert peak_kib < 2**20, f"peak RSS {peak_kib} KiB before refusing"
+
+
+def test_cli_out_an_existing_file_is_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "a_file"
+    target.write_text("x")
+    assert cli.main(["run", "demo", "--quick", "--out", str(target)]) == 2
+    assert "existing file" in capsys.readouterr().err

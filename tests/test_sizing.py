@@ -2,6 +2,7 @@
 ``SIZING_OVERRIDE`` reaches each reader (a module constant elsewhere would not)."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -30,3 +31,21 @@ def test_one_bucket_rule_per_kind_of_size():
     assert reports == [1, 8, 10, 20, 112, 1024]  # m 2^j, m in 4..7
     for k in range(1, 5000):
         assert k <= _sizing.report_bucket(k) <= 1.25 * k + 1 and k <= _sizing.rep_bucket(k) <= 1.5 * k + 1
+
+
+def test_large_work_is_refused_up_front():
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="GiB of reports"):
+        ul.perturb(key, ul.OUE(10**9, 1.0), np.zeros(10, np.int32))
+    with pytest.raises(ValueError, match="GiB of reports"):
+        ul.perturb(key, ul.RAPPOR(10**8, 1.0), np.zeros(100, np.int32))
+    with pytest.raises(ValueError, match="log-ratios"):
+        ul.audit(ul.GRR(4096, 1.0))
+    with pytest.raises(ValueError, match="in all"):
+        ul.channel(jax.vmap(lambda e: ul.GRR(2048, e))(jnp.linspace(0.5, 2.0, 64)))
+    with pytest.raises(ValueError, match="d\\^2 <= 2\\^24"):
+        ul.ldp_matrix(10**9, 1.0)
+    with pytest.raises(ValueError, match="2\\^24"):
+        ul.recommend(10**9, 3, 1.0, 0.5)
+    with pytest.raises(ValueError, match="100 x 2\\^100 entries"):  # exact, not capped at 2^64
+        ul.channel(ul.RAPPOR(100, 1.0))

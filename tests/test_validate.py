@@ -1,5 +1,6 @@
 """Bad arguments raise ValueError/TypeError naming the argument and value at construction."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -93,3 +94,22 @@ def test_keep_probabilities_must_survive_float32(value):
         ul.URAP(6, [1, 3], 5.0, theta=value)
     with pytest.raises(ValueError, match="p"):
         ul.UE(6, 20.0, p=value)
+
+
+def test_bad_inputs_name_the_argument():
+    mech = ul.GRR(6, 1.0)
+    with pytest.raises(ValueError, match=r"ys in \[0, 6\), got 99"):
+        ul.aggregate(mech, np.array([0, 99]))
+    assert np.asarray(ul.estimate(mech, [0, 1, 2])).shape == (6,)  # a list of reports is a batch
+    for p in ("uniform", np.array([True] * 6), np.full(6, 1 / 6 + 0j), np.full(6, 1 / 6, dtype=object)):
+        with pytest.raises(TypeError, match="p"):
+            ul.theory.mse(mech, p, 100)
+        with pytest.raises(TypeError, match="p"):
+            ul.simulate(jax.random.key(0), mech, p=p, n=10)
+    with pytest.raises(ValueError, match="eps"):
+        ul.theory.grr_nmse(-1.0, 6)
+    with pytest.raises(ValueError, match="n="):
+        ul.theory.nonprivate_l2(np.full(4, 0.25), -5)
+    with pytest.raises(ValueError, match="theta_n"):
+        ul.theory.urr_nmse(1.0, 3, 1.5)
+    assert np.isfinite(float(ul.theory.mse(mech, np.full(6, 1 / 6), 10**15)))  # no int32 overflow

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 import uldp_jax as ul
+from uldp_jax import testing
+from uldp_jax.mechanisms.core import _records
 from uldp_jax.privacy import pairwise_log_ratios
+
+from tests.outside_mechanisms import Keep
 
 
 class _Fixed(ul.Mechanism):
@@ -145,3 +149,49 @@ def test_audit_and_channel_of_a_vmapped_grid():
     leaky = ul.audit(jax.vmap(lambda e: _LeakyAbove(5, e))(jnp.array([0.5, 1.0, 2.0, 3.0])))
     np.testing.assert_array_equal(leaky.ok, [True, True, False, False])
     np.testing.assert_allclose(leaky.eps, [0.5, 1.0, 4.0, 6.0], rtol=1e-6)
+
+
+# ---- the audit checks the claim (from tests/test_defects.py) ------------------------------------------------
+
+def _fixed(Q, spec, protected=None):
+    Q = np.asarray(Q, np.float64)
+    return testing.FixedChannel(Q, np.ones(Q.shape[1], bool) if protected is None else protected, spec)
+
+
+def test_audit_refuses_claims_inconsistent_with_their_kind():
+    Q = ul.channel(ul.GRR(4, 1.0)).Q
+    E = np.full((4, 4), 10.0)
+    np.fill_diagonal(E, 0.0)
+    with pytest.raises(ValueError, match="claims eps=0.5"):
+        ul.audit(_fixed(Q, ul.PrivacySpec("ldp", E, 0.5, None)))
+    E1 = np.full((4, 4), np.inf)
+    np.fill_diagonal(E1, 0.0)
+    E1[0, 1] = 1.0
+    with pytest.raises(ValueError, match="not eps"):
+        ul.audit(_fixed(np.eye(4), ul.PrivacySpec("uldp", E1, 1.0, np.ones(4, bool))))
+    with pytest.raises(ValueError, match="no sensitive input"):
+        ul.audit(_fixed(np.eye(4), ul.PrivacySpec.uldp(4, [], 1.0), np.zeros(4, bool)))
+
+
+class LyingLog(Keep):
+    """Honest ``likelihood().log_channel`` except on tiny entries, where it hides an e^9.2 ratio."""
+
+    def channel_matrix(self):
+        Q = np.full((2, 2), 0.5)
+        Q[0] = [1.0, 1e-305]
+        Q[1] = [1.0, 1e-301]
+        Q = Q / Q.sum(axis=1, keepdims=True)
+        return Q, np.ones(2, bool)
+
+    def likelihood(self):
+        def log_channel():
+            Q, p = self.channel_matrix()
+            with np.errstate(divide="ignore"):
+                return np.log(np.maximum(Q, 1e-300)), p
+
+        return _records.Likelihood(log_channel=log_channel)
+
+
+def test_a_lying_log_channel_is_refused():
+    with pytest.raises(ValueError, match=r"likelihood\(\).log_channel disagrees"):
+        ul.audit(LyingLog(2, 1.0))

@@ -188,3 +188,11 @@ def test_pum_perturb_returns_compact_reports_on_a_large_domain():
     ys = ul.perturb(jax.random.key(0), m, xs, personal)
     assert m.compact().preferred and isinstance(ys, ul.CompactBits) and ys.shape == (1000, 3002)
     assert not ul.PUM(5, (0,), 1, 1.0, base="urap").compact().preferred  # small Z: dense bits
+
+
+def test_pum_urap_users_estimate_their_own_reports():
+    pum = ul.PUM(5, (0, 2, 3), 2, 1.0, base="urap")
+    user = pum.user(jnp.asarray([1, -1], jnp.int32))
+    ys = ul.perturb(jax.random.key(0), user, jnp.arange(5, dtype=jnp.int32))
+    assert ys.shape == (5, 7) and ul.mechanisms.core.num_stats(user) == 7
+    assert np.asarray(ul.estimate(user, ys)).shape == (5,)

@@ -10,6 +10,8 @@ import pytest
 import uldp_jax as ul
 from uldp_jax.mechanisms.core import _base, _estimation, _protocol
 
+from tests.outside_mechanisms import Keep
+
 
 def _table_members() -> list[str]:
     """Member names in the first column of the table in ``Mechanism``'s module docstring."""
@@ -186,3 +188,9 @@ def test_a_reports_method_must_return_a_reports_record():
     m = type("Keep", (ul.Mechanism,), body)(3, 1.0)
     with pytest.raises(TypeError, match=r"Keep.reports\(\) to return a Reports record"):
         ul.mechanisms.core.num_stats(m)
+
+
+def test_mechanisms_are_hashable_by_value():
+    assert hash(ul.GRR(6, 1.0)) == hash(ul.GRR(6, 1.0)) and ul.GRR(6, 1.0) == ul.GRR(6, 1.0)
+    assert hash(ul.GRR(6, 1.0)) != hash(ul.GRR(6, 2.0))
+    assert len({ul.URR(6, [0, 1], 1.0), ul.URR(6, [1, 0], 1.0), Keep(4, 1.0), Keep(4, 1.0)}) == 2
