@@ -100,7 +100,7 @@ def check_keep_probability(name: str, value: Any) -> Any:
 # exp(eps / 2) near its overflow), float64 bit-product channels underflow, and RAPPOR's default theta rounds to 1
 # in float64 (eps > 72); no privacy question needs eps > 100 (e^100 ~ 1e43). Below EPS_MIN the audited eps
 # loses relative accuracy (float64 log-ratios are good to ~1e-16 absolute) and float32 estimates scale like
-# 1/eps. Tested over [1e-3, 50] for every mechanism (tests/test_properties.py).
+# 1/eps. Tested over [1e-3, 50] for every mechanism (tests/privacy/test_audit.py).
 EPS_MIN = 1e-6
 EPS_MAX = 100.0
 
