@@ -357,3 +357,34 @@ def test_whole_range_exact_and_refused_beyond(name):
                 build(data.draw, e)
 
     run()
+
+
+# ---- extreme eps: exact or refused, never silent garbage (from tests/test_extremes.py) --------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [lambda e: ul.Wheel(6, e, num_hashes=16),
+                                  lambda e: ul.UWheel(6, [0, 2], e, num_hashes=16), lambda e: ul.OUE(6, e),
+                                  lambda e: ul.UUE(6, [0, 2], e), lambda e: ul.RAPPOR(6, e)],
+                         ids=["Wheel", "UWheel", "OUE", "UUE", "RAPPOR"])
+def test_large_eps_exact_up_to_the_limit_and_refused_beyond(make):
+    for e in (70.0, _validate.EPS_MAX):  # [1e-3, 50]: test_whole_range_exact_and_refused_beyond above
+        mech = make(e)
+        ch = ul.channel(mech)
+        np.testing.assert_allclose(ch.Q.sum(1), 1.0, atol=1e-12)
+        rep = ul.audit(mech)
+        assert rep.ok and rep.tight and rep.eps == pytest.approx(e, rel=1e-9), (mech, rep)
+        ys = ul.perturb(jax.random.key(0), mech, jnp.arange(6, dtype=jnp.int32))
+        assert np.all(np.isfinite(np.asarray(ul.estimate(mech, ys))))
+        res = ul.simulate(jax.random.key(1), mech, p=np.full(6, 1 / 6), n=60, reps=1)
+        assert np.all(np.isfinite(np.asarray(res.estimates["emp"])))
+    for e in (200.0, 700.0):
+        with pytest.raises(ValueError, match="eps"):
+            make(e)
+
+
+def test_bit_product_channel_audited_in_log_space():
+    # 0.5 q^13 with q = e^-100 / (1 + ...) underflows float64: exp(-1300); the log-space audit stays exact
+    for mech in (ul.OUE(14, 100.0), ul.UUE(14, list(range(12)), 100.0), ul.URAP(14, [0, 1, 2], 100.0)):
+        assert np.any(ul.channel(mech).Q == 0)  # the float64 channel has underflowed entries ...
+        rep = ul.audit(mech)
+        assert rep.ok and rep.eps == pytest.approx(100.0, rel=1e-9), (mech, rep)  # ... the audit does not care

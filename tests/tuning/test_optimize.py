@@ -1,4 +1,5 @@
-"""``uldp_jax.tuning._optimize``: tuning honours a closed form's declared domain (a family defined outside the package)."""
+"""``uldp_jax.tuning._optimize``: tuning honours a closed form's declared domain (a family defined outside the
+package)."""
 
 import pytest
 
