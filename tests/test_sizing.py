@@ -49,3 +49,15 @@ def test_large_work_is_refused_up_front():
         ul.recommend(10**9, 3, 1.0, 0.5)
     with pytest.raises(ValueError, match="100 x 2\\^100 entries"):  # exact, not capped at 2^64
         ul.channel(ul.RAPPOR(100, 1.0))
+
+
+def test_simulate_refuses_a_domain_whose_vectors_do_not_fit():
+    with pytest.raises(ValueError, match=r"float64\[d\].*7.45 GiB"):
+        ul.simulate(jax.random.key(0), ul.GRR(10**9, 1.0), xs=np.arange(10), reps=1)
+
+
+def test_em_refuses_a_per_report_likelihood_too_large_to_iterate():
+    mech = ul.OLH(10**4, 1.0)
+    ys = ul.perturb(jax.random.key(0), mech, np.arange(2 * 10**4) % 10**4)
+    with pytest.raises(ValueError, match=r"20000 x 10000 .*method='emp'"):
+        ul.estimate(mech, ys, "em")

@@ -346,3 +346,22 @@ def test_pack_compact_equals_packing_the_dense_bits(monkeypatch, name):
     assert sup.shape[0] == want_sup.shape[0] and sup.shape[1] == want_sup.shape[1]  # padding cut to the widest row
     for got, want in zip(sup, want_sup):
         assert sorted(got[got < d].tolist()) == sorted(want[want < d].tolist())
+
+
+@pytest.mark.parametrize("call,err", [
+    (lambda: ul.to_compact(np.array([1, 0, 1])), ValueError),  # one report: to_compact takes a batch
+    (lambda: ul.to_compact(np.array([[2, 0]])), ValueError),  # not bits
+    (lambda: ul.to_compact(np.ones((2, 2), np.float32)), TypeError),
+    (lambda: ul.to_compact(np.eye(3, dtype=bool), width=0), ValueError),
+    (lambda: ul.to_dense("x"), TypeError),
+    (lambda: ul.to_dense(np.ones((2, 2, 2), bool)), ValueError),
+], ids=["1-D", "values", "float", "width", "str", "3-D"])
+def test_compact_converters_check_their_input(call, err):
+    with pytest.raises(err, match="ys|width"):
+        call()
+
+
+def test_compact_converters_round_trip():
+    bits = np.eye(5, dtype=bool)[[0, 3, 4]]
+    np.testing.assert_array_equal(ul.to_dense(ul.to_compact(bits)), bits)
+    np.testing.assert_array_equal(ul.to_dense(ul.to_compact(bits.astype(np.int32))), bits)
