@@ -216,3 +216,15 @@ def test_cli_out_an_existing_file_is_a_usage_error(tmp_path, capsys):
     target.write_text("x")
     assert cli.main(["run", "demo", "--quick", "--out", str(target)]) == 2
     assert "existing file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,word", [(["run", "nope"], "nope"), (["run", "001-fig5", "--reps", "0"], "reps"),
+                                       (["run", "001-fig5", "--reps", "x"], "reps"), (["bogus"], "bogus")])
+def test_cli(argv, word, capsys):
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and word in err[0]

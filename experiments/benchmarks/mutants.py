@@ -270,11 +270,11 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("index_set_admits_d", "validation", "uldp_jax/_validate.py",
        "if not 0 <= v < d:", "if not 0 <= v <= d:",
        "an index set (sensitive items) may hold item d, one past the domain",
-       "tests/test_validate.py", "tests/test_bad_inputs.py"),
+       "tests/test_validate.py"),
     _m("items_admit_d", "validation", "uldp_jax/_validate.py",
        "if lo < 0 or hi >= d:", "if lo < 0 or hi > d:",
        "an item array (xs) may hold item d, one past the domain",
-       "tests/test_validate.py", "tests/test_bad_inputs.py"),
+       "tests/test_validate.py"),
     # ---- theory
     _m("urr_nmse_theta_sign", "theory", MECH + "core/_nmse.py",
        "2.0 * (s - 1.0 + theta_n) * t / u", "2.0 * (s - 1.0 - theta_n) * t / u",
