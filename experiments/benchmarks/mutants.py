@@ -313,12 +313,12 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("pum_case1_abs", "pum", "uldp_jax/pum/_estimate.py",
        "w = jnp.where(nonsens, jnp.maximum(rx, 0.0), 0.0)", "w = jnp.where(nonsens, jnp.abs(rx), 0.0)",
        "PUM's case (I) bot distribution weighs negative estimates by their size instead of dropping them",
-       "tests/pum/test_pum_estimation.py"),
+       "tests/pum/test_estimate.py"),
     _m("pum_one_bot_for_every_tag", "pum", "uldp_jax/pum/_mechanism.py",
        "return jnp.where(jnp.any(match, axis=-1), d + tag, xs).astype(jnp.int32)",
        "return jnp.where(jnp.any(match, axis=-1), d + 0 * tag, xs).astype(jnp.int32)",
        "the PUM sampler's pre-processor maps every tag's personal items to bot_1",
-       "tests/pum/test_pum_privacy.py", "tests/pum/test_mechanism.py"),
+       "tests/pum/test_audit.py", "tests/pum/test_mechanism.py"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}
