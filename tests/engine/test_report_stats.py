@@ -53,8 +53,8 @@ def test_grid_stats_and_dense_reports_that_do_not_fit_are_refused(monkeypatch, s
     mech = ul.RAPPOR(24, 3.0)
     p = np.linspace(1.0, 2.0, 24) / np.linspace(1.0, 2.0, 24).sum()
     with monkeypatch.context() as mp:
-        mp.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 20_000)  # packed bytes (padded rows) pass it
-        with pytest.raises(ValueError, match="held_report_bytes = 20000"):
+        mp.setitem(_sizing.SIZING_OVERRIDE, "held_report_bytes", 500)  # packed bytes (256 padded rows) pass it
+        with pytest.raises(ValueError, match="held_report_bytes = 500"):
             ul.simulate(key, mech, p=p, n=250, reps=2, methods=("em",), block_size=128)
     grid = jax.vmap(lambda e: ul.RAPPOR(24, e))(jnp.asarray([1.0, 4.0]))
     res_g = ul.simulate(key, grid, p=p, n=250, reps=2, methods=("em",), block_size=128)

@@ -19,7 +19,7 @@ MECHS = [ul.OLH(D, 2.0), ul.ULH(D, list(range(8)), 1.0), ul.USS(D, list(range(10
 
 def _packed(mech, ys):
     form = jax.eval_shape(_em_ratio.likelihood_of(mech).report, ys)
-    chunk = min(_em_ratio.chunk_rows(form.bits.shape[1]), max(8, 1 << (N - 1).bit_length()))
+    chunk = _em_ratio.chunk_rows(form.bits.shape[1], N)
     rows = chunk * bucket(-(-N // chunk))
     return _em_ratio._packed_terms(mech, _em_ratio._pad_rows(ys, rows), jnp.int32(N), chunk)
 

@@ -20,8 +20,8 @@ def test_every_solver_reaches_the_same_mle(name):
     est = {s: np.asarray(ul.estimate(mech, ys, "em", solver=s, tol=1e-12)) for s in solvers}
     for s in solvers:
         np.testing.assert_allclose(est[s], est["auto"], atol=5e-5, err_msg=s)
-    # the aliases, exactly: plain EM's run to tol=1e-12 is its whole step cap, so the alias is compared at a few
-    # hundred steps (the same program either way) rather than paying that run twice
+    # the aliases, exactly: plain EM to tol=1e-12 takes hundreds of steps, so the alias is compared at 200 steps
+    # (the same program either way) rather than paying that run twice
     short = dict(tol=1e-12, max_iters=200)
     np.testing.assert_array_equal(np.asarray(ul.estimate(mech, ys, "em", accelerate=False, **short)),
                                   np.asarray(ul.estimate(mech, ys, "em", solver="em", **short)))

@@ -32,7 +32,7 @@ def rows_and_chunk(mech: Any, rows: int) -> tuple[int, int, int]:
     """``(bytes per report, rows per chunk, padded rows)`` of ``rows`` packed reports of ``mech``."""
     prod_mask, _ = _support.unary_parts(mech)
     nb = _packed.num_bytes(int(prod_mask.sum()))
-    chunk = _packed.chunk_rows(nb)
+    chunk = _packed.chunk_rows(nb, rows)
     return nb, chunk, -(-rows // chunk) * chunk
 
 

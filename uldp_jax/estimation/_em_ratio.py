@@ -33,9 +33,9 @@ from uldp_jax.estimation._support import bucket
 from uldp_jax.mechanisms.core import SupportRatio, likelihood_of
 
 
-def chunk_rows(num_items: int) -> int:
+def chunk_rows(num_items: int, n: int | None = None) -> int:
     """Rows per chunk: ``_packed.chunk_rows`` of the packed width (fixed per base size: reused shapes)."""
-    return _packed.chunk_rows(_packed.num_bytes(num_items))
+    return _packed.chunk_rows(_packed.num_bytes(num_items), n)
 
 
 def _masses(p, items):
@@ -271,6 +271,6 @@ def solve_reports(mech: Any, ys: Any, p0: jax.Array, tol: jax.Array, max_iters: 
     """
     form = jax.eval_shape(likelihood_of(mech).report, ys)
     n = form.bits.shape[0]
-    chunk = min(chunk_rows(form.bits.shape[1]), max(8, 1 << (n - 1).bit_length()))  # few reports: one chunk
+    chunk = chunk_rows(form.bits.shape[1], n)
     rows = chunk * bucket(-(-n // chunk))
     return _solve(mech, _pad_rows(ys, rows), jnp.int32(n), p0, tol, chunk, max_iters, solver, gap_tol)

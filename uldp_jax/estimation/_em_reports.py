@@ -202,7 +202,7 @@ def _pack_dense(mech: Any, ys: jax.Array) -> PackedReports:
     bucket; traced reports are padded to the chunk only)."""
     prod_mask, _ = _unary_parts(mech)
     n = ys.shape[0]
-    chunk = _packed.chunk_rows(_packed.num_bytes(int(prod_mask.sum())))
+    chunk = _packed.chunk_rows(_packed.num_bytes(int(prod_mask.sum())), n)
     rows = _packed.padded_rows(n, chunk) if _validate.is_concrete(ys) else -(-n // chunk) * chunk
     if _validate.is_concrete(ys):
         ys = np.pad(np.asarray(ys), ((0, rows - n), (0, 0)))

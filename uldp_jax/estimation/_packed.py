@@ -55,9 +55,12 @@ def num_bytes(num_items: int) -> int:
     return max(-(-int(num_items) // 8), 1)
 
 
-def chunk_rows(num_bytes_per_row: int) -> int:
-    """Rows per chunk: a power of two near ``sizing().packed_chunk_bytes / B`` (fixed per size: reused shapes)."""
-    return _sizing.pow2_floor(max(_sizing.sizing().packed_chunk_bytes // max(num_bytes_per_row, 1), 8))
+def chunk_rows(num_bytes_per_row: int, n: int | None = None) -> int:
+    """Rows per chunk: a power of two near ``sizing().packed_chunk_bytes / B`` (fixed per size: reused shapes), or,
+    for ``n`` reports that fit in fewer rows, the power of two at or above ``n`` (one chunk): a few hundred reports
+    of a small domain would otherwise be padded to a whole chunk of ~10^5 rows that every EM pass reads."""
+    full = _sizing.pow2_floor(max(_sizing.sizing().packed_chunk_bytes // max(num_bytes_per_row, 1), 8))
+    return full if n is None else min(full, max(8, 1 << (max(int(n), 1) - 1).bit_length()))
 
 
 def padded_rows(n: int, chunk: int) -> int:
@@ -172,7 +175,7 @@ def to_packed(mech: Any, ys: Any, rows: int | None = None) -> PackedReports:
     n = sum(p.shape[0] for p in parts)
     if n < 1:
         raise ValueError("Expected ys to hold at least one report.")
-    chunk = chunk_rows(b)
+    chunk = chunk_rows(b, n)
     rows = padded_rows(n, chunk) if rows is None else int(rows)
     if rows < n or rows % chunk:
         raise ValueError(f"Expected rows >= {n} and a multiple of {chunk}, got rows={rows}.")
