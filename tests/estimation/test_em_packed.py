@@ -188,3 +188,15 @@ def test_simulate_packs_dense_reports():
     est = np.asarray(res.estimates["em"])
     assert est.shape == (2, 64) and np.all(np.isfinite(est))
     np.testing.assert_allclose(est.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_few_reports_fit_one_chunk_of_their_own_size():
+    """``_packed.chunk_rows(nb, n)``: a full chunk for many reports, the power of two at or above ``n`` for few
+    (600 reports of RAPPOR(10) were padded to 131,072 rows that every EM pass read)."""
+    from uldp_jax.estimation import _packed
+
+    full = _packed.chunk_rows(2)
+    assert _packed.chunk_rows(2, None) == full and _packed.chunk_rows(2, 10 * full) == full
+    assert _packed.chunk_rows(2, 600) == 1024 and _packed.chunk_rows(2, 1024) == 1024
+    assert _packed.chunk_rows(2, 1) == 8
+    assert _packed.padded_rows(600, _packed.chunk_rows(2, 600)) == 1024
