@@ -1,4 +1,5 @@
-"""Figures a reader can read (issue 23 item 8): a line drawn on top of another is named in its panel's title."""
+"""``uldp_jax/experiments/_plot.py``: figures a reader can read (issue 23 item 8): a line drawn on top of another
+is named in its panel's title."""
 
 import pytest
 
