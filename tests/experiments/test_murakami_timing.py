@@ -1,4 +1,5 @@
-"""001-em-timing: every estimator is timed on all n users and EM on RAPPOR/uRAP runs on support lists."""
+"""``uldp_jax/experiments/_murakami_timing.py`` (001-em-timing): every estimator is timed on all n users and EM on
+RAPPOR/uRAP runs on support lists."""
 
 import pytest
 
