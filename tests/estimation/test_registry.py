@@ -1,6 +1,6 @@
-"""Issue 22's defects still here: ``register_method`` (uldp_jax/estimation/_registry.py) protects the built-in
-methods and needs a callable. Its mirror, tests/estimation/test_registry.py, waits for the engine issue's moves of
-tests/estimation/; the rest of this file moved to the mirrors of the modules it tests (issue 48 item 4)."""
+"""``uldp_jax/estimation/_registry.py``: ``register_method`` protects the built-in methods and needs a callable
+(issue 22's defect; the rest of tests/test_defects.py moved to the mirrors of the modules it tested, issue 48
+item 4)."""
 
 from __future__ import annotations
 
