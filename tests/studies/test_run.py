@@ -1,4 +1,5 @@
-"""``ul.study`` (issue 20, item 3): the contract, the key schedule, compile counts, theory z-scores, outputs."""
+"""``ul.study`` (``uldp_jax/studies/_run.py``; issue 20, item 3): the contract, the key
+schedule, compile counts, theory z-scores, outputs."""
 
 import csv
 import math
