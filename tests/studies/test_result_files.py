@@ -14,7 +14,7 @@ D = 4
 
 
 def _rows():
-    """Rows shaped as ``ul.study`` writes them (a real study's round trip: tests/studies/test_outputs.py)."""
+    """Rows shaped as ``ul.study`` writes them (a real study's round trip: tests/studies/test_result.py)."""
     rows = []
     for mech, eps in (("GRR", 0.5), ("GRR", 2.0), ("OUE", None)):
         for method in ("emp", "emp+thr"):

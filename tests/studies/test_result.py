@@ -1,4 +1,5 @@
-"""``StudyResult`` outputs: CSV (csv module, pandas when installed), save/load, plot, progress; bad inputs."""
+"""``StudyResult`` outputs (``uldp_jax/studies/_result.py``): CSV (csv module, pandas when installed),
+save/load, plot, progress; bad inputs."""
 
 import csv
 import importlib.util
