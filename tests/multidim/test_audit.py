@@ -1,4 +1,5 @@
-"""Utility-optimized SPL and SMP (uRR, uRAP per attribute, each with its own X_S): the attribute-wise guarantee."""
+"""``uldp_jax/multidim/_audit.py``: utility-optimized SPL and SMP (uRR, uRAP per attribute, each with its own X_S):
+the attribute-wise guarantee."""
 
 import jax
 import numpy as np
