@@ -22,7 +22,7 @@ STAT\_GAIN / (1 - r^2)}` (0.03 SE at r = 0.9, 0.1 at r = 0.99), and every linear
 frequency, a sum of them) is that many of its own standard errors from the exact MLE's: the same answer, well
 within one SE, in the tens of passes instead of hundreds or thousands. Items whose MLE is 0 are the exception for
 (SQUAREM-)EM, which approaches the boundary sublinearly: they stop up to about 0.1 SE above 0 (Newton binds them
-exactly). tests/estimation/test_em_stat_tol.py checks 0.1 SE for every solver family.
+exactly). tests/estimation/test_em_core.py checks 0.1 SE for every solver family.
 
 In float32 (x64 disabled) the difference of two float32 log-likelihoods rounds to zero long before the MLE (a
 sum of ``n`` log terms of size ~3 has a resolution of ~2e-7 nats per report). A model may therefore supply a

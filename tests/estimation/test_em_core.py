@@ -1,4 +1,5 @@
-"""``tol="stat"``: EM stops at the statistical resolution of the data (``_em_core``'s module doc).
+"""``uldp_jax/estimation/_em_core.py``'s ``tol="stat"``: EM stops at the statistical resolution of the data (the
+module's doc).
 
 The claim is about the optimiser, not about the data: on one fixed set of reports per mechanism, the estimate
 with ``tol="stat"`` lies within a small fraction of one standard error of the exact MLE (the default rule) in
