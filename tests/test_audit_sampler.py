@@ -1,4 +1,5 @@
-"""``ul.audit_sampler`` under ULDP claims whose reports are not enumerable (support events, issue 50 item 1).
+"""``ul.audit_sampler`` (``uldp_jax/_audit_sampler.py``) under ULDP claims whose reports are not enumerable
+(support events, issue 50 item 1).
 
 Only protected reports (``Mechanism.revealed_inputs(ys) < 0``, or a user's ``protected=`` predicate) make events;
 every invertible report is checked to come from the one non-sensitive input it names. No-false-alarm checks go
