@@ -105,7 +105,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("glutf_debias_z_not_zstar", "decoder", MECH + "transform/_glutf_core.py",
        "zs = self.z_star()", "zs = self.z()",
        "GLUTF debiases non-sensitive items with z instead of z* = 1 - f + f z (003 Thm 5)",
-       "tests/mechanisms/transform/test_glutf_estimation.py"),
+       "tests/mechanisms/core/test_pure_uldp.py"),
     _m("rsfd_decoder_fake_weight", "multidim", "uldp_jax/multidim/_marginals.py",
        "(k * s / n - (k - 1) * fake_support(o, fake) - b) / a", "(k * s / n - k * fake_support(o, fake) - b) / a",
        "RS+FD's marginal estimator subtracts k fake reports per user instead of k - 1",
@@ -295,7 +295,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("murakami_urr_l2_sign", "theory", "uldp_jax/theory/_murakami.py",
        "(2.0 * up * (s - ps) + s * (s - 1.0))", "(2.0 * up * (s + ps) + s * (s - 1.0))",
        "001 eq 25 (uRR's expected l2^2) with the sensitive mass added instead of subtracted",
-       "tests/theory/test_closed_forms.py::test_murakami_l2_and_l1_match_dispatch", "tests/theory/test_worst_case.py"),
+       "tests/theory/test_closed_forms.py::test_murakami_l2_and_l1_match_dispatch", "tests/theory/test_murakami.py"),
     # ---- post-processing
     _m("project_tau_off_by_one", "postprocess", "uldp_jax/estimation/_postprocess.py",
        "tau = jnp.take_along_axis(css, rho - 1, axis=-1)", "tau = jnp.take_along_axis(css, rho, axis=-1)",

@@ -1,5 +1,6 @@
-"""simulate(..., methods=("em",)) on compact-report mechanisms keeps every repetition's reports on the device
-(bit-packed block by block inside one compiled call): same answer as EM on the same reports, no host loop."""
+"""``uldp_jax/engine/_reports_device.py``: simulate(..., methods=("em",)) on compact-report mechanisms keeps
+every repetition's reports on the device (bit-packed block by block inside one compiled call): same answer as
+EM on the same reports, no host loop."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
-"""Pure-ULDP estimation (003 eq 21) and error (eqs 25, 28; docs/errata.md#variance-models fixed/iid models) against exact channels."""
+"""``uldp_jax/mechanisms/core/_pure_uldp.py``: pure-ULDP estimation (003 eq 21) and error (eqs 25, 28;
+docs/errata.md#variance-models fixed/iid models) against exact channels."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
-"""001 worst-case distributions (Props 5, 6, 8 with docs/errata.md#001-prop-8-uraps-worst-case-in-l1 threshold, 16, 17, 19)."""
+"""``uldp_jax/theory/_murakami.py``: 001 worst-case distributions (Props 5, 6, 8 with
+docs/errata.md#001-prop-8-uraps-worst-case-in-l1 threshold, 16, 17, 19)."""
 
 import jax
 import numpy as np

@@ -1,4 +1,5 @@
-"""simulate's stats where a method reads reports: the report route's own per-bit sums, equal to the per-user path's."""
+"""``uldp_jax/engine/_reports.py``: simulate's stats where a method reads reports: the report route's own per-bit
+sums, equal to the per-user path's."""
 
 import jax
 import jax.numpy as jnp
