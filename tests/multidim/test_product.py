@@ -1,4 +1,5 @@
-"""Bad arguments raise ValueError/TypeError naming the argument."""
+"""``uldp_jax/multidim/_product.py``'s checks, shared by SPL, SMP and RS+FD: bad arguments raise ValueError/TypeError
+naming the argument."""
 
 import numpy as np
 import pytest
