@@ -109,7 +109,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("rsfd_decoder_fake_weight", "multidim", "uldp_jax/multidim/_marginals.py",
        "(k * s / n - (k - 1) * fake_support(o, fake) - b) / a", "(k * s / n - k * fake_support(o, fake) - b) / a",
        "RS+FD's marginal estimator subtracts k fake reports per user instead of k - 1",
-       "tests/multidim/test_protocols.py", "tests/multidim/test_peer.py"),
+       "tests/multidim/test_marginals.py", "tests/multidim/test_rsfd.py"),
     # ---- samplers (perturb) that are off
     _m("grr_flip_probability", "perturb", MECH + "rr/_grr.py",
        "jnp.uint32), (self.d - 1) * other_p)", "jnp.uint32), self.d * other_p)",

@@ -1,4 +1,6 @@
-"""Cross-checks against multi-freq-ldpy (Arcolezi et al.): same estimators, same closed-form variances.
+"""``uldp_jax/multidim/_rsfd.py``: RS+FD's whole report costs the amplified eps (not the paper's), its sampler is
+rejected against SPL's channel and is reproducible by key; and cross-checks against multi-freq-ldpy (Arcolezi et
+al.): same estimators, same closed-form variances (SPL and SMP on GRR too).
 
 The peer clips at 0 and renormalises (its ``*_MI`` aggregators); ours are the unbiased estimates, so the peer's
 output is compared with ours after that same post-processing. ``_ref_*`` port the peer's formulas
@@ -153,3 +155,40 @@ def test_spl_smp_grr_same_estimates_as_the_peer(proto):
         ys = np.asarray([offs[a] + v for a, v in rep])
     for ours, theirs in zip(md.marginals(m, jnp.asarray(ys, jnp.int32)), peer):
         np.testing.assert_allclose(_post(ours), np.asarray(theirs, np.float64), rtol=1e-9, atol=1e-12)
+
+
+def test_rsfd_whole_report_is_the_amplified_eps_not_the_papers():
+    """Tuples that differ in every attribute reach ratio e^{eps'} on y = x; the paper's eps bounds one attribute."""
+    m = md.rsfd(ul.GRR, (3, 4), 1.0)
+    a = ul.audit(m)
+    assert a.eps == pytest.approx(float(md.amplified_eps(1.0, 2)), rel=1e-9)
+    assert m.target_eps == pytest.approx(1.0)
+    Q, _ = m.channel_matrix()
+    L = np.log(Q)
+    x, x1 = md.encode(np.array([[0, 0], [0, 1]]), (3, 4))  # differ in one attribute: above eps for GRR (1.044)
+    assert np.max(L[x] - L[x1]) == pytest.approx(1.0442121130212403, rel=1e-9)
+    z = md.rsfd(ul.OUE, (3, 2), 1.0, fake="z")  # OUE-z, one attribute apart: exactly eps
+    Qz = np.log(z.channel_matrix()[0])
+    X = np.stack(np.unravel_index(np.arange(z.d), z.domains), 1)
+    one = (X[:, None] != X[None]).sum(-1) == 1
+    R = np.max(Qz[:, None, :] - Qz[None, :, :], axis=-1)
+    assert R[one].max() == pytest.approx(1.0, rel=1e-9)
+
+
+def test_sampler_check_rejects_a_wrong_channel(key):
+    """Power: RS+FD's draws tested against SPL's channel (same report space) must be rejected."""
+    m = md.rsfd(ul.GRR, (3, 4), 1.0)
+    res = testing.sampler_vs_channel(key, m, 5, 30_000, Q=md.spl(ul.GRR, (3, 4), 1.0).channel_matrix()[0])
+    assert not testing.fits(res, alpha=1e-3)
+
+
+def test_same_key_same_reports_and_different_keys_differ(key):
+    m = md.rsfd(ul.GRR, (3, 4), 1.0)
+    xs = jnp.arange(12, dtype=jnp.int32).repeat(10)
+    a, b = m.perturb_batch(key, xs), m.perturb_batch(key, xs)
+    c = m.perturb_batch(jax.random.fold_in(key, 1), xs)
+    assert a.dtype == jnp.int32 and a.shape == xs.shape
+    np.testing.assert_array_equal(a, b)
+    assert (np.asarray(a) != np.asarray(c)).any()
+    jit_a = jax.jit(lambda k, v: m.perturb_batch(k, v))(key, xs)
+    np.testing.assert_array_equal(a, jit_a)
