@@ -14,7 +14,7 @@ argument), so only the first shift pays the compilation.
   shift: a check that reads its draws sees the same draws on every shift. The driver lists such tests
   (``unshifted``) and does not count them as measured; measure their files with ``false_alarms.py`` (one pytest
   process per ``--seed-shift``, which shifts the fixtures' seeds too). Found: tests/mechanisms/core/test_counts.py
-  and tests/pum/test_pum_scenario.py. The same holds for a key made at import (``KEY = jax.random.key(0)`` at
+  and tests/pum/test_simulate.py. The same holds for a key made at import (``KEY = jax.random.key(0)`` at
   module level: tests/test_check.py), which this driver cannot see: measure such files with ``false_alarms.py``.
 - A shift has a false alarm when a statistical test fails on it. A test that fails on every shift compares fixed
   draws or is broken, not a false alarm: it is listed apart; so is a test stopped by the per-test time limit

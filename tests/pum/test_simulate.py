@@ -1,4 +1,6 @@
-"""The synthetic personalized scenario and Monte Carlo checks of 001 §5.4 / §6.2 (Theorem 1, Figure 8 order)."""
+"""``ul.simulate_pum`` (``uldp_jax/pum/_simulate.py``) on the synthetic personalized scenario: Monte Carlo checks of
+001 §5.4 / §6.2 (Theorem 1, Figure 8 order), and the scenario's shapes and counts (its bad arguments:
+tests/data/test_pum_scenario.py)."""
 
 import jax
 import numpy as np
@@ -60,15 +62,6 @@ def test_scenario_shapes_and_counts(scenario):
     assert not np.array_equal(other.xs, sc.xs)
     full = pum_scenario(jax.random.key(0))
     assert full.d == 625 and full.n == 179527 and len(full.sensitive) == 15
-
-
-def test_scenario_bad_arguments():
-    with pytest.raises(ValueError, match="num_sensitive"):
-        pum_scenario(jax.random.key(0), grid=3, n=10, num_sensitive=8)
-    with pytest.raises(ValueError, match="frac_home"):
-        pum_scenario(jax.random.key(0), grid=5, n=10, num_sensitive=2, frac_home=1.5)
-    with pytest.raises(TypeError, match="key"):
-        pum_scenario(None, grid=4, n=10)
 
 
 def test_losses_against_hand_computed_terms(run):
