@@ -1,12 +1,11 @@
-"""Apple's count mean sketches CMS and HCMS: the public hashes, the exact channel (tight eps-LDP), Apple's sketch and
-estimator as pure-LDP computes them (tests/mechanisms/hashing/pure_ldp_cms.py, a port, checked against pure-LDP
-where installed), the risk given the hashes against the exact channel moments, the hash-averaged risk against the
-average of the exact risks over every hash table, EM's likelihood against the channel, the counts path, GLUTF and
-bad arguments. The conformance suite (tests/test_conformance.py) runs the registered examples as well."""
+"""``uldp_jax/mechanisms/hashing/_cms.py``, Apple's count mean sketches CMS and HCMS alike: the exact channel (tight
+eps-LDP), Apple's sketch and estimator as pure-LDP computes them (tests/mechanisms/hashing/pure_ldp_cms.py, a port,
+checked against pure-LDP where installed), EM's likelihood against the channel, the counts path, GLUTF and bad
+arguments. The public hashes: test_sketch.py; the closed-form risks: test_sketch_forms.py; HCMS's own: test_hcms.py.
+The conformance suite (tests/test_conformance.py) runs the registered examples as well."""
 
 from __future__ import annotations
 
-import itertools
 import types
 
 import jax
@@ -16,8 +15,6 @@ import pytest
 
 import uldp_jax as ul
 import uldp_jax.testing  # noqa: F401
-from uldp_jax.mechanisms.core import _estimation
-from uldp_jax.mechanisms.hashing import _sketch_forms as forms
 
 from tests.mechanisms.hashing import pure_ldp_cms as ref
 
@@ -46,16 +43,6 @@ def _column(mech, report):
         return j * 2**mech.m + int(((np.asarray(v) > 0) << np.arange(mech.m)).sum())
     b, j, l = report
     return 2 * (j * mech.m + l) + int(b < 0)
-
-
-@pytest.mark.parametrize("name", MECHS)
-def test_hashes_are_a_fixed_function_of_the_seed(name):
-    m = MECHS[name](50, 1.0, k=4, m=8, seed=7)
-    H = m.hashes()
-    assert H.shape == (4, 50) and H.dtype == np.int32 and H.min() >= 0 and H.max() < 8
-    np.testing.assert_array_equal(H, MECHS[name](50, 2.0, k=4, m=8, seed=7).hashes())  # eps-free, reproducible
-    assert not np.array_equal(H, MECHS[name](50, 1.0, k=4, m=8, seed=8).hashes())
-    np.testing.assert_array_equal(np.asarray(m._table()), H)  # what the samplers and the statistic use
 
 
 @pytest.mark.parametrize("name", MECHS)
@@ -129,54 +116,6 @@ def test_port_client_samples_our_channel(name):
 
 
 @pytest.mark.parametrize("name", MECHS)
-@pytest.mark.parametrize("model", ["iid", "fixed"])
-def test_risk_given_the_hashes_is_the_exact_channels(name, model, x64):
-    """``ul.theory.mse``/``item_variance`` (the instance's risk: variance plus the collisions' squared bias) equal
-    the exact channel moments of Apple's estimator; ``estimator().variance`` is the channel's iid variance."""
-    rng = np.random.default_rng(0)
-    for d, k, m_, seed in [(5, 3, 4, 0), (7, 2, 8, 3), (6, 1, 2, 1)]:
-        m = MECHS[name](d, 0.8, k=k, m=m_, seed=seed)
-        for p in (np.full(d, 1.0 / d), rng.dirichlet(np.ones(d))):
-            exact = ul.theory.exact_item_mse(m, p, 300.0, model=model, affine="mechanism")
-            np.testing.assert_allclose(np.asarray(ul.theory.item_variance(m, p, 300.0, model)), exact, rtol=1e-10)
-            np.testing.assert_allclose(float(ul.theory.mse(m, p, 300.0, model)), exact.sum(), rtol=1e-10)
-            if model == "iid":
-                W, c = ul.theory.estimator_matrix(m, "mechanism")
-                Q = ul.channel(m).Q
-                q = p @ Q
-                var = (q @ W**2 - (q @ W) ** 2) / 300.0
-                np.testing.assert_allclose(np.asarray(_estimation.debias_variance(m, jnp.asarray(p), 300.0)), var,
-                                           rtol=1e-10)
-
-
-@pytest.mark.parametrize("name", MECHS)
-@pytest.mark.parametrize("model", ["iid", "fixed"])
-def test_hash_averaged_risk_is_the_mean_exact_risk_over_every_hash_table(name, model, x64):
-    """``ul.theory.cms_item_mse``/``hcms_item_mse`` (Apple's model: k independent uniformly random functions
-    [d] -> [m]) equal the average, over all ``m^(d k)`` hash tables, of the exact risk given the table; and the
-    estimator is unbiased on that average."""
-    d, k, m_, eps, n = 3, 2, 2, 0.9, 50.0
-    p = np.array([0.5, 0.3, 0.2])
-    collide, apart = (forms.cms_rates if name == "CMS" else forms.hcms_rates)(eps)
-    funcs = list(itertools.product(range(m_), repeat=d))
-    risks, means = [], []
-    for rows in itertools.product(funcs, repeat=k):
-        table = jnp.asarray(rows, jnp.int32)
-        risks.append(np.asarray(forms.given_item_mse(collide, apart, table, m_, jnp.asarray(p), n, model)))
-        a, b = forms.apple_affine(collide, apart, m_)
-        fbar = apart + (collide - apart) * forms._cell_mass(table, m_, jnp.asarray(p))
-        means.append(np.asarray((fbar - b) / a))
-    closed = (ul.theory.cms_item_mse if name == "CMS" else ul.theory.hcms_item_mse)(eps, p, n, k, m_, model)
-    np.testing.assert_allclose(np.asarray(closed), np.mean(risks, axis=0), rtol=1e-10)
-    np.testing.assert_allclose(np.mean(means, axis=0), p, atol=1e-12)
-    # and the table-given form is the exact channel's for a seed's table (the test above), so the chain is exact
-    mech = MECHS[name](d, eps, k=k, m=m_, seed=4)
-    np.testing.assert_allclose(
-        np.asarray(forms.given_item_mse(collide, apart, jnp.asarray(mech.hashes()), m_, jnp.asarray(p), n, model)),
-        ul.theory.exact_item_mse(mech, p, n, model=model, affine="mechanism"), rtol=1e-10)
-
-
-@pytest.mark.parametrize("name", MECHS)
 def test_em_likelihood_is_the_channels(name, x64):
     """EM's per-report factors are proportional to the channel's column, report by report."""
     m = MECHS[name](5, 1.3, k=3, m=4, seed=1)
@@ -245,28 +184,6 @@ def test_cms_statistic_sampler_is_aggregate_of_reports():
     np.testing.assert_array_equal(np.asarray(m.aggregate(ys, w)), np.asarray(m.support(ys))[np.asarray(w) > 0].sum(0))
     stats = np.asarray(m.reports().sample(jax.random.key(1), xs, None))
     assert stats.shape == (40,) and stats.dtype == np.int32 and 0 <= stats.min() and stats.max() <= 4000
-
-
-def test_hcms_aggregate_is_the_support_counts():
-    m = ul.HCMS(40, 2.0, k=5, m=16, seed=3)
-    ys = ul.perturb(jax.random.key(0), m, jnp.asarray(np.arange(3000) % 40, jnp.int32))
-    assert ys.dtype == jnp.int32 and int(ys.max()) < m.num_outputs
-    np.testing.assert_array_equal(np.asarray(m.aggregate(ys)), np.asarray(m.support(ys)).sum(0))
-
-
-def test_hcms_with_one_injective_hash_is_hm():
-    """k = 1 and a collision-free hash: HCMS's channel is the one-bit Hadamard mechanism's, item x as HM's h(x)."""
-    seed = next(s for s in range(1000) if len(set(ul.HCMS(4, 1.0, k=1, m=4, seed=s).hashes()[0])) == 4)
-    m = ul.HCMS(4, 1.0, k=1, m=4, seed=seed)
-    np.testing.assert_allclose(ul.channel(m).Q, ul.channel(ul.HM(4, 1.0)).Q[m.hashes()[0]], rtol=1e-14)
-
-
-def test_fixed_model_collision_rows_in_chunks(monkeypatch, x64):
-    m = ul.CMS(9, 1.0, k=3, m=4, seed=1)
-    p = np.random.default_rng(2).dirichlet(np.ones(9))
-    whole = np.asarray(ul.theory.item_variance(m, p, 100.0, "fixed"))
-    monkeypatch.setattr(forms, "ROW_CHUNK_ENTRIES", 2 * 3 * 9)  # two rows a chunk, a ragged last chunk
-    np.testing.assert_allclose(np.asarray(ul.theory.item_variance(m, p, 100.0, "fixed")), whole, rtol=1e-13)
 
 
 @pytest.mark.parametrize("name", MECHS)

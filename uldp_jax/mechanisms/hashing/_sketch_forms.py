@@ -18,8 +18,8 @@ Both sketches have one support structure (``_sketch``): a user holding ``x'`` su
 
   :math:`\mu = a p_x + b`, ``c = collide``. The last term is the hash-collision term: it does not shrink with
   ``n``, so a sketch needs ``k (m-1)`` well above ``n S_x``. (Both forms are checked exactly against the channel in
-  tests/mechanisms/hashing/test_cms.py; "Count-mean sketch as an optimized framework for frequency estimation with
-  LDP", arXiv:2406.03785, also revisits the original paper's expectation and variance.)
+  tests/mechanisms/hashing/test_sketch_forms.py; "Count-mean sketch as an optimized framework for frequency
+  estimation with LDP", arXiv:2406.03785, also revisits the original paper's expectation and variance.)
 """
 
 from __future__ import annotations
