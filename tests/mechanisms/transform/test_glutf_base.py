@@ -1,7 +1,7 @@
-"""Issue 54 item 3 (and item 2's GLUTF part): GLUTF over a user's base. What the base gives no closed form for
-(the share behind z, EM's support ratio) is read off its channel at construction, outside tracing; a base past
-the channel-size guard is refused there with the reason (it was killed at 13 GB); a grid built under vmap is
-refused with what to do; EM takes the base's own rates."""
+"""``uldp_jax/mechanisms/transform/_glutf_base.py`` (issue 54 item 3, and item 2's GLUTF part): GLUTF over a user's
+base. What the base gives no closed form for (the share behind z, EM's support ratio) is read off its channel at
+construction, outside tracing; a base past the channel-size guard is refused there with the reason (it was killed
+at 13 GB); a grid built under vmap is refused with what to do; EM takes the base's own rates."""
 
 import jax
 import jax.numpy as jnp
