@@ -1,4 +1,6 @@
-"""GLUTF privacy: audit grid, docs/errata.md#003-theorem-1-glutfs-valid-z corrected z (largest valid) vs 003's published uLH/uWheel z, uSS(k=1) = uRR."""
+"""GLUTF privacy: audit grid, docs/errata.md#003-theorem-1-glutfs-valid-z corrected z (largest valid); 003's
+published uLH/uWheel z: tests/mechanisms/hashing/test_ulh.py, tests/mechanisms/wheel/test_uwheel.py; uSS(k=1) = uRR:
+tests/mechanisms/subset/test_uss.py."""
 
 import itertools
 
@@ -76,54 +78,6 @@ def test_corrected_mechanisms_pass_audit(mech, tight):
         if type(mech).__name__ == "UUE":
             hand = float(np.asarray(mech.p)) * np.expm1(eps) / (np.exp(eps) + s - 1)
             np.testing.assert_allclose(z, hand, rtol=1e-9, atol=1e-15)
-
-
-@pytest.mark.parametrize("s,g,eps", [(2, 2, 1.0), (3, 2, 2.0), (4, 3, 5.0), (5, 2, 5.0), (3, 4, 0.5)])
-def test_published_ulh_violates_uldp_by_spec_ratio(s, g, eps):
-    d = s + 3
-    mech = ul.ULH(d, range(s), eps, g=g, family="full", z_rule="published_unsafe")
-    rep = ul.audit(mech)
-    assert not rep.ok and rep.eps > eps
-    e = np.exp(eps)
-    expected = eps + np.log1p((s - 1) * (e - 1) / (g * (e + s - 1)))  # docs/errata.md#003-ulh-and-uwheel-as-published-violate-uldp worst ratio
-    np.testing.assert_allclose(rep.eps, expected, rtol=1e-9)
-    assert ul.audit(ul.ULH(d, range(s), eps, g=g, family="full")).ok
-
-
-@pytest.mark.parametrize("s,l,eps", [(2, 0.3, 1.0), (3, 0.5, 2.0), (4, 0.2, 5.0)])
-def test_published_uwheel_violates_uldp(s, l, eps):
-    mech = ul.UWheel(s + 2, range(s), eps, l=l, num_hashes=8, z_rule="published_unsafe")
-    rep = ul.audit(mech)
-    assert not rep.ok and rep.eps > eps
-    assert ul.audit(ul.UWheel(s + 2, range(s), eps, l=l, num_hashes=8)).ok
-
-
-def test_published_z_equals_corrected_for_one_sensitive_item():
-    a = ul.ULH(4, [2], 1.0, g=3, family="full", z_rule="published_unsafe")
-    b = ul.ULH(4, [2], 1.0, g=3, family="full")
-    np.testing.assert_allclose(ul.channel(a).Q, ul.channel(b).Q, rtol=1e-12)
-    assert ul.audit(a).ok
-
-
-def _as_item_channel(mech):
-    """Maps a GRR-like GLUTF channel (base columns = sensitive items, no pair mass) to item columns."""
-    Q = ul.channel(mech).Q
-    s, d = mech.s, mech.d
-    nonsens = [x for x in range(d) if x not in mech.sensitive]
-    out = np.zeros((d, d))
-    out[:, list(mech.sensitive)] = Q[:, :s]
-    out[:, nonsens] = Q[:, s:s + d - s]
-    assert np.all(Q[:, s + d - s:] == 0)  # z = 0: no pairs
-    return out
-
-
-@pytest.mark.parametrize("eps", EPS)
-def test_uss_k1_and_glutf_grr_equal_urr(eps):
-    for d, sens in [(6, [0, 2, 5]), (9, [1, 2, 3, 4, 7]), (5, [3, 4])]:
-        urr = ul.channel(ul.URR(d, sens, eps)).Q
-        np.testing.assert_allclose(_as_item_channel(ul.USS(d, sens, eps, k=1)), urr, rtol=1e-13, atol=0)
-        np.testing.assert_allclose(_as_item_channel(ul.glutf(ul.GRR(len(sens), eps), d, sens)), urr, rtol=1e-13,
-                                   atol=0)
 
 
 def test_z_rule_zero_is_private_not_tight_and_glutf_matches_named():
