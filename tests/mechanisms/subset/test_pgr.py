@@ -1,7 +1,8 @@
-"""PGR (Feldman, Nelson, Nguyen, Talwar 2022): its variance is its closed form's and subset selection's, its
-aggregate counts hyperplane supports, GLUTF over it is ULDP, and it agrees with minilek/private_frequency_oracles
-(tests/mechanisms/subset/minilek_pgr.py, a port): same estimate on the same reports; minilek's randomizer is not
-the paper's channel (its rejection loop under-samples one point), shown on that randomizer's exact channel."""
+"""PGR (Feldman, Nelson, Nguyen, Talwar 2022): its variance is its closed form's and subset selection's, its aggregate
+counts hyperplane supports (the points and hyperplanes: tests/mechanisms/subset/test_projective.py), GLUTF over it is
+ULDP, and it agrees with minilek/private_frequency_oracles (tests/mechanisms/subset/minilek_pgr.py, a port): same
+estimate on the same reports; minilek's randomizer is not the paper's channel (its rejection loop under-samples one
+point), shown on that randomizer's exact channel."""
 
 from __future__ import annotations
 
@@ -42,22 +43,6 @@ def test_subset_selections_variance_with_log2_K_bits(q, t, x64):
     np.testing.assert_allclose(float(ul.theory.mse(m, p, 1.0)), float(ul.theory.mse(ss, p, 1.0)), rtol=1e-9)
     assert ul.mechanisms.core.comm_bits(m) == pytest.approx(np.log2(K))
     assert ul.mechanisms.core.comm_bits(m) <= ul.mechanisms.core.comm_bits(ss)
-
-
-def test_points_round_trip_and_hyperplanes():
-    q, t = 5, 4
-    K = pg.num_points(q, t)
-    j = jnp.arange(K, dtype=jnp.int32)
-    v = pg.index_to_vec(j, q, t)
-    np.testing.assert_array_equal(np.asarray(pg.vec_to_index(v, q, t)), np.arange(K))
-    np.testing.assert_array_equal(np.asarray(v[:40]), np.array([ref.index_to_vec(i, t, q) for i in range(40)]))
-    planes = np.asarray(pg.hyperplane(v[:20], q, t, jnp.asarray(pg.inverse_table(q)),
-                                      jnp.asarray(pg.placed_index_table(q, t))))  # [20, cset]
-    assert planes.shape == (20, pg.num_points(q, t - 1))
-    for i in range(20):
-        assert len(set(planes[i])) == planes.shape[1]  # distinct points
-        assert all(sum(a * b for a, b in zip(ref.index_to_vec(int(u), t, q), ref.index_to_vec(i, t, q))) % q == 0
-                   for u in planes[i])
 
 
 def test_aggregate_counts_supports_in_chunks(monkeypatch):
