@@ -1,7 +1,7 @@
-"""RWS (Fang et al., USENIX Security 2025; SEUNICK/LDP_Frequency_Protocols ``fp/RWS.py``): its supports have
-subset selection's exact law on the "full" seed family, so its per-item variance is SS's closed form; the "hash"
-family's subsets are uniform k-subsets; its estimator is Fang et al.'s; its report is ceil(log2 d) bits and a
-seed; it is eps-LDP for every seed family."""
+"""RWS (Fang et al., USENIX Security 2025; SEUNICK/LDP_Frequency_Protocols ``fp/RWS.py``): its supports have subset
+selection's exact law on the "full" seed family, so its per-item variance is SS's closed form; the "hash" family's
+subsets are uniform k-subsets (tests/mechanisms/subset/test_rws_subsets.py); its estimator is Fang et al.'s; its
+report is ceil(log2 d) bits and a seed; it is eps-LDP for every seed family."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 
 import uldp_jax as ul
 import uldp_jax.testing  # noqa: F401
-from uldp_jax.mechanisms.subset import _rws_subsets
 
 # (d, eps, k): k = 1 (GRR's support law), k < d / 2, k > d / 2 (Floyd on the complement), k = d - 1
 CASES = [(5, 1.0, 1), (6, 0.5, 2), (7, 2.0, 4), (6, 3.0, 5)]
@@ -60,25 +59,6 @@ def test_ldp_for_every_seed_family(d, eps, k, x64):
         rep = ul.audit(m)
         assert rep.ok and rep.tight, (m, rep)
         np.testing.assert_allclose(rep.eps, eps, rtol=1e-9)
-
-
-@pytest.mark.parametrize("d,k", [(6, 2), (7, 4), (40, 3), (1100, 7)])  # one-hot and gather Floyd, plain and flipped
-def test_hash_family_subsets_are_uniform(d, k):
-    """Every subset has size k; the item counts of 2**15 seeds' subsets are uniform (chi-square), and for small
-    domains so is the law of the whole subset (chi-square over the C(d, k) subsets)."""
-    seeds = jnp.arange(2**15, dtype=jnp.uint32) * jnp.uint32(2654435761)  # spread over the 2**32 seeds
-    bits = np.asarray(_rws_subsets.hashed_subsets(seeds, d, k))
-    assert (bits.sum(axis=1) == k).all()
-    # each item is in a uniform k-subset w.p. k / d; counts of the d items (a multinomial-like check per item)
-    counts = bits.sum(axis=0)
-    se = np.sqrt(seeds.size * (k / d) * (1 - k / d))
-    assert ul.testing.within_se(counts, seeds.size * k / d, se)
-    if math.comb(d, k) <= 64:
-        codes = (bits.astype(np.int64) << np.arange(d)).sum(axis=1)
-        table = _rws_subsets.combination_table(d, k)
-        rank = {int(c): i for i, c in enumerate((table.astype(np.int64) << np.arange(d)).sum(axis=1))}
-        obs = np.bincount([rank[int(c)] for c in codes], minlength=table.shape[0])
-        assert ul.testing.fits(ul.testing.chi_square(obs, np.full(table.shape[0], 1.0 / table.shape[0])))
 
 
 def test_hash_family_sampler_matches_its_channel(key):
