@@ -169,7 +169,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("channel_row_sum_loose", "audit", "uldp_jax/privacy/_channel.py",
        "ROW_SUM_ATOL = 1e-9", "ROW_SUM_ATOL = 1e-3",
        "channel validation accepts rows summing to 1 +- 1e-3 (a channel that is not a probability matrix)",
-       "tests/privacy/test_audit_integrity.py"),
+       "tests/privacy/test_channel.py"),
     # ---- keys shared between repetitions, user blocks, n, rounds, users
     _m("reps_share_keys_per_user", "keys", "uldp_jax/engine/_kernels.py",
        "key_r = jax.random.fold_in(key, jnp.maximum(r, 0))\n        if axis",
