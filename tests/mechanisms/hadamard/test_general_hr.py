@@ -1,6 +1,7 @@
-"""General Hadamard response (Acharya, Sun, Zhang 2019, any eps): layout, exact channel, audit, sampler against the
-channel (chi-square through ``ul.testing``), FWHT decoding against a dense reference, closed-form variance
-against exact channel moments, count samplers, reduction to ``HR`` at one block, bad input."""
+"""General Hadamard response (Acharya, Sun, Zhang 2019, any eps): layout (the block rule:
+tests/mechanisms/hadamard/test_general_forms.py), exact channel, audit, sampler against the channel (chi-square
+through ``ul.testing``), FWHT decoding against a dense reference, closed-form variance against exact channel moments,
+count samplers, reduction to ``HR`` at one block, bad input."""
 
 import jax
 import jax.numpy as jnp
@@ -47,25 +48,6 @@ def test_channel_is_the_papers_and_audit_is_tight(d, eps, B):
     np.testing.assert_allclose(Q, dense_channel(d, eps, mech.num_blocks), rtol=1e-12)
     rep = ul.audit(mech)
     assert rep.ok and rep.tight and rep.eps == pytest.approx(eps, rel=1e-9)
-
-
-def test_authors_rule_and_default_blocks():
-    """authors_blocks: B = 2^floor(log2 min(2d, e^eps)), b = 2^ceil(log2(d/B + 1)) (the authors' code, shipped by
-    pure-LDP); the default minimises the exact uniform risk over powers of two, so it is never worse there."""
-    for d, eps, B, b in [(16, 4.0, 32, 2), (16, 2.0, 4, 8), (16, 1.0, 2, 16), (16, 0.5, 1, 32), (100, 6.0, 128, 2),
-                         (1000, 6.0, 256, 8), (1000, 4.0, 32, 64)]:
-        mech = ul.HadamardResponse(d, eps, num_blocks=forms.authors_blocks(d, eps))
-        assert (mech.num_blocks, mech.b) == (B, b), (d, eps)
-        assert mech.b == 2 ** int(np.ceil(np.log2(d / B + 1)))
-        assert mech.num_outputs == B * b and ul.mechanisms.core.comm_bits(mech) == np.log2(B * b)
-        best = ul.HadamardResponse(d, eps)
-        p = jnp.full(d, 1.0 / d, jnp.float32)
-        r_best = float(forms.l2_risk(eps, p, best.num_blocks))
-        assert r_best == pytest.approx(forms.uniform_risk(d, eps, best.num_blocks), rel=1e-5)
-        for other in (1, B):
-            assert r_best <= float(forms.l2_risk(eps, p, other)) * (1 + 1e-6)
-    assert ul.HadamardResponse(16, 1.0).num_blocks == 1  # one block (= HR) beats the authors' B = 2 at eps = 1
-    assert ul.HadamardResponse(16, 4.0).num_blocks == 16  # one item per block, no empty blocks (authors: 32)
 
 
 @pytest.mark.parametrize("d,eps,B", CASES)
