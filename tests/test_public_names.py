@@ -13,15 +13,6 @@ from uldp_jax import tuning
 from uldp_jax.estimation import _registry
 
 
-def test_uldp_matrix_is_eps_off_the_diagonal_and_urr_meets_it():
-    E = ul.privacy.uldp_matrix(4, [1, 2], 0.7)
-    want = np.array([[0, 0.7, 0.7, 0.7], [0.7, 0, 0.7, 0.7], [0.7, 0.7, 0, 0.7], [0.7, 0.7, 0.7, 0]])
-    np.testing.assert_array_equal(E, want)
-    # uRR meets it on its protected outputs (its own ULDP audit) and E-LDP on every output fails (X_N invertible)
-    assert ul.audit(ul.URR(4, [1, 2], 0.7)).ok
-    assert not ul.audit(ul.URR(4, [1, 2], 0.7), E=E).ok
-
-
 def test_nonprivate_risks_against_simulation_free_references():
     p = np.array([0.5, 0.3, 0.2])
     with jax.enable_x64(True):
