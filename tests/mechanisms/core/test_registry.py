@@ -109,8 +109,9 @@ def test_a_registered_mechanism_is_listed_by_the_cli(throwaway, capsys):
 
 
 def test_the_factory_tables_drop_only_repeated_instances():
-    """tests/library_mechanisms.py feeds the conformance suite and tests/test_grids.py: every registered example's
-    instance is in it, once (SUE repeats RAPPOR's example, glutf GLUTF's)."""
+    """tests/library_mechanisms.py feeds the conformance suite, tests/mechanisms/core/test_grid_check.py and
+    tests/theory/test_grid.py: every registered example's instance is in it, once (SUE repeats RAPPOR's example,
+    glutf GLUTF's)."""
     reprs = [repr(make(1.0)) for make in distinct_examples().values()]
     assert len(reprs) == len(set(reprs))
     assert {repr(make(1.0)) for make in _registry.examples().values()} == set(reprs)

@@ -1,5 +1,6 @@
-"""Grids are first-class: every entry point refuses a ``jax.vmap``-built grid holding one bad point, naming the
-argument and the index; theory on a grid gives exactly what a loop over its points gives.
+"""Grids are first-class (``uldp_jax/mechanisms/core/_grid_check.py``'s ``validate_grid``): every entry point refuses
+a ``jax.vmap``-built grid holding one bad point, naming the argument and the index (theory on a grid:
+tests/theory/test_grid.py; the closed forms' bad entries: tests/theory/test_checked.py).
 
 Bad points: negative, 0, below EPS_MIN (1e-9), above EPS_MAX (150), inf and NaN. The grid is built with
 ``jax.vmap`` (no constructor runs on its points), the bad point at index 2 of 4.
@@ -79,61 +80,6 @@ def test_domains_above_int32_are_refused():
             ul.perturb(jax.random.key(0), make(2**32 + 5), np.array([0], np.int32))
 
 
-EPS = np.array([0.5, 1.25, 4.0], dtype=np.float32)
-
-
-def _loop_and_grid(fn, name):
-    factory = FACTORIES[name]
-    mech = factory(1.0)
-    p = np.random.default_rng(0).dirichlet(np.ones(mech.d))
-    grid = jax.vmap(factory)(jnp.asarray(EPS))
-    loop = np.stack([np.asarray(fn(factory(float(e)), p)) for e in EPS])
-    return loop, np.asarray(fn(grid, p))
-
-
-THEORY = {
-    "mse": lambda m, p: th.mse(m, p, 1000),
-    "mse-fixed": lambda m, p: th.mse(m, p, 1000, model="fixed"),
-    "item_variance": lambda m, p: th.item_variance(m, p, 1000),
-    "l1": lambda m, p: th.l1(m, p, 1000),
-    "exact_mse": lambda m, p: th.exact_mse(m, p, 1000, affine="mechanism"),
-    "exact_item_mse": lambda m, p: th.exact_item_mse(m, p, 1000, affine="mechanism"),
-}
-
-
-@pytest.mark.parametrize("fn", list(THEORY))
-@pytest.mark.parametrize("name", list(FACTORIES))
-def test_theory_on_a_grid_equals_a_loop(name, fn):
-    """Closed forms and exact moments alike (README's KeepRR on an 8-point grid used to give one value)."""
-    try:
-        loop, grid = _loop_and_grid(THEORY[fn], name)
-    except (TypeError, ValueError, NotImplementedError) as err:  # what the loop refuses, the grid must refuse
-        with pytest.raises(type(err)):
-            factory = FACTORIES[name]
-            THEORY[fn](jax.vmap(factory)(jnp.asarray(EPS)), _p(factory(1.0)))
-        return
-    assert grid.shape == loop.shape
-    np.testing.assert_allclose(grid, loop, rtol=1e-6)
-
-
-def test_readme_keeprr_on_an_eight_point_grid():
-    eps = jnp.linspace(0.5, 4, 8)
-    grid = jax.vmap(lambda e: Keep(8, e))(eps)
-    p = np.full(8, 1 / 8)
-    got = np.asarray(th.mse(grid, p, 1000))
-    want = np.array([th.mse(Keep(8, float(e)), p, 1000) for e in eps])
-    np.testing.assert_allclose(got, want, rtol=1e-6)
-    assert got[0] > 10 * got[-1]
-
-
-def test_theory_with_p_batched_like_the_grid():
-    grid = jax.vmap(lambda e: ul.GRR(4, e))(jnp.asarray(EPS))
-    ps = np.random.default_rng(1).dirichlet(np.ones(4), size=3)
-    got = np.asarray(th.mse(grid, ps, 100))
-    want = [float(th.mse(ul.GRR(4, float(e)), p, 100)) for e, p in zip(EPS, ps)]
-    np.testing.assert_allclose(got, want, rtol=1e-6)
-
-
 def test_simulate_on_a_grid_of_pum_users_equals_each_point():
     """A PUM user's estimator reads its channel in NumPy (no vmap over the grid): estimated point by point."""
     eps = jnp.asarray([0.5, 1.0, 2.0])
@@ -145,32 +91,6 @@ def test_simulate_on_a_grid_of_pum_users_equals_each_point():
         one = ul.simulate(jax.random.key(0), ul.PUM(5, (0, 2), 2, float(e)).user(np.array([1, -1])), p=p, n=200,
                           reps=2)
         np.testing.assert_allclose(got[i], np.asarray(one.estimates["emp"]), rtol=1e-6, atol=1e-7)
-
-
-CLOSED_FORMS = {
-    "grr_nmse": lambda e: th.grr_nmse(e, 6),
-    "olh_nmse": lambda e: th.olh_nmse(e, 6, 3),
-    "urr_nmse": lambda e: th.urr_nmse(e, 2, 0.5),
-    "optimal_theta": lambda e: th.optimal_theta(e, 2, 0.5),
-    "rr_l2": lambda e: th.rr_l2(np.full(6, 1 / 6), e, 100),
-}
-
-
-@pytest.mark.parametrize("bad", list(BAD))
-@pytest.mark.parametrize("name", list(CLOSED_FORMS))
-def test_closed_forms_on_an_eps_array_name_the_bad_index(name, bad):
-    """``ul.theory``'s closed forms take an array of eps (a grid) and name its first bad entry."""
-    with pytest.raises(ValueError, match=r"eps=.*\(bad entry: eps\[2\]="):
-        CLOSED_FORMS[name](np.array([0.5, 1.0, BAD[bad], 2.0]))
-
-
-def test_closed_forms_name_the_bad_index_of_other_arguments():
-    with pytest.raises(ValueError, match=r"theta_n\[1\]=1.5"):
-        th.urr_nmse(1.0, 2, np.array([0.5, 1.5]))
-    with pytest.raises(ValueError, match=r"n\[2\]=-5"):
-        th.nonprivate_l2(np.full(4, 0.25), np.array([10.0, 20.0, -5.0]))
-    with pytest.raises(ValueError, match=r"p.sum\(-1\)\[1\]"):
-        th.nonprivate_l2(np.array([[0.5, 0.5], [0.5, 0.6]]), 10.0)
 
 
 @pytest.mark.parametrize("bad", list(BAD))
