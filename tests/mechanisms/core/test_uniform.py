@@ -1,4 +1,5 @@
-"""One-word samplers: threshold Bernoullis, exact Lemire integers with redraws, and the iid alias table."""
+"""One-word samplers: threshold Bernoullis, exact Lemire integers with redraws, and the iid alias sampler (the alias
+table itself: tests/engine/test_layout.py)."""
 
 
 import jax
@@ -66,22 +67,6 @@ def test_uniform_ints_per_entry_ranges():
     assert np.all(v < np.asarray(m))
     assert testing.fits(_chi2_pvalue(np.bincount(v[0::2], minlength=3), np.full(3, 1 / 3)))
     assert testing.fits(_chi2_pvalue(np.bincount(v[1::2], minlength=5), np.full(5, 1 / 5)))
-
-
-@pytest.mark.parametrize("d", [2, 3, 4, 10, 625])
-def test_alias_table_reproduces_p_exactly(d):
-    rng = np.random.default_rng(d)
-    p = rng.dirichlet(np.full(d, 0.5))
-    p[rng.integers(d)] = 0.0  # a zero-probability item
-    p /= p.sum()
-    table = sim.alias_table(p)
-    size = table[0].shape[0]
-    assert size >= d and size & (size - 1) == 0
-    probs = sim.alias_probs(table, d)
-    np.testing.assert_allclose(probs, p, rtol=0, atol=2.0**-32)  # threshold rounding: 2^-33 / D a column
-    zero = np.flatnonzero(p == 0.0)
-    assert np.all(np.asarray(table[0])[zero] == 0) and not np.isin(np.asarray(table[1]), zero).any()
-    assert np.all(np.asarray(table[0])[d:] == 0) and np.all(np.asarray(table[1]) < d)  # padding never drawn
 
 
 def test_alias_sampler_matches_p():
