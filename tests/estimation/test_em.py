@@ -1,7 +1,5 @@
 """EM reconstruction: fixed point = MLE (vs scipy on the simplex), monotone, SQUAREM, vmap, errors."""
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -128,32 +126,6 @@ def test_vmap_over_reps_and_support_form():
                                np.asarray(batched[1]), atol=1e-4)
 
 
-def test_column_layout_same_em_map(monkeypatch):
-    """Column layout (several uint16 row blocks, segment sums) = row layout (scatter-add) = dense reports: same
-    EM map and log-likelihood (hence the same fixed point), in float64 and with float32 passes."""
-    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "block_rows", 150)  # force 3 blocks of rows
-    monkeypatch.setitem(_sizing.SIZING_OVERRIDE, "host_rows", 7)  # and many slices per block in the host packing loops
-    with jax.enable_x64(True):
-        mech = ul.URAP(9, (0, 2, 3, 7), 1.0)
-        xs = jnp.arange(400, dtype=jnp.int32) % 9
-        ys = ul.perturb(jax.random.key(8), mech, xs)
-        blocks = [np.asarray(ys[:170]), np.asarray(ys[170:])]
-        rows = _em_reports.to_support(mech, blocks, layout="rows")
-        cols = _em_reports.to_support(mech, blocks, chunk=16, layout="columns")
-        assert cols.col_rows.shape[0] == 3 and cols.support.dtype == jnp.uint16
-        bits, w, inv = _em_reports._split_invertible(mech, ys, check=True)
-        t = jnp.exp(-1.0)
-        p = jnp.asarray(np.random.default_rng(0).dirichlet(np.ones(9)))
-        want = _em_reports.dense_update(t, bits & w[:, None], w, inv, 64)(p)
-        for rep, pdt, atol in ((rows, None, 1e-12), (cols, None, 1e-12), (cols, jnp.float32, 1e-6)):
-            got = jax.jit(lambda r, q, pdt=pdt: _em_reports.support_update(t, r, pdt)(q))(rep, p)
-            np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), atol=atol)
-            np.testing.assert_allclose(float(got[1]), float(want[1]), atol=atol)
-        _em_reports._check_support(mech, cols)  # what em_reports checks before using the column layout
-        with pytest.raises(ValueError, match="block_rows"):
-            _em_reports._check_support(mech, dataclasses.replace(cols, block_rows=cols.block_rows * 2))
-
-
 def test_column_segments_match_a_sort(monkeypatch):
     """The sliced counting placement = a stable sort of the whole block by item (rows in order per item)."""
     rng = np.random.default_rng(3)
@@ -212,7 +184,6 @@ def test_bad_inputs():
         ul.estimate(grr, ys_item, "em", init=jnp.ones(4))
     with pytest.raises(RuntimeError, match="converge"):
         _em.em(grr, ys_item, return_info=True, max_iters=1, tol=1e-15, throw=True)
-
 
 
 @pytest.mark.parametrize("dtype,fill", [(np.uint16, 7), (np.int32, None), (np.uint8, 0)])
