@@ -61,3 +61,23 @@ def test_em_refuses_a_per_report_likelihood_too_large_to_iterate():
     ys = ul.perturb(jax.random.key(0), mech, np.arange(2 * 10**4) % 10**4)
     with pytest.raises(ValueError, match=r"20000 x 10000 .*method='emp'"):
         ul.estimate(mech, ys, "em")
+
+
+def test_few_reports_get_one_chunk_of_their_own_size_on_every_em_layout():
+    """``_sizing.chunk_for``, the one rule of the packed passes, the host support lists (``_support.assemble``) and
+    the device column layout (``_support_device.layout_sizes``): 300 compact reports of RAPPOR(1100) were padded to
+    8,192 rows that every EM pass read."""
+    from uldp_jax.estimation import _em_reports, _support_device
+
+    assert _sizing.chunk_for(8192, None) == 8192 and _sizing.chunk_for(8192, 10**6) == 8192
+    assert _sizing.chunk_for(8192, 300) == 512 and _sizing.chunk_for(8192, 512) == 512
+    assert _sizing.chunk_for(8192, 1) == 8 and _sizing.chunk_for(4, 300) == 4
+    mech = ul.RAPPOR(1100, 9.0)
+    ys = ul.perturb(jax.random.key(1), mech, np.arange(300) % mech.d)
+    rows = _em_reports.to_support(mech, ys, layout="rows")
+    assert rows.support.shape[0] == rows.chunk == 512 and float(rows.weight.sum()) == 300
+    many = _em_reports.to_support(mech, ul.perturb(jax.random.key(2), mech, np.arange(20_000) % mech.d),
+                                  layout="rows")
+    assert many.chunk == _sizing.pow2_floor(_sizing.sizing().row_chunk_entries // 4 // many.support.shape[1])
+    chunk, num_blocks, block_rows = _support_device.layout_sizes(300, 24)
+    assert chunk == block_rows == 512 and num_blocks == 1

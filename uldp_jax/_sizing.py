@@ -25,6 +25,14 @@ def pow2_floor(x: int) -> int:
     return 1 << (max(int(x), 1).bit_length() - 1)
 
 
+def chunk_for(full: int, n: int | None) -> int:
+    """Rows per chunk of an EM pass over ``n`` reports whose budget gives ``full`` rows (a power of two): ``full``,
+    or for fewer reports one chunk of the power of two at or above ``n`` (at least 8). A few hundred reports padded
+    to a whole chunk of ~10^4-10^5 rows made every EM pass read the padding (the packed and support-list passes
+    both use this rule)."""
+    return full if n is None else min(full, max(8, 1 << (max(int(n), 1) - 1).bit_length()))
+
+
 def rep_bucket(x: int) -> int:
     """The bucket rule for repetition counts per call (``rep_ids``): the smallest size ``>= x`` of the form ``2^k`` or
     ``3 * 2^k`` (at most 1.5x, two sizes per octave: few compiled shapes)."""

@@ -57,10 +57,9 @@ def num_bytes(num_items: int) -> int:
 
 def chunk_rows(num_bytes_per_row: int, n: int | None = None) -> int:
     """Rows per chunk: a power of two near ``sizing().packed_chunk_bytes / B`` (fixed per size: reused shapes), or,
-    for ``n`` reports that fit in fewer rows, the power of two at or above ``n`` (one chunk): a few hundred reports
-    of a small domain would otherwise be padded to a whole chunk of ~10^5 rows that every EM pass reads."""
+    for ``n`` reports that fit in fewer rows, one chunk of their own size (``_sizing.chunk_for``)."""
     full = _sizing.pow2_floor(max(_sizing.sizing().packed_chunk_bytes // max(num_bytes_per_row, 1), 8))
-    return full if n is None else min(full, max(8, 1 << (max(int(n), 1) - 1).bit_length()))
+    return _sizing.chunk_for(full, n)
 
 
 def padded_rows(n: int, chunk: int) -> int:

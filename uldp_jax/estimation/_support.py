@@ -304,7 +304,7 @@ def assemble(mech: Any, packed: list, inverted: np.ndarray, stats: np.ndarray | 
     bucketed = chunk is None and layout == "rows"
     if bucketed:  # one compiled solver per bucket of (width, rows): a power-of-two chunk, bucketed counts
         width = bucket(width) if width > 8 else 1 << (width - 1).bit_length()  # 1, 2, 4, 8, 10, 12, ...
-        chunk = _sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // width))
+        chunk = _sizing.chunk_for(_sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // width)), n)
     elif chunk is None:
         chunk = (layout == "columns" and _dividing_chunk(n, width)) or row_chunk(n, width)
     chunk = _validate.check_int("chunk", chunk, minimum=1)

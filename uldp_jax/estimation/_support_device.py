@@ -27,8 +27,10 @@ SCAN_UNROLL = 8  # rows placed per iteration of the scan (amortises the loop ove
 
 def layout_sizes(kept_rows: int, width: int) -> tuple[int, int, int]:
     """``(chunk, num_blocks, block_rows)`` for ``kept_rows`` rows of ``width`` entries (``assemble``'s rule on a
-    power-of-two chunk: chunk divides block_rows, block_rows <= sizing().block_rows)."""
-    chunk = min(_sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // max(width, 1))), 2**15)
+    power-of-two chunk: chunk divides block_rows, block_rows <= sizing().block_rows; few rows: one chunk of their
+    own size, ``_sizing.chunk_for``)."""
+    full = min(_sizing.pow2_floor(max(1, _sizing.sizing().row_chunk_entries // 4 // max(width, 1))), 2**15)
+    chunk = _sizing.chunk_for(full, kept_rows)
     num_blocks = _ceil(kept_rows, _sizing.sizing().block_rows)
     block_rows = _ceil(_ceil(kept_rows, num_blocks), chunk) * chunk
     while block_rows > _sizing.sizing().block_rows:
