@@ -9,13 +9,6 @@ import uldp_jax as ul
 from uldp_jax import _sizing
 
 
-@pytest.fixture
-def override():
-    _sizing.SIZING_OVERRIDE.clear()
-    yield _sizing.SIZING_OVERRIDE
-    _sizing.SIZING_OVERRIDE.clear()
-
-
 def _reports(mech, n=6000):
     xs = jax.random.randint(jax.random.key(1), (n,), 0, mech.d)
     return ul.perturb(jax.random.key(2), mech, xs)
