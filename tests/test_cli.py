@@ -29,23 +29,35 @@ def test_unknown_experiment(tmp_path):
     _one_line_error(_run(["run", "no-such-figure"], tmp_path), "no-such-figure")
 
 
-def test_missing_data_path(tmp_path):
-    _one_line_error(_run(["run", "001-fig5", "--quick", "--data", str(tmp_path / "nope.txt")], tmp_path),
-                    "does not exist")
+def _one_line_error_in_process(argv, word, capsys):
+    """What ``_one_line_error`` checks, through ``cli.main`` in this process: the data errors below need no fresh
+    interpreter of their own (test_unknown_experiment checks the real entry point's one-line error)."""
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err
+    assert word in lines[0]
 
 
-def test_wrong_format_data(tmp_path):
+def test_missing_data_path(tmp_path, capsys):
+    _one_line_error_in_process(["run", "001-fig5", "--quick", "--out", str(tmp_path), "--data",
+                                str(tmp_path / "nope.txt")], "does not exist", capsys)
+
+
+def test_wrong_format_data(tmp_path, capsys):
     bad = tmp_path / "USCensus1990.data.txt"
     bad.write_text("hello,world\n1,2\n")
-    proc = _run(["run", "001-fig5", "--quick", "--data", f"census={bad}"], tmp_path)
     # 001-fig5 --quick only uses foursquare, so naming census is itself a user error; both are one-liners.
-    _one_line_error(proc, "census")
+    _one_line_error_in_process(["run", "001-fig5", "--quick", "--out", str(tmp_path), "--data", f"census={bad}"],
+                               "census", capsys)
 
 
-def test_wrong_format_data_first_dataset(tmp_path):
+def test_wrong_format_data_first_dataset(tmp_path, capsys):
     bad = tmp_path / "checkins.txt"
     bad.write_text("not a checkin file\n")
-    _one_line_error(_run(["run", "001-fig5", "--quick", "--data", str(bad)], tmp_path), "Foursquare")
+    _one_line_error_in_process(["run", "001-fig5", "--quick", "--out", str(tmp_path), "--data", str(bad)],
+                               "Foursquare", capsys)
 
 
 @pytest.mark.parametrize("reps", ["0", "-3", "two"])
