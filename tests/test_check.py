@@ -88,26 +88,6 @@ def test_check_passes_an_honest_mechanism_and_prints_a_table():
                                                                     "debias", "rank", "likelihood", "draws"]
 
 
-class Undtyped(Keep):
-    """Keep's law, but its draws name no dtype: 64-bit random words when x64 is enabled."""
-
-    def perturb_batch(self, key, xs):
-        k1, k2 = jax.random.split(key)
-        other = jax.random.randint(k2, xs.shape, 0, self.d - 1)
-        keep = jax.random.uniform(k1, xs.shape) < self.keep()
-        return jnp.where(keep, xs, other + (other >= xs)).astype(jnp.int32)
-
-
-def test_check_warns_on_draws_that_widen_under_x64():
-    """The draws row reads perturb_batch's jaxpr under x64: a warning (a cost, not a wrong law), ok unchanged."""
-    assert ul.check(Keep(4, 1.0), key=KEY, draws=DRAWS, trials=TRIALS, alpha=testing.ALPHA)["draws"].status == "pass"
-    rep = ul.check(Undtyped(4, 1.0), key=KEY, draws=DRAWS, trials=TRIALS, alpha=testing.ALPHA)
-    assert rep.ok and rep["draws"].status == "warn" and "64-bit" in rep["draws"].detail, str(rep)
-    assert "warn" in str(rep).splitlines()[-1]
-    for mech in (ul.GRR(4, 1.0), ul.OUE(4, 1.0), ul.OLH(4, 1.0), ul.USS(5, [0, 1], 1.0)):  # the library's samplers
-        assert ul.check(mech, key=KEY, draws=1000, trials=TRIALS, alpha=testing.ALPHA)["draws"].status == "pass", mech
-
-
 @pytest.mark.parametrize("mech, failed", [
     (LeakySampler(4, 1.0), ("sampler", "leak")),  # the leak row gives the number (eps >= ...)
     (LeakyChannel(4, 1.0), ("audit", "leak")),

@@ -71,17 +71,6 @@ def test_a_sampler_spending_eps_1_05_behind_a_channel_of_eps_1_fails_for_every_k
     assert rep["leak"].status == "FAIL", str(rep)  # the chi-square test alone saw it for 3 of these 8 keys
 
 
-def test_float16_draws_are_flagged_with_the_eps_they_realize():
-    exact = cm.float16_realized_eps(1e-3)
-    assert exact == pytest.approx(np.log(513 / 511), rel=1e-12)  # 3.9e-3 realized for 1e-3 claimed
-    rep = _check(cm.Float16Draws(2, 1e-3), draws=2000, trials=2000)
-    assert rep.failed == ("draws",), str(rep)
-    detail = rep["draws"].detail
-    assert "16-bit" in detail and "claimed 0.001" in detail, detail
-    estimate, se = (float(v) for v in detail.split("realized eps ~ ")[1].split(" (")[0].split(" +- "))
-    assert abs(estimate - exact) <= 6 * se and estimate > 0.001, detail  # the realized eps, measured
-
-
 def test_a_custom_report_kind_skips_debias_and_rank_without_a_statistic_and_says_so():
     rep = _check(cm.CMS(4, 1.0), alpha=testing.ALPHA)
     assert rep.skipped == ("debias", "rank") and rep.verdict == "ok (2 of 9 checks skipped)", str(rep)

@@ -1,4 +1,4 @@
-"""``uldp_jax/theory/_exact.py``: ``exact_mse`` (risks from the exact channel) on its own identities and its affine choice."""
+"""``uldp_jax/theory/_exact.py``: ``exact_mse`` (risks from the exact channel), its identities and affine choice."""
 
 import jax
 import numpy as np

@@ -1,4 +1,4 @@
-"""``uldp_jax/mechanisms/core/_nmse.py``: the closed-form nMSEs against pure eq 28, and finite in float32 at large eps."""
+"""``uldp_jax/mechanisms/core/_nmse.py``: closed-form nMSEs against pure eq 28, finite in float32 at large eps."""
 
 import jax
 import numpy as np
