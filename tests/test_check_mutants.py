@@ -71,25 +71,6 @@ def test_a_sampler_spending_eps_1_05_behind_a_channel_of_eps_1_fails_for_every_k
     assert rep["leak"].status == "FAIL", str(rep)  # the chi-square test alone saw it for 3 of these 8 keys
 
 
-def test_a_custom_report_kind_skips_debias_and_rank_without_a_statistic_and_says_so():
-    rep = _check(cm.CMS(4, 1.0), alpha=testing.ALPHA)
-    assert rep.skipped == ("debias", "rank") and rep.verdict == "ok (2 of 9 checks skipped)", str(rep)
-    assert str(rep).splitlines()[0] == "ul.check(CMS): ok (2 of 9 checks skipped)"
-    assert "statistic=" in rep["debias"].detail
-
-
-def test_the_standard_cms_estimator_fails_debias_given_the_statistic():
-    mech = cm.CMS(4, 1.0)
-    rep = _check(mech, statistic=mech.statistic(), draws=2000, trials=2000)
-    assert rep.failed == ("debias",) and rep["rank"].status == "pass", str(rep)
-    assert "max |E[debias] - p| = 0.667" in rep["debias"].detail, rep["debias"].detail
-    with pytest.raises(ValueError, match="statistic"):
-        ul.check(mech, statistic=np.zeros((3, 3)))
-    wrong = mech.statistic().copy()
-    wrong[:, -1] = 0.0  # forgets the per-row counts: aggregate disagrees
-    assert "statistic is wrong" in _check(mech, statistic=wrong, draws=2000, trials=2000)["debias"].detail
-
-
 def test_the_likelihood_row_checks_a_users_likelihood_against_the_exact_channel():
     right = _check(cm.THERightRates(4, 1.0), draws=2000, trials=2000, alpha=testing.ALPHA)
     assert right.ok and right["likelihood"].status == "pass" and "report" in right["likelihood"].detail, str(right)
