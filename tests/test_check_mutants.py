@@ -56,14 +56,6 @@ def test_reports_outside_the_space_name_the_report_and_its_input_never_a_numpy_e
     assert float(y.split(" ")[0]) % 1 == pytest.approx(int(x) / 10, abs=1e-6), frac  # the leaked input, shown
 
 
-def test_the_likelihood_row_checks_a_users_likelihood_against_the_exact_channel():
-    right = _check(cm.THERightRates(4, 1.0), draws=2000, trials=2000, alpha=testing.ALPHA)
-    assert right.ok and right["likelihood"].status == "pass" and "report" in right["likelihood"].detail, str(right)
-    for mech in (ul.OUE(4, 1.0), ul.URAP(5, [0, 2], 1.0), ul.OLH(4, 1.0, family="full")):  # product and report forms
-        row = _check(mech, draws=2000, trials=2000, alpha=testing.ALPHA)["likelihood"]
-        assert row.status == "pass", (mech, row)
-
-
 def test_honest_outside_mechanisms_pass_every_row():
     rep = _check(Keep(4, 1.0), alpha=testing.ALPHA)
     assert rep.ok and rep.skipped == () and rep.verdict == "ok", str(rep)
