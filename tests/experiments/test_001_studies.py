@@ -2,7 +2,6 @@
 item 1): a random n of the population's people report, scored against the population's distribution; the iid
 model is a labelled extra."""
 
-import dataclasses
 import math
 
 import jax
@@ -59,20 +58,6 @@ def test_iid_model_is_a_labelled_extra():
         _murakami.run_eps(dict(cfg, sample="bogus"), CTX)
 
 
-def test_population_of_a_proxy_and_of_records():
-    """A proxy's population is N people whose histogram is N p rounded by largest remainder (within 1 person per
-    item); real data (``counts``) are their own population; n above the population is refused."""
-    ds = _datasets.resolve(["census"], None, 1000)[0]
-    xs = S.population(ds, 1000)
-    counts = np.bincount(xs, minlength=ds.d)
-    assert xs.dtype == np.int32 and xs.size == 2000 and np.all(np.abs(counts - 2000 * ds.p) < 1)
-    assert S.population(ds, 1000, 5001).size == 5001
-    real = dataclasses.replace(ds, counts=np.arange(ds.d))
-    np.testing.assert_array_equal(np.bincount(S.population(real, 10), minlength=ds.d), np.arange(ds.d))
-    with pytest.raises(ValueError, match="population"):
-        S.population(dataclasses.replace(ds, counts=np.ones(ds.d, int)), 10**6)
-
-
 @pytest.mark.slow
 def test_sensitive_sweep_shares_mechanisms_without_x_s():
     """001-fig6 as one study per case over eps x |X_S|: RR has no X_S, so its rows are the same at every |X_S|;
@@ -95,17 +80,6 @@ def test_sensitive_sweep_shares_mechanisms_without_x_s():
     sd = [max(v[1] for v in tv[s]) / np.sqrt(cfg["cases"] * cfg["reps"]) for s in (1, 300)]
     assert testing.at_most(urr[(0.1, 1)], urr[(0.1, 300)], np.hypot(*sd)), (urr, sd)
     assert all(r["sample"] == "population" and r["population"] == 800 and r["cases"] == 2 for r in rows)
-
-
-def test_nonprivate_error_population_vs_iid():
-    """The no-privacy error of a half of the population is about 1/sqrt(2) of the iid one (l2: half), 001's gap."""
-    p = np.full(50, 1 / 50)
-    counts = np.full(50, 40)  # N = 2000
-    pop, _, _ = S.nonprivate(jax.random.key(0), 1000, 400, "l2sq", counts=counts, min_reps=400)
-    iid, _, _ = S.nonprivate(jax.random.key(0), 1000, 400, "l2sq", p=p, min_reps=400)
-    exact_iid = float(np.sum(p * (1 - p))) / 1000
-    assert iid == pytest.approx(exact_iid, rel=0.1)
-    assert pop == pytest.approx(exact_iid * 1000 / 1999, rel=0.1)
 
 
 # Fig 5's quick run with every mechanism is tests/experiments/test_quick_experiments.py's; here one mechanism of
