@@ -79,15 +79,6 @@ DRAWS = 4000  # per input: power to see the doubled eps at d = 4 is essentially 
 TRIALS = 4000  # fresh reports per input in the leak row (its power is tested in tests/test_check_mutants.py)
 
 
-def test_check_passes_an_honest_mechanism_and_prints_a_table():
-    rep = ul.check(Keep(4, 1.0), key=KEY, draws=DRAWS, trials=TRIALS, alpha=testing.ALPHA)
-    assert rep.ok and rep.failed == () and rep.skipped == () and rep.verdict == "ok"
-    text = str(rep)
-    assert text.splitlines()[0] == "ul.check(Keep): ok"
-    assert [line.split()[0] for line in text.splitlines()[1:]] == ["audit", "keys", "reports", "sampler", "leak",
-                                                                    "debias", "rank", "likelihood", "draws"]
-
-
 @pytest.mark.parametrize("mech, failed", [
     (LeakySampler(4, 1.0), ("sampler", "leak")),  # the leak row gives the number (eps >= ...)
     (LeakyChannel(4, 1.0), ("audit", "leak")),
