@@ -96,17 +96,6 @@ def test_report_shapes_and_purity_of_sampling():
         assert not all(np.array_equal(u, v) for u, v in zip(a, c))
 
 
-def test_ss_k1_is_grr_and_hash_numpy_matches_jax():
-    np.testing.assert_allclose(ul.channel(ul.SS(5, 0.7, k=1)).Q, ul.channel(ul.GRR(5, 0.7)).Q, rtol=1e-13)
-    from uldp_jax.mechanisms.core import _hashing
-    seeds = np.arange(50, dtype=np.uint32)[:, None]
-    items = np.arange(9)
-    h_np = _hashing.mix32(seeds, items)
-    h_jax = _hashing.mix32(jnp.asarray(seeds), jnp.asarray(items))
-    np.testing.assert_array_equal(h_np, np.asarray(h_jax))
-    np.testing.assert_array_equal(_hashing.unit_interval(h_np), np.asarray(_hashing.unit_interval(h_jax)))
-
-
 def test_defaults_are_mse_optimal():
     for d, eps in [(10, 1.0), (50, 2.0), (7, 0.1)]:
         k = ul.SS(d, eps).k
