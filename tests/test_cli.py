@@ -17,12 +17,16 @@ def _run(args, tmp_path):
                           cwd=tmp_path, env=env, timeout=300)
 
 
-def _one_line_error(proc, word):
-    assert proc.returncode != 0
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
+def _one_line(code, err, word):
+    assert code != 0
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
     assert word in lines[0]
+
+
+def _one_line_error(proc, word):
+    _one_line(proc.returncode, proc.stderr, word)
 
 
 def test_unknown_experiment(tmp_path):
@@ -32,12 +36,9 @@ def test_unknown_experiment(tmp_path):
 def _one_line_error_in_process(argv, word, capsys):
     """What ``_one_line_error`` checks, through ``cli.main`` in this process: the data errors below need no fresh
     interpreter of their own (test_unknown_experiment checks the real entry point's one-line error)."""
-    assert cli.main(argv) == 2
-    captured = capsys.readouterr()
-    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err
-    assert word in lines[0]
+    code = cli.main(argv)
+    assert code == 2
+    _one_line(code, capsys.readouterr().err, word)
 
 
 def test_missing_data_path(tmp_path, capsys):
