@@ -153,7 +153,7 @@ def test_audit_and_channel_of_a_vmapped_grid():
     np.testing.assert_allclose(leaky.eps, [0.5, 1.0, 4.0, 6.0], rtol=1e-6)
 
 
-# ---- the audit checks the claim (from tests/test_defects.py) ------------------------------------------------
+# ---- the audit checks the claim --------------------------------------------------------------------------
 
 def _fixed(Q, spec, protected=None):
     Q = np.asarray(Q, np.float64)
